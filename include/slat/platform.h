@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The platform seam: everything libslat needs from the hypervisor that links
+ * it. The core calls nothing else: no libc, no allocator, no OS.
+ */
+#ifndef SLAT_PLATFORM_H
+#define SLAT_PLATFORM_H
+
+#include <slat/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A caller-provided stack of zeroed, granule-sized, granule-aligned table
+ * pages. The caller fills it before an operation (outside any lock); the core
+ * pops pages as it needs tables and never pushes. With
+ * slat_pages_needed(...) pages in it, an operation cannot fail for memory.
+ */
+struct slat_page_cache {
+	void **pages;  /* pages[0 .. nr-1] are available, popped from the top */
+	uint32_t nr;
+	uint32_t capacity;
+};
+
+/* How much the TLB invalidation reaches. */
+enum slat_tlbi_scope {
+	SLAT_TLBI_INNER_SHAREABLE = 0, /* every CPU that may hold the VMID */
+	SLAT_TLBI_LOCAL = 1,           /* this CPU only (relaxed permissions) */
+};
+
+struct slat_mm_ops {
+	/*
+	 * Allocate the root: @bytes (granule x concatenated pages), zeroed and
+	 * aligned to @bytes. NULL when out of memory.
+	 */
+	void *(*zalloc_root)(void *ctx, size_t bytes);
+	void (*free_root)(void *ctx, void *va, size_t bytes);
+
+	/* Give back a table page that came from a page cache. */
+	void (*free_page)(void *ctx, void *va);
+
+	/*
+	 * A table subtree at @level was unlinked while other walkers may still
+	 * read it. Once they are done (an RCU grace period), the platform calls
+	 * slat_free_unlinked(). NULL means "no concurrent walkers": the core
+	 * frees at once.
+	 */
+	void (*free_deferred)(void *ctx, void *va, int level);
+
+	/*
+	 * The reference count of a non-root table page: the number of non-zero
+	 * entries in it. The platform keeps one 32-bit word per table page
+	 * (like struct page); the core maintains it.
+	 */
+	uint32_t *(*refcount)(void *ctx, void *table_va);
+
+	slat_pa_t (*virt_to_phys)(void *ctx, void *va);
+	void *(*phys_to_virt)(void *ctx, slat_pa_t pa);
+
+	/* Clean guest memory [pa, pa+size) to the point of coherency. */
+	void (*dcache_clean_poc)(void *ctx, slat_pa_t pa, uint64_t size);
+	/* Invalidate the instruction cache for [pa, pa+size) to PoU. */
+	void (*icache_inval_pou)(void *ctx, slat_pa_t pa, uint64_t size);
+
+	/*
+	 * TLB invalidation for this table's VMID; each hook includes the
+	 * barriers it needs and returns when the invalidation is complete.
+	 * @level is the level of the entry (a TTL hint) or SLAT_LEVEL_ANY.
+	 */
+	void (*tlbi_ipa)(void *ctx, slat_ipa_t ipa, int level,
+			 enum slat_tlbi_scope scope);
+	void (*tlbi_range)(void *ctx, slat_ipa_t ipa, uint64_t size);
+	void (*tlbi_vmid)(void *ctx);
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libslat: build and edit second-level address translation tables (Armv8
+ * stage 2, x86 EPT) in their exact hardware formats.
+ *
+ * Concurrency: unless an operation is called with SLAT_SHARED, the caller
+ * holds the table exclusively for the duration of the call.
+ */
+#ifndef SLAT_SLAT_H
+#define SLAT_SLAT_H
+
+#include <slat/platform.h>
+#include <slat/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum slat_format_id {
+	SLAT_FMT_ARM_S2 = 1, /* Armv8-A VMSA stage 2 (VTTBR_EL2/VTCR_EL2) */
+	SLAT_FMT_EPT = 2,    /* Intel EPT (EPTP) */
+};
+
+/* Features of the CPU the table is built for. */
+#define SLAT_FEAT_FWB  (1u << 0) /* Arm FEAT_S2FWB: no D-cache clean needed */
+#define SLAT_FEAT_XNX  (1u << 1) /* Arm FEAT_XNX: separate EL0/EL1 execute */
+#define SLAT_FEAT_DIC  (1u << 2) /* CTR_EL0.DIC: no I-cache invalidation */
+
+struct slat_config {
+	enum slat_format_id format;
+	uint32_t granule;  /* bytes: 4096, 16384 or 65536 */
+	uint8_t ia_bits;   /* input (IPA) size: 32..48, 52 with 64K */
+	uint8_t pa_bits;   /* output size: 32..48, 52 with 64K; 0 means 48 */
+	uint32_t features; /* SLAT_FEAT_* */
+};
+
+/* What the configuration implies for the walk; derived by slat_table_init. */
+struct slat_geometry {
+	uint8_t granule_shift;  /* 12, 14 or 16 */
+	uint8_t bits_per_level; /* granule_shift - 3 */
+	int8_t start_level;     /* first level of the walk (SL0) */
+	uint8_t root_pages;     /* concatenated pages at the start level (1..16) */
+	uint32_t root_entries;  /* entries in use at the start level */
+	uint32_t entries;       /* entries per table page */
+	uint8_t leaf_levels;    /* bit L set: a leaf is allowed at level L */
+	uint8_t ia_bits;
+	uint8_t pa_bits;
+};
+
+/* Kinds of descriptor writes, for the counters. */
+enum slat_write_kind {
+	SLAT_WRITE_LEAF,   /* a leaf (page or block) installed */
+	SLAT_WRITE_TABLE,  /* a table descriptor installed */
+	SLAT_WRITE_CLEAR,  /* an entry made invalid (unmap, unlink) */
+	SLAT_WRITE_BREAK,  /* the invalid step of break-before-make */
+	SLAT_WRITE_ATTR,   /* an attribute updated in place */
+	SLAT_WRITE_KINDS
+};
+
+enum slat_tlbi_kind {
+	SLAT_TLBI_IPA,       /* by IPA, inner shareable */
+	SLAT_TLBI_IPA_LOCAL, /* by IPA, this CPU only */
+	SLAT_TLBI_RANGE,     /* by range */
+	SLAT_TLBI_VMID,      /* the whole VMID */
+	SLAT_TLBI_KINDS
+};
+
+/* Exact counts of the work done on a table, cumulative. */
+struct slat_stats {
+	uint64_t visited;                     /* entries visited by walks */
+	uint64_t written[SLAT_WRITE_KINDS];   /* descriptor stores by kind */
+	uint64_t tlbi[SLAT_TLBI_KINDS];       /* invalidation hook calls */
+	uint64_t dcache_calls, dcache_bytes;  /* D-cache clean to PoC */
+	uint64_t icache_calls, icache_bytes;  /* I-cache invalidate to PoU */
+	uint64_t pages_alloc, pages_freed;    /* table pages (root excluded) */
+	uint64_t pages_deferred;              /* of pages_freed: via free_deferred */
+	uint64_t retries;                     /* lost races (SLAT_E_AGAIN) */
+};
+
+struct slat_format;
+
+/*
+ * A table. Allocate it wherever you like (it needs no heap) and set it up
+ * with slat_table_init(); the fields are private to libslat.
+ */
+struct slat_table {
+	const struct slat_format *fmt;
+	const struct slat_mm_ops *mm;
+	void *mm_ctx;
+	struct slat_config cfg;
+	struct slat_geometry geo;
+	void *root;
+	slat_pa_t root_pa;
+	struct slat_stats stats;
+};
+
+/*
+ * Check @cfg, derive the geometry (start level, root concatenation) and
+ * allocate a zeroed root through @mm->zalloc_root.
+ * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration), SLAT_E_INVAL
+ * (NULL or missing hooks) or SLAT_E_NOMEM.
+ */
+int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
+		    const struct slat_mm_ops *mm, void *mm_ctx);
+
+/*
+ * Derive the geometry for @cfg without allocating anything.
+ * Returns SLAT_OK or SLAT_E_CONFIG.
+ */
+int slat_config_geometry(const struct slat_config *cfg,
+			 struct slat_geometry *geo);
+
+/*
+ * Free every table page and the root, then invalidate the whole VMID once.
+ * The table must not be in use by any walker or CPU.
+ */
+void slat_table_destroy(struct slat_table *t);
+
+/* Bytes mapped by one entry at @level. */
+uint64_t slat_level_size(const struct slat_table *t, int level);
+
+/* The format's name ("arm-s2-4k", ...). */
+const char *slat_table_name(const struct slat_table *t);
+
+/* Operation flags. */
+#define SLAT_SHARED         (1u << 0)  /* other walkers may run at the same time */
+#define SLAT_MAP_NO_REPLACE (1u << 1)  /* map: fail rather than replace */
+/* map: no leaf larger than 1 << shift bytes (shift 0: no cap). */
+#define SLAT_MAP_CAP(shift) (((uint32_t)(shift) & 0x3fu) << 8)
+#define SLAT_MAP_CAP_SHIFT(flags) (((flags) >> 8) & 0x3fu)
+#define SLAT_MAP_PAGES      SLAT_MAP_CAP(1) /* force last-level pages */
+
+/* When an operation that removes or restricts translations invalidates. */
+enum slat_tlbi_policy {
+	SLAT_FLUSH_ENTRY = 0, /* one by-IPA invalidation per entry changed */
+	SLAT_FLUSH_RANGE = 1, /* one range invalidation after the walk */
+	SLAT_FLUSH_VMID = 2,  /* one whole-VMID invalidation after the walk */
+	SLAT_FLUSH_NONE = 3,  /* none: the caller flushes before relying on it */
+};
+
+/*
+ * Map [ipa, ipa+size) to [pa, pa+size) with @attrs (SLAT_R/W/X..., SLAT_MT_*,
+ * SLAT_SW(n)). Uses the largest leaf that the level, the alignment of IPA
+ * and PA, the remaining size and SLAT_MAP_CAP allow. A different existing
+ * translation is replaced with break-before-make; a block only partly
+ * covered is first split so that the rest of it keeps its translation.
+ * Leaves that already translate to the same PA with the same memory type
+ * are left alone, even when their permissions differ.
+ *
+ * @cache supplies table pages; @done (may be NULL) receives the bytes from
+ * @ipa that were completed, also on error.
+ *
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO (nothing needed writing), or
+ * SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_ATTR, SLAT_E_INVAL, SLAT_E_EXISTS
+ * (table unchanged), SLAT_E_NOMEM (table valid, *done tells how far),
+ * SLAT_E_AGAIN (shared mode only).
+ */
+int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
+	     struct slat_page_cache *cache, uint64_t *done);
+
+/*
+ * Remove every translation in [ipa, ipa+size). Tables that become empty are
+ * freed. A block only partly covered is split first (pages from @cache).
+ * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
+ * (with *done).
+ */
+int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+	       uint64_t *done);
+
+/* What lookup finds. */
+struct slat_leaf {
+	slat_ipa_t base;  /* first IPA of the leaf */
+	uint64_t size;    /* bytes it maps */
+	slat_pa_t pa;     /* output address of the looked-up IPA */
+	uint32_t attrs;   /* SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG */
+	int level;
+	slat_pte_t pte;   /* the raw descriptor */
+};
+
+/*
+ * Find the leaf that translates @ipa.
+ * Returns SLAT_OK, SLAT_E_NOENT (not mapped), SLAT_E_RANGE.
+ */
+int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
+		struct slat_leaf *leaf);
+
+/*
+ * Remove write permission from [ipa, ipa+size), in place. A partly covered
+ * block is split first. Invalidates per @policy.
+ */
+int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		   enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+		   uint64_t *done);
+
+/*
+ * Add permissions @perms (SLAT_R/W/X) to every leaf in [ipa, ipa+size), in
+ * place, and mark them young. A partly covered block is split first. Ends
+ * with a local invalidation of what changed (stale entries would only fault
+ * again). Adding execute invalidates the I-cache for those pages.
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO, SLAT_E_NOENT (a hole in the range;
+ * nothing changed), SLAT_E_ATTR, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_NOMEM.
+ */
+int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       uint32_t perms, uint32_t flags, struct slat_page_cache *cache,
+	       uint64_t *done);
+
+/*
+ * Set the access flag of the leaf translating @ipa (the whole leaf).
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO (already young), SLAT_E_NOENT.
+ */
+int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
+
+/*
+ * Report whether any leaf overlapping [ipa, ipa+size) is young; with @mkold
+ * clear their access flags (whole leaves, no invalidation: a stale young
+ * entry only delays the next report).
+ * Returns 1 (young), 0 (none young) or a negative error.
+ */
+int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
+			  uint64_t size, bool mkold, uint32_t flags);
+
+/* Operations, for slat_pages_needed(). */
+enum slat_op {
+	SLAT_OP_MAP,
+	SLAT_OP_UNMAP,
+	SLAT_OP_WRPROTECT,
+	SLAT_OP_RELAX,
+};
+
+/*
+ * The worst-case number of table pages @op needs for [ipa, ipa+size),
+ * whatever the table holds. With that many pages in the cache the operation
+ * cannot fail with SLAT_E_NOMEM.
+ */
+uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
+			   slat_ipa_t ipa, uint64_t size);
+
+/*
+ * Free an unlinked subtree (a table page at @level and everything below).
+ * Called by the platform's free_deferred hook once no walker can see it.
+ */
+void slat_free_unlinked(struct slat_table *t, void *va, int level);
+
+/* Add @t's counters to @sum; reset them. */
+void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add);
+void slat_stats_reset(struct slat_table *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
