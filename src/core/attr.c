@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attribute updates in place: write-protect, relax permissions, access flag.
+ * None of these needs break-before-make: only permissions or AF change.
+ */
+#include "internal.h"
+
+struct attr_data {
+	enum slat_tlbi_policy policy;
+	uint32_t perms;          /* relax: permissions to add */
+	struct slat_page_cache *cache;
+	uint64_t fail_addr;
+	bool changed;
+	bool young;              /* test_clear_young: something was young */
+	bool mkold;
+};
+
+static uint64_t first_addr(const struct slat_walk_ctx *ctx)
+{
+	return ctx->addr > ctx->start ? ctx->addr : ctx->start;
+}
+
+static bool entry_covered(const struct slat_walk_ctx *ctx)
+{
+	return ctx->addr >= ctx->start &&
+	       ctx->end - ctx->addr >= level_size(ctx->t, ctx->level);
+}
+
+static uint32_t covered_entries(const struct slat_walk_ctx *ctx)
+{
+	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
+	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+}
+
+static int split_or_fail(const struct slat_walk_ctx *ctx, struct attr_data *d)
+{
+	int ret = slat_split_block(ctx, d->cache);
+	if (ret)
+		d->fail_addr = first_addr(ctx);
+	return ret;
+}
+
+/* Update one leaf; shared walkers compare-and-swap and report a lost race. */
+static int update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		       slat_pte_t old, slat_pte_t new)
+{
+	if (walk_shared(ctx)) {
+		if (!pte_cas(ptep, old, new)) {
+			ctx->stats->retries++;
+			return SLAT_E_AGAIN;
+		}
+	} else {
+		__atomic_store_n(ptep, new, __ATOMIC_RELAXED);
+	}
+	ctx->stats->written[SLAT_WRITE_ATTR]++;
+	return SLAT_OK;
+}
+
+/* ---- wrprotect ---- */
+
+static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
+			     enum slat_visit visit)
+{
+	(void)visit;
+	struct attr_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+	slat_pte_t wbit = t->fmt->write_bit;
+
+	if (pte_valid(t, ctx->old) && !entry_covered(ctx)) {
+		if (!(ctx->old & wbit))
+			return 1;
+		return split_or_fail(ctx, d);
+	}
+
+	uint32_t max = covered_entries(ctx), n;
+	uint64_t size = level_size(t, ctx->level);
+	for (n = 0; n < (max ? max : 1); n++) {
+		slat_pte_t pte = pte_read(&ctx->ptep[n]);
+		if (pte_table(t, pte, ctx->level))
+			break;
+		if (!pte_valid(t, pte) || !(pte & wbit))
+			continue;
+		update_leaf(ctx, &ctx->ptep[n], pte, pte & ~wbit);
+		d->changed = true;
+		if (d->policy == SLAT_FLUSH_ENTRY)
+			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
+				    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+	}
+	return n ? (int)n : 1;
+}
+
+static bool policy_ok(enum slat_tlbi_policy p)
+{
+	return p == SLAT_FLUSH_ENTRY || p == SLAT_FLUSH_RANGE ||
+	       p == SLAT_FLUSH_VMID || p == SLAT_FLUSH_NONE;
+}
+
+static void flush_after(struct slat_table *t, const struct attr_data *d,
+			uint64_t ipa, uint64_t size, struct slat_stats *st)
+{
+	if (!d->changed)
+		return;
+	if (d->policy == SLAT_FLUSH_RANGE)
+		slat_tlbi_range(t, ipa, size, st);
+	else if (d->policy == SLAT_FLUSH_VMID)
+		slat_tlbi_vmid(t, st);
+}
+
+int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		   enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+		   uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!t || !policy_ok(policy))
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+
+	struct attr_data d = {
+		.policy = policy, .cache = cache, .fail_addr = ipa.ipa + size,
+	};
+	struct slat_walker w = {
+		.cb = wrprotect_visitor, .arg = &d, .flags = SLAT_VISIT_LEAF,
+		.stop_level = SLAT_LAST_LEVEL,
+	};
+	struct slat_stats st = { 0 };
+	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	flush_after(t, &d, ipa.ipa, size, &st);
+	if (done)
+		*done = d.fail_addr - ipa.ipa;
+	slat_stats_commit(t, &st, false);
+	return ret;
+}
+
+/* ---- relax ---- */
+
+static int relax_leaf(const struct slat_walk_ctx *ctx, struct attr_data *d,
+		      slat_pte_t *ptep, slat_pte_t old, uint64_t addr)
+{
+	struct slat_table *t = ctx->t;
+	uint32_t attrs = t->fmt->leaf_attrs(t, old);
+	slat_pte_t new = t->fmt->leaf_with_perms(t, old, (attrs | d->perms) & SLAT_PERMS);
+	new |= t->fmt->young_bit;
+	if (new == old)
+		return SLAT_OK;
+
+	bool adds_exec = (d->perms & ~attrs & SLAT_X) &&
+			 !(t->cfg.features & SLAT_FEAT_DIC);
+	uint64_t size = level_size(t, ctx->level);
+	if (adds_exec) {
+		/* Lock first, so only the winner invalidates the I-cache. */
+		int ret = update_leaf(ctx, ptep, old, t->fmt->locked);
+		if (ret)
+			return ret;
+		ctx->stats->written[SLAT_WRITE_ATTR]--;
+		ctx->stats->icache_calls++;
+		ctx->stats->icache_bytes += size;
+		t->mm->icache_inval_pou(t->mm_ctx, t->fmt->pte_pa(t, old), size);
+		pte_write(ptep, new);
+		ctx->stats->written[SLAT_WRITE_ATTR]++;
+	} else {
+		int ret = update_leaf(ctx, ptep, old, new);
+		if (ret)
+			return ret;
+	}
+	d->changed = true;
+	/* Stale entries would only fault again: invalidate this CPU only. */
+	slat_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);
+	return SLAT_OK;
+}
+
+static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	(void)visit;
+	struct attr_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+
+	if (pte_locked(t, ctx->old)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (pte_valid(t, ctx->old) && !entry_covered(ctx)) {
+		uint32_t have = t->fmt->leaf_attrs(t, ctx->old);
+		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG))
+			return 1;
+		return split_or_fail(ctx, d);
+	}
+
+	uint32_t max = covered_entries(ctx), n;
+	uint64_t size = level_size(t, ctx->level);
+	for (n = 0; n < (max ? max : 1); n++) {
+		slat_pte_t pte = pte_read(&ctx->ptep[n]);
+		if (pte_table(t, pte, ctx->level))
+			break;
+		if (!pte_valid(t, pte))
+			continue;
+		int ret = relax_leaf(ctx, d, &ctx->ptep[n], pte, ctx->addr + n * size);
+		if (ret)
+			return ret;
+	}
+	return n ? (int)n : 1;
+}
+
+/* Execute cannot be added to device memory: refuse before any change. */
+static int device_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	(void)visit;
+	struct slat_table *t = ctx->t;
+	if (pte_valid(t, ctx->old) &&
+	    SLAT_MT(t->fmt->leaf_attrs(t, ctx->old)) == SLAT_MT_DEVICE)
+		return SLAT_E_ATTR;
+	return 1;
+}
+
+int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       uint32_t perms, uint32_t flags, struct slat_page_cache *cache,
+	       uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!t || (flags & ~SLAT_SHARED))
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+	if ((perms & ~SLAT_PERMS) || t->fmt->check_attrs(t, perms))
+		return SLAT_E_ATTR;
+
+	bool shared = flags & SLAT_SHARED;
+	uint32_t wflags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0);
+	struct attr_data d = {
+		.perms = perms, .cache = cache, .fail_addr = ipa.ipa + size,
+	};
+	struct slat_stats st = { 0 };
+	if (perms & SLAT_X) {
+		struct slat_walker check = {
+			.cb = device_visitor, .flags = wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa.ipa, size, &check, &st);
+	}
+	if (!ret) {
+		struct slat_walker w = {
+			.cb = relax_visitor, .arg = &d, .flags = wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa.ipa, size, &w, &st);
+		if (done)
+			*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
+	}
+	slat_stats_commit(t, &st, shared);
+	if (ret)
+		return ret;
+	return d.changed ? SLAT_OK : SLAT_NOTHING_TO_DO;
+}
+
+/* ---- access flag ---- */
+
+static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	(void)visit;
+	struct attr_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+	slat_pte_t af = t->fmt->young_bit;
+	uint32_t n, max = covered_entries(ctx);
+
+	for (n = 0; n < (max ? max : 1); n++) {
+		slat_pte_t *ptep = &ctx->ptep[n];
+		slat_pte_t pte = pte_read(ptep);
+		if (pte_table(t, pte, ctx->level))
+			break;
+		if (!pte_valid(t, pte) || !(pte & af))
+			continue;
+		d->young = true;
+		if (!d->mkold)
+			continue;
+		/* The access flag is a hint: retry rather than fail. */
+		while (update_leaf(ctx, ptep, pte, pte & ~af) == SLAT_E_AGAIN) {
+			pte = pte_read(ptep);
+			if (!pte_valid(t, pte) || !(pte & af))
+				break;
+		}
+	}
+	return n ? (int)n : 1;
+}
+
+int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
+			  uint64_t size, bool mkold, uint32_t flags)
+{
+	if (!t || (flags & ~SLAT_SHARED))
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+	bool shared = flags & SLAT_SHARED;
+	struct attr_data d = { .mkold = mkold };
+	struct slat_walker w = {
+		.cb = young_visitor, .arg = &d,
+		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
+		.stop_level = SLAT_LAST_LEVEL,
+	};
+	struct slat_stats st = { 0 };
+	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	slat_stats_commit(t, &st, shared);
+	if (ret)
+		return ret;
+	return d.young ? 1 : 0;
+}
+
+int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
+{
+	if (!t || (flags & ~SLAT_SHARED))
+		return SLAT_E_INVAL;
+	uint64_t g = 1ull << t->geo.granule_shift;
+	int ret = slat_check_ipa_range(t, ipa.ipa & ~(g - 1), g);
+	if (ret)
+		return ret;
+
+	struct slat_stats st = { 0 };
+	slat_pte_t *table = t->root;
+	int level = t->geo.start_level;
+	for (;;) {
+		slat_pte_t *ptep = &table[(ipa.ipa >> level_shift(t, level)) &
+					  (level == t->geo.start_level
+						   ? t->geo.root_entries - 1
+						   : t->geo.entries - 1)];
+		slat_pte_t pte = pte_read(ptep);
+		st.visited++;
+		if (pte_table(t, pte, level)) {
+			table = table_va(t, pte);
+			level++;
+			continue;
+		}
+		if (pte_locked(t, pte)) {
+			st.retries++;
+			ret = SLAT_E_AGAIN;
+		} else if (!pte_valid(t, pte)) {
+			ret = SLAT_E_NOENT;
+		} else if (pte & t->fmt->young_bit) {
+			ret = SLAT_NOTHING_TO_DO;
+		} else {
+			ret = SLAT_OK;
+			if (flags & SLAT_SHARED) {
+				if (!pte_cas(ptep, pte, pte | t->fmt->young_bit)) {
+					st.retries++;
+					ret = SLAT_E_AGAIN;
+				}
+			} else {
+				pte_write(ptep, pte | t->fmt->young_bit);
+			}
+			if (!ret)
+				st.written[SLAT_WRITE_ATTR]++;
+		}
+		break;
+	}
+	slat_stats_commit(t, &st, flags & SLAT_SHARED);
+	return ret;
+}

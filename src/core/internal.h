@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to libslat: the format interface and the helpers every operation
+ * file shares. Freestanding.
+ */
+#ifndef SLAT_CORE_INTERNAL_H
+#define SLAT_CORE_INTERNAL_H
+
+#include <slat/slat.h>
+#include <slat/walk.h>
+
+/*
+ * One descriptor format. Generic code never touches a descriptor bit except
+ * through these functions and masks; the masks let hot loops run without an
+ * indirect call per entry.
+ */
+struct slat_format {
+	const char *name;
+	enum slat_format_id id;
+
+	/* Check @cfg and derive the walk geometry. */
+	int (*geometry)(const struct slat_config *cfg, struct slat_geometry *geo);
+	/* Refuse attributes this format cannot express (SLAT_E_ATTR). */
+	int (*check_attrs)(const struct slat_table *t, uint32_t attrs);
+
+	slat_pte_t (*make_leaf)(const struct slat_table *t, slat_pa_t pa,
+				uint32_t attrs, int level);
+	slat_pte_t (*make_table)(const struct slat_table *t, slat_pa_t pa);
+	/* Output address of a leaf or table descriptor. */
+	slat_pa_t (*pte_pa)(const struct slat_table *t, slat_pte_t pte);
+	/* The same descriptor with another output address. */
+	slat_pte_t (*pte_with_pa)(const struct slat_table *t, slat_pte_t pte,
+				  slat_pa_t pa);
+	/* Leaf attributes as SLAT_* bits (with SLAT_YOUNG). */
+	uint32_t (*leaf_attrs)(const struct slat_table *t, slat_pte_t pte);
+	/* A leaf with permissions @perms (SLAT_R/W/X), all else kept. */
+	slat_pte_t (*leaf_with_perms)(const struct slat_table *t,
+				      slat_pte_t pte, uint32_t perms);
+	/* The same leaf re-encoded for another level (block <-> page). */
+	slat_pte_t (*leaf_for_level)(const struct slat_table *t, slat_pte_t pte,
+				     int level);
+
+	slat_pte_t present_mask; /* valid iff (pte & present_mask) != 0 */
+	slat_pte_t table_bit;    /* below the last level, this bit ... */
+	bool table_bit_set;      /* ... set (Arm) or clear (EPT) means table */
+	slat_pte_t write_bit;    /* cleared by wrprotect */
+	slat_pte_t young_bit;    /* access flag */
+	slat_pte_t locked;       /* invalid marker held during shared BBM */
+	/* Block <-> table changes need break-before-make (Arm without BBM). */
+	bool split_needs_bbm;
+};
+
+extern const struct slat_format slat_format_arm_s2;
+
+/* ---- Geometry ---- */
+
+static inline unsigned level_shift(const struct slat_table *t, int level)
+{
+	return (unsigned)t->geo.bits_per_level * (unsigned)(3 - level) +
+	       t->geo.granule_shift;
+}
+
+static inline uint64_t level_size(const struct slat_table *t, int level)
+{
+	return 1ull << level_shift(t, level);
+}
+
+static inline bool leaf_allowed(const struct slat_table *t, int level)
+{
+	return level >= 0 && (t->geo.leaf_levels >> level) & 1;
+}
+
+static inline bool is_root_level(const struct slat_table *t, int level)
+{
+	return level == t->geo.start_level;
+}
+
+/* ---- Descriptors ---- */
+
+static inline bool pte_valid(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->present_mask) != 0;
+}
+
+static inline bool pte_table(const struct slat_table *t, slat_pte_t pte,
+			     int level)
+{
+	return level < SLAT_LAST_LEVEL && pte_valid(t, pte) &&
+	       ((pte & t->fmt->table_bit) != 0) == t->fmt->table_bit_set;
+}
+
+static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
+			    int level)
+{
+	return pte_valid(t, pte) && !pte_table(t, pte, level);
+}
+
+static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
+{
+	return pte == t->fmt->locked;
+}
+
+static inline slat_pte_t pte_read(const slat_pte_t *ptep)
+{
+	return __atomic_load_n(ptep, __ATOMIC_RELAXED);
+}
+
+static inline void pte_write(slat_pte_t *ptep, slat_pte_t v)
+{
+	__atomic_store_n(ptep, v, __ATOMIC_RELEASE);
+}
+
+static inline bool pte_cas(slat_pte_t *ptep, slat_pte_t old, slat_pte_t new)
+{
+	return __atomic_compare_exchange_n(ptep, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+static inline bool pa_run_linear(slat_pa_t first, uint64_t bytes)
+{
+	/* Within one 2^48 window every format's OA field is linear in PA. */
+	return ((first.pa ^ (first.pa + bytes - 1)) >> 48) == 0;
+}
+
+/* ---- Memory ---- */
+
+static inline void *table_va(const struct slat_table *t, slat_pte_t pte)
+{
+	return t->mm->phys_to_virt(t->mm_ctx, t->fmt->pte_pa(t, pte));
+}
+
+static inline void *table_page_of(const struct slat_table *t,
+				  const slat_pte_t *ptep)
+{
+	return (void *)((uintptr_t)ptep & ~((uintptr_t)(1u << t->geo.granule_shift) - 1));
+}
+
+/* Add @delta to the refcount of the (non-root) table holding @ptep. */
+void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
+		  int32_t delta, bool shared);
+uint32_t slat_refcount_get(const struct slat_table *t, void *table);
+
+/* Pop a zeroed page; NULL when the cache is empty. */
+void *slat_cache_pop(struct slat_table *t, struct slat_page_cache *cache,
+		struct slat_stats *st);
+/* Give back a page popped but never published (a lost race). */
+void slat_cache_unpop(struct slat_page_cache *cache, void *page,
+		 struct slat_stats *st);
+
+/* Free a subtree now (no walker can see it any more). */
+void slat_free_subtree(struct slat_table *t, void *table, int level,
+		  struct slat_stats *st);
+/* Free a subtree that concurrent walkers may still read. */
+void slat_release_unlinked(struct slat_table *t, void *table, int level,
+		   bool shared, struct slat_stats *st);
+
+/* ---- Hooks, counted ---- */
+
+void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
+		 enum slat_tlbi_scope scope, struct slat_stats *st);
+void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
+		   struct slat_stats *st);
+void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st);
+/* Cache maintenance for a new leaf run, as seed 000 prescribes. */
+void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		  uint32_t attrs, struct slat_stats *st);
+
+void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
+		  bool shared);
+
+/* ---- Input checks shared by the operations ---- */
+
+/* SLAT_E_ALIGN / SLAT_E_RANGE for an IPA range, SLAT_OK otherwise. */
+int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size);
+
+/* ---- Entry updates shared by the operations (update.c) ---- */
+
+/*
+ * Break-before-make, in two steps. slat_break_entry() makes the entry invalid (or
+ * locked, when shared) and invalidates the old translation: by IPA for a leaf,
+ * over its span for a table. SLAT_E_AGAIN: a shared walker lost the race and
+ * did nothing. slat_make_entry() then publishes the new descriptor.
+ */
+int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table);
+void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new);
+
+/*
+ * Turn the block at ctx->ptep into a table of next-level leaves with the
+ * same translation (one page from @cache). The walker then descends into it.
+ */
+int slat_split_block(const struct slat_walk_ctx *ctx,
+		struct slat_page_cache *cache);
+
+static inline bool walk_shared(const struct slat_walk_ctx *ctx)
+{
+	return (ctx->flags & SLAT_WALK_SHARED) != 0;
+}
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* lookup: the descent a hardware walker makes, read-only. */
+#include "internal.h"
+
+static uint32_t index_at(const struct slat_table *t, uint64_t ipa, int level)
+{
+	uint32_t mask = level == t->geo.start_level ? t->geo.root_entries - 1
+						    : t->geo.entries - 1;
+	return (uint32_t)(ipa >> level_shift(t, level)) & mask;
+}
+
+int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
+		struct slat_leaf *leaf)
+{
+	if (!t || !leaf)
+		return SLAT_E_INVAL;
+	if (ipa.ipa >> t->geo.ia_bits)
+		return SLAT_E_RANGE;
+
+	const slat_pte_t *table = t->root;
+	for (int level = t->geo.start_level; level <= SLAT_LAST_LEVEL; level++) {
+		slat_pte_t pte = pte_read(&table[index_at(t, ipa.ipa, level)]);
+		if (!pte_valid(t, pte))
+			return SLAT_E_NOENT;
+		if (pte_table(t, pte, level)) {
+			table = table_va(t, pte);
+			continue;
+		}
+		uint64_t size = level_size(t, level);
+		uint64_t base = ipa.ipa & ~(size - 1);
+		leaf->base = slat_ipa(base);
+		leaf->size = size;
+		leaf->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));
+		leaf->attrs = t->fmt->leaf_attrs(t, pte);
+		leaf->level = level;
+		leaf->pte = pte;
+		return SLAT_OK;
+	}
+	return SLAT_E_NOENT;
+}

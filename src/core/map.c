@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * map and unmap. Runs of entries in one table are written with straight
+ * stores; break-before-make only where a valid translation changes.
+ */
+#include "internal.h"
+
+#define MAP_FLAGS (SLAT_SHARED | SLAT_MAP_NO_REPLACE | SLAT_MAP_CAP(0x3f))
+
+struct map_data {
+	uint64_t ipa, pa;       /* the request's first IPA and PA */
+	uint32_t attrs;
+	unsigned cap_shift;     /* largest leaf allowed, log2 bytes */
+	struct slat_page_cache *cache;
+	uint64_t fail_addr;     /* first IPA not done, on error */
+	bool wrote;
+};
+
+static uint64_t map_pa(const struct map_data *d, uint64_t addr)
+{
+	return d->pa + (addr - d->ipa);
+}
+
+static uint64_t first_addr(const struct slat_walk_ctx *ctx)
+{
+	return ctx->addr > ctx->start ? ctx->addr : ctx->start;
+}
+
+static bool entry_covered(const struct slat_walk_ctx *ctx)
+{
+	uint64_t size = level_size(ctx->t, ctx->level);
+	return ctx->addr >= ctx->start && ctx->end - ctx->addr >= size;
+}
+
+/* One leaf at @level can map the whole entry at @addr. */
+static bool leaf_fits(const struct slat_table *t, const struct map_data *d,
+		      int level, uint64_t addr, uint64_t end)
+{
+	uint64_t size = level_size(t, level);
+	return leaf_allowed(t, level) && level_shift(t, level) <= d->cap_shift &&
+	       (addr & (size - 1)) == 0 && end - addr >= size &&
+	       (map_pa(d, addr) & (size - 1)) == 0;
+}
+
+/* The level of the first leaf that will map @addr, below @level. */
+static int target_level(const struct slat_table *t, const struct map_data *d,
+			int level, uint64_t addr, uint64_t end)
+{
+	for (int l = level + 1; l < SLAT_LAST_LEVEL; l++)
+		if (leaf_fits(t, d, l, addr, end))
+			return l;
+	return SLAT_LAST_LEVEL;
+}
+
+/* @leaf (at ctx's level) already translates [addr, ...) as requested. */
+static bool same_translation(const struct slat_table *t,
+			     const struct map_data *d, slat_pte_t leaf,
+			     uint64_t leaf_addr, uint64_t addr)
+{
+	uint64_t pa = t->fmt->pte_pa(t, leaf).pa + (addr - leaf_addr);
+	return pa == map_pa(d, addr) &&
+	       SLAT_MT(t->fmt->leaf_attrs(t, leaf)) == SLAT_MT(d->attrs);
+}
+
+static bool subtree_has_same(const struct slat_table *t,
+			     const struct map_data *d, slat_pte_t *table,
+			     int level, uint64_t base)
+{
+	uint64_t size = level_size(t, level);
+	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		slat_pte_t pte = pte_read(&table[i]);
+		uint64_t addr = base + i * size;
+		if (pte_table(t, pte, level)) {
+			if (subtree_has_same(t, d, table_va(t, pte), level + 1, addr))
+				return true;
+		} else if (pte_valid(t, pte) &&
+			   same_translation(t, d, pte, addr, addr)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int fail(struct map_data *d, const struct slat_walk_ctx *ctx, int ret)
+{
+	d->fail_addr = first_addr(ctx);
+	return ret;
+}
+
+/* Consecutive empty entries from ctx->ptep, within the first @max. */
+static uint32_t empty_run(const struct slat_walk_ctx *ctx, uint32_t max)
+{
+	uint32_t n = 0;
+	while (n < max && pte_read(&ctx->ptep[n]) == 0)
+		n++;
+	return n;
+}
+
+static void store_leaf_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
+			   slat_pte_t first, uint64_t step, slat_pa_t pa)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (pa_run_linear(pa, n * step)) {
+		for (uint32_t i = 0; i < n; i++, first += step)
+			__atomic_store_n(&ptep[i], first, __ATOMIC_RELAXED);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		__atomic_store_n(&ptep[i],
+				 t->fmt->pte_with_pa(t, first, slat_pa(pa.pa + i * step)),
+				 __ATOMIC_RELAXED);
+}
+
+static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
+{
+	struct slat_table *t = ctx->t;
+	uint64_t size = level_size(t, ctx->level);
+	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
+	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
+
+	if (walk_shared(ctx)) {
+		/* Whoever wins the entry does the cache maintenance (seed 000). */
+		if (!pte_cas(ctx->ptep, 0, t->fmt->locked)) {
+			ctx->stats->retries++;
+			return fail(d, ctx, SLAT_E_AGAIN);
+		}
+		slat_cmo_new_leaf(t, pa, size, d->attrs, ctx->stats);
+		slat_make_entry(ctx, leaf);
+		slat_refcount_add(t, ctx->ptep, ctx->level, 1, true);
+		d->wrote = true;
+		return 1;
+	}
+
+	uint64_t fit = (ctx->end - ctx->addr) / size;
+	uint32_t n = empty_run(ctx, fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left);
+	slat_cmo_new_leaf(t, pa, n * size, d->attrs, ctx->stats);
+	store_leaf_run(t, ctx->ptep, n, leaf, size, pa);
+	ctx->stats->written[SLAT_WRITE_LEAF] += n;
+	slat_refcount_add(t, ctx->ptep, ctx->level, (int32_t)n, false);
+	d->wrote = true;
+	return (int)n;
+}
+
+static int map_replace_leaf(const struct slat_walk_ctx *ctx, struct map_data *d)
+{
+	struct slat_table *t = ctx->t;
+	if (same_translation(t, d, ctx->old, ctx->addr, ctx->addr))
+		return 1;
+
+	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
+	int ret = slat_break_entry(ctx, false);
+	if (ret)
+		return fail(d, ctx, ret);
+	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
+	slat_make_entry(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
+	d->wrote = true;
+	return 1;
+}
+
+/* The range covers a table's whole span with one leaf: swap them. */
+static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d)
+{
+	struct slat_table *t = ctx->t;
+	void *old_table = table_va(t, ctx->old);
+	/* Pages already translated as asked are left alone, so keep it. */
+	if (subtree_has_same(t, d, old_table, ctx->level + 1, ctx->addr))
+		return 0;
+
+	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
+	int ret = slat_break_entry(ctx, true);
+	if (ret)
+		return fail(d, ctx, ret);
+	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
+	slat_make_entry(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
+	slat_release_unlinked(t, old_table, ctx->level + 1, walk_shared(ctx), ctx->stats);
+	d->wrote = true;
+	return 1;
+}
+
+/* An empty entry that needs smaller leaves: link a new table. */
+static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
+{
+	struct slat_table *t = ctx->t;
+	uint64_t addr = first_addr(ctx);
+	/* Never leave an empty table behind: take the whole chain or nothing. */
+	int chain = target_level(t, d, ctx->level, addr, ctx->end) - ctx->level;
+	if (!d->cache || d->cache->nr < (uint32_t)chain)
+		return fail(d, ctx, SLAT_E_NOMEM);
+
+	void *page = slat_cache_pop(t, d->cache, ctx->stats);
+	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
+	if (walk_shared(ctx)) {
+		if (!pte_cas(ctx->ptep, 0, table)) {
+			slat_cache_unpop(d->cache, page, ctx->stats);
+			ctx->stats->retries++;
+			return fail(d, ctx, SLAT_E_AGAIN);
+		}
+		ctx->stats->written[SLAT_WRITE_TABLE]++;
+	} else {
+		slat_make_entry(ctx, table);
+	}
+	slat_refcount_add(t, ctx->ptep, ctx->level, 1, walk_shared(ctx));
+	return 0;
+}
+
+static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	struct map_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+	bool fits = leaf_fits(t, d, ctx->level, ctx->addr, ctx->end) &&
+		    ctx->addr >= ctx->start;
+
+	if (visit == SLAT_VISIT_TABLE_PRE)
+		return fits ? map_replace_table(ctx, d) : 0;
+	if (pte_locked(t, ctx->old)) {
+		ctx->stats->retries++;
+		return fail(d, ctx, SLAT_E_AGAIN);
+	}
+	if (fits)
+		return pte_valid(t, ctx->old) ? map_replace_leaf(ctx, d)
+					       : map_install_run(ctx, d);
+	if (!pte_valid(t, ctx->old))
+		return map_new_table(ctx, d);
+	/* A larger block: keep it if it already translates the covered part. */
+	if (same_translation(t, d, ctx->old, ctx->addr, first_addr(ctx)))
+		return 1;
+	int ret = slat_split_block(ctx, d->cache);
+	return ret ? fail(d, ctx, ret) : 0;
+}
+
+/* SLAT_MAP_NO_REPLACE: refuse before changing anything. */
+static int no_replace_visitor(const struct slat_walk_ctx *ctx,
+			      enum slat_visit visit)
+{
+	(void)visit;
+	struct map_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+	if (!pte_valid(ctx->t, ctx->old))
+		return pte_locked(t, ctx->old) ? SLAT_E_AGAIN : 1;
+	return same_translation(t, d, ctx->old, ctx->addr, first_addr(ctx))
+		       ? 1 : SLAT_E_EXISTS;
+}
+
+static int check_map_input(const struct slat_table *t, uint64_t ipa,
+			   uint64_t size, uint64_t pa, uint32_t attrs,
+			   uint32_t flags)
+{
+	if (flags & ~MAP_FLAGS)
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa, size);
+	if (ret)
+		return ret;
+	if (pa & ((1ull << t->geo.granule_shift) - 1))
+		return SLAT_E_ALIGN;
+	uint64_t limit = 1ull << t->geo.pa_bits;
+	if (pa >= limit || size > limit - pa)
+		return SLAT_E_RANGE;
+	return t->fmt->check_attrs(t, attrs);
+}
+
+int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
+	     struct slat_page_cache *cache, uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!t)
+		return SLAT_E_INVAL;
+	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, flags);
+	if (ret)
+		return ret;
+
+	bool shared = flags & SLAT_SHARED;
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	struct map_data d = {
+		.ipa = ipa.ipa, .pa = pa.pa, .attrs = attrs,
+		.cap_shift = cap ? cap : 63, .cache = cache,
+		.fail_addr = ipa.ipa + size,
+	};
+	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
+	struct slat_stats st = { 0 };
+
+	if (flags & SLAT_MAP_NO_REPLACE) {
+		struct slat_walker check = {
+			.cb = no_replace_visitor, .arg = &d,
+			.flags = SLAT_VISIT_LEAF | wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa.ipa, size, &check, &st);
+	}
+	if (!ret) {
+		struct slat_walker w = {
+			.cb = map_visitor, .arg = &d,
+			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa.ipa, size, &w, &st);
+		if (done)
+			*done = d.fail_addr - ipa.ipa;
+	}
+	slat_stats_commit(t, &st, shared);
+	if (ret)
+		return ret;
+	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
+}
+
+/* ---- unmap ---- */
+
+#define UNMAP_PENDING 32
+
+struct unmap_data {
+	enum slat_tlbi_policy policy;
+	struct slat_page_cache *cache;
+	uint64_t flushed_to;    /* TLB already invalidated below this IPA */
+	uint64_t fail_addr;
+	bool changed;           /* something since flushed_to needs a flush */
+	uint32_t nr_pending;
+	struct { void *table; int level; } pending[UNMAP_PENDING];
+};
+
+/* Invalidate what changed in [flushed_to, upto), then free what waited. */
+static void unmap_flush(struct slat_table *t, struct unmap_data *d,
+			uint64_t upto, struct slat_stats *st)
+{
+	if (d->changed || d->nr_pending) {
+		switch (d->policy) {
+		case SLAT_FLUSH_VMID:
+			slat_tlbi_vmid(t, st);
+			break;
+		case SLAT_FLUSH_ENTRY:
+			break; /* done entry by entry */
+		default:
+			/* SLAT_FLUSH_NONE too: a table is never freed while the
+			 * hardware may still walk it. */
+			if (d->policy == SLAT_FLUSH_RANGE || d->nr_pending)
+				slat_tlbi_range(t, d->flushed_to, upto - d->flushed_to, st);
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < d->nr_pending; i++)
+		slat_free_subtree(t, d->pending[i].table, d->pending[i].level, st);
+	d->nr_pending = 0;
+	d->changed = false;
+	d->flushed_to = upto;
+}
+
+static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
+{
+	struct slat_table *t = ctx->t;
+	void *table = table_va(t, ctx->old);
+
+	pte_write(ctx->ptep, 0);
+	ctx->stats->written[SLAT_WRITE_CLEAR]++;
+	slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
+	if (d->policy == SLAT_FLUSH_ENTRY) {
+		slat_tlbi_ipa(t, ctx->addr, SLAT_LEVEL_ANY,
+			    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+		slat_free_subtree(t, table, ctx->level + 1, ctx->stats);
+		return;
+	}
+	if (d->nr_pending == UNMAP_PENDING)
+		unmap_flush(t, d, ctx->addr, ctx->stats);
+	d->pending[d->nr_pending].table = table;
+	d->pending[d->nr_pending].level = ctx->level + 1;
+	d->nr_pending++;
+}
+
+static uint32_t covered_entries(const struct slat_walk_ctx *ctx)
+{
+	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
+	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+}
+
+static int unmap_leaf_run(const struct slat_walk_ctx *ctx, struct unmap_data *d)
+{
+	struct slat_table *t = ctx->t;
+	uint32_t max = covered_entries(ctx), n, cleared = 0;
+	uint64_t size = level_size(t, ctx->level);
+
+	for (n = 0; n < max; n++) {
+		slat_pte_t pte = pte_read(&ctx->ptep[n]);
+		if (pte == 0)
+			continue;
+		if (pte_table(t, pte, ctx->level))
+			break;
+		__atomic_store_n(&ctx->ptep[n], 0, __ATOMIC_RELAXED);
+		cleared++;
+		if (d->policy == SLAT_FLUSH_ENTRY)
+			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
+				    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+	}
+	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
+	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
+	d->changed |= cleared != 0;
+	return (int)n;
+}
+
+static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	struct unmap_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+
+	switch (visit) {
+	case SLAT_VISIT_TABLE_PRE:
+		if (!entry_covered(ctx) || d->policy == SLAT_FLUSH_ENTRY)
+			return 0;
+		unlink_table(ctx, d);
+		d->changed = true;
+		return 1;
+	case SLAT_VISIT_TABLE_POST:
+		if (slat_refcount_get(t, table_va(t, ctx->old)) == 0)
+			unlink_table(ctx, d);
+		return 0;
+	default:
+		break;
+	}
+	if (!pte_valid(t, ctx->old) || entry_covered(ctx))
+		return unmap_leaf_run(ctx, d);
+	int ret = slat_split_block(ctx, d->cache);
+	if (ret)
+		d->fail_addr = first_addr(ctx);
+	return ret;
+}
+
+static bool policy_ok(enum slat_tlbi_policy p)
+{
+	return p == SLAT_FLUSH_ENTRY || p == SLAT_FLUSH_RANGE ||
+	       p == SLAT_FLUSH_VMID || p == SLAT_FLUSH_NONE;
+}
+
+int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+	       uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!t || !policy_ok(policy))
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+
+	struct unmap_data d = {
+		.policy = policy, .cache = cache, .flushed_to = ipa.ipa,
+		.fail_addr = ipa.ipa + size,
+	};
+	struct slat_walker w = {
+		.cb = unmap_visitor, .arg = &d,
+		.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST,
+		.stop_level = SLAT_LAST_LEVEL,
+	};
+	struct slat_stats st = { 0 };
+	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	unmap_flush(t, &d, ipa.ipa + size, &st);
+	if (done)
+		*done = d.fail_addr - ipa.ipa;
+	slat_stats_commit(t, &st, false);
+	return ret;
+}

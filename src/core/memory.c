@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Table pages, reference counts, and the counted hook calls: everything an
+ * operation asks of the platform goes through here.
+ */
+#include "internal.h"
+
+void *slat_cache_pop(struct slat_table *t, struct slat_page_cache *cache,
+		struct slat_stats *st)
+{
+	(void)t;
+	if (!cache || cache->nr == 0)
+		return NULL;
+	st->pages_alloc++;
+	return cache->pages[--cache->nr];
+}
+
+void slat_cache_unpop(struct slat_page_cache *cache, void *page,
+		 struct slat_stats *st)
+{
+	cache->pages[cache->nr++] = page;
+	st->pages_alloc--;
+}
+
+void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
+		  int32_t delta, bool shared)
+{
+	if (is_root_level(t, level) || delta == 0)
+		return;
+	uint32_t *rc = t->mm->refcount(t->mm_ctx, table_page_of(t, ptep));
+	if (shared)
+		__atomic_fetch_add(rc, (uint32_t)delta, __ATOMIC_RELAXED);
+	else
+		*rc += (uint32_t)delta;
+}
+
+uint32_t slat_refcount_get(const struct slat_table *t, void *table)
+{
+	return __atomic_load_n(t->mm->refcount(t->mm_ctx, table),
+			       __ATOMIC_RELAXED);
+}
+
+void slat_free_subtree(struct slat_table *t, void *table, int level,
+		  struct slat_stats *st)
+{
+	if (level < SLAT_LAST_LEVEL && slat_refcount_get(t, table)) {
+		slat_pte_t *ptes = table;
+		for (uint32_t i = 0; i < t->geo.entries; i++) {
+			slat_pte_t pte = ptes[i];
+			if (pte_table(t, pte, level))
+				slat_free_subtree(t, table_va(t, pte), level + 1, st);
+		}
+	}
+	*t->mm->refcount(t->mm_ctx, table) = 0;
+	t->mm->free_page(t->mm_ctx, table);
+	st->pages_freed++;
+}
+
+static uint64_t subtree_pages(struct slat_table *t, void *table, int level)
+{
+	uint64_t n = 1;
+	if (level < SLAT_LAST_LEVEL) {
+		slat_pte_t *ptes = table;
+		for (uint32_t i = 0; i < t->geo.entries; i++)
+			if (pte_table(t, ptes[i], level))
+				n += subtree_pages(t, table_va(t, ptes[i]), level + 1);
+	}
+	return n;
+}
+
+void slat_release_unlinked(struct slat_table *t, void *table, int level, bool shared,
+		   struct slat_stats *st)
+{
+	if (shared && t->mm->free_deferred) {
+		uint64_t n = subtree_pages(t, table, level);
+		st->pages_freed += n;
+		st->pages_deferred += n;
+		t->mm->free_deferred(t->mm_ctx, table, level);
+		return;
+	}
+	slat_free_subtree(t, table, level, st);
+}
+
+void slat_free_unlinked(struct slat_table *t, void *va, int level)
+{
+	/* Counted when it was unlinked. */
+	struct slat_stats ignored = { 0 };
+	slat_free_subtree(t, va, level, &ignored);
+}
+
+void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
+		 enum slat_tlbi_scope scope, struct slat_stats *st)
+{
+	st->tlbi[scope == SLAT_TLBI_LOCAL ? SLAT_TLBI_IPA_LOCAL : SLAT_TLBI_IPA]++;
+	t->mm->tlbi_ipa(t->mm_ctx, slat_ipa(ipa), level, scope);
+}
+
+void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
+		   struct slat_stats *st)
+{
+	st->tlbi[SLAT_TLBI_RANGE]++;
+	t->mm->tlbi_range(t->mm_ctx, slat_ipa(ipa), size);
+}
+
+void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
+{
+	st->tlbi[SLAT_TLBI_VMID]++;
+	t->mm->tlbi_vmid(t->mm_ctx);
+}
+
+void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		  uint32_t attrs, struct slat_stats *st)
+{
+	if (SLAT_MT(attrs) == SLAT_MT_NORMAL &&
+	    !(t->cfg.features & SLAT_FEAT_FWB)) {
+		st->dcache_calls++;
+		st->dcache_bytes += bytes;
+		t->mm->dcache_clean_poc(t->mm_ctx, pa, bytes);
+	}
+	if ((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC)) {
+		st->icache_calls++;
+		st->icache_bytes += bytes;
+		t->mm->icache_inval_pou(t->mm_ctx, pa, bytes);
+	}
+}
+
+/* Tables of level @level that the range [ipa, end) reaches. */
+static uint64_t tables_spanned(const struct slat_table *t, int level,
+			       uint64_t ipa, uint64_t end)
+{
+	unsigned parent_shift = level_shift(t, level - 1);
+	return ((end - 1) >> parent_shift) - (ipa >> parent_shift) + 1;
+}
+
+uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
+			   slat_ipa_t ipa, uint64_t size)
+{
+	if (slat_check_ipa_range(t, ipa.ipa, size))
+		return 0;
+	uint64_t end = ipa.ipa + size, n = 0;
+	for (int level = t->geo.start_level + 1; level <= SLAT_LAST_LEVEL; level++) {
+		uint64_t spanned = tables_spanned(t, level, ipa.ipa, end);
+		/* Only map creates tables inside the range; the others split
+		 * at most the blocks under its two ends. */
+		if (op != SLAT_OP_MAP && spanned > 2)
+			spanned = 2;
+		n += spanned;
+	}
+	return n;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#include <slat/types.h>
+
+const char *slat_strerror(int status)
+{
+	switch (status) {
+	case SLAT_OK: return "success";
+	case SLAT_NOTHING_TO_DO: return "nothing to do: already mapped so";
+	case SLAT_E_ALIGN: return "address or size not aligned to the granule";
+	case SLAT_E_RANGE: return "range empty, wrapping, or beyond the address size";
+	case SLAT_E_ATTR: return "attributes not valid for this format";
+	case SLAT_E_CONFIG: return "configuration not supported";
+	case SLAT_E_NOMEM: return "page cache empty: top it up and retry";
+	case SLAT_E_EXISTS: return "a different mapping exists and replacing was refused";
+	case SLAT_E_AGAIN: return "lost a race with a concurrent update: retry";
+	case SLAT_E_NOENT: return "nothing mapped at that address";
+	case SLAT_E_INVAL: return "invalid argument";
+	default: return "unknown status";
+	}
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* Table life cycle: configuration, geometry, root, destruction, counters. */
+#include "internal.h"
+
+static const struct slat_format *format_of(enum slat_format_id id)
+{
+	switch (id) {
+	case SLAT_FMT_ARM_S2: return &slat_format_arm_s2;
+	default: return NULL;
+	}
+}
+
+int slat_config_geometry(const struct slat_config *cfg,
+			 struct slat_geometry *geo)
+{
+	if (!cfg || !geo)
+		return SLAT_E_INVAL;
+	const struct slat_format *fmt = format_of(cfg->format);
+	if (!fmt)
+		return SLAT_E_CONFIG;
+	return fmt->geometry(cfg, geo);
+}
+
+static bool hooks_complete(const struct slat_mm_ops *mm)
+{
+	return mm && mm->zalloc_root && mm->free_root && mm->free_page &&
+	       mm->refcount && mm->virt_to_phys && mm->phys_to_virt &&
+	       mm->dcache_clean_poc && mm->icache_inval_pou && mm->tlbi_ipa &&
+	       mm->tlbi_range && mm->tlbi_vmid;
+}
+
+static void zero_stats(struct slat_stats *s)
+{
+	/* Field by field: the core may not call memset. */
+	*s = (struct slat_stats){ 0 };
+}
+
+int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
+		    const struct slat_mm_ops *mm, void *mm_ctx)
+{
+	if (!t || !cfg || !hooks_complete(mm))
+		return SLAT_E_INVAL;
+	if (cfg->features & ~(SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC))
+		return SLAT_E_CONFIG;
+
+	struct slat_geometry geo;
+	int ret = slat_config_geometry(cfg, &geo);
+	if (ret)
+		return ret;
+
+	size_t bytes = (size_t)geo.root_pages << geo.granule_shift;
+	void *root = mm->zalloc_root(mm_ctx, bytes);
+	if (!root)
+		return SLAT_E_NOMEM;
+
+	t->fmt = format_of(cfg->format);
+	t->mm = mm;
+	t->mm_ctx = mm_ctx;
+	t->cfg = *cfg;
+	t->cfg.pa_bits = geo.pa_bits;
+	t->geo = geo;
+	t->root = root;
+	t->root_pa = mm->virt_to_phys(mm_ctx, root);
+	zero_stats(&t->stats);
+	return SLAT_OK;
+}
+
+void slat_table_destroy(struct slat_table *t)
+{
+	if (!t || !t->root)
+		return;
+	struct slat_stats st = { 0 };
+	slat_pte_t *root = t->root;
+	int level = t->geo.start_level;
+
+	for (uint32_t i = 0; i < t->geo.root_entries; i++) {
+		slat_pte_t pte = root[i];
+		if (pte_table(t, pte, level))
+			slat_free_subtree(t, table_va(t, pte), level + 1, &st);
+	}
+	slat_tlbi_vmid(t, &st);
+	t->mm->free_root(t->mm_ctx, t->root,
+			 (size_t)t->geo.root_pages << t->geo.granule_shift);
+	t->root = NULL;
+	slat_stats_commit(t, &st, false);
+}
+
+uint64_t slat_level_size(const struct slat_table *t, int level)
+{
+	return level_size(t, level);
+}
+
+const char *slat_table_name(const struct slat_table *t)
+{
+	return t->fmt->name;
+}
+
+void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add)
+{
+	sum->visited += add->visited;
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		sum->written[i] += add->written[i];
+	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
+		sum->tlbi[i] += add->tlbi[i];
+	sum->dcache_calls += add->dcache_calls;
+	sum->dcache_bytes += add->dcache_bytes;
+	sum->icache_calls += add->icache_calls;
+	sum->icache_bytes += add->icache_bytes;
+	sum->pages_alloc += add->pages_alloc;
+	sum->pages_freed += add->pages_freed;
+	sum->pages_deferred += add->pages_deferred;
+	sum->retries += add->retries;
+}
+
+void slat_stats_reset(struct slat_table *t)
+{
+	zero_stats(&t->stats);
+}
+
+static void add_atomic(uint64_t *dst, uint64_t v)
+{
+	if (v)
+		__atomic_fetch_add(dst, v, __ATOMIC_RELAXED);
+}
+
+void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
+		  bool shared)
+{
+	if (!shared) {
+		slat_stats_add(&t->stats, st);
+		return;
+	}
+	struct slat_stats *s = &t->stats;
+	add_atomic(&s->visited, st->visited);
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		add_atomic(&s->written[i], st->written[i]);
+	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
+		add_atomic(&s->tlbi[i], st->tlbi[i]);
+	add_atomic(&s->dcache_calls, st->dcache_calls);
+	add_atomic(&s->dcache_bytes, st->dcache_bytes);
+	add_atomic(&s->icache_calls, st->icache_calls);
+	add_atomic(&s->icache_bytes, st->icache_bytes);
+	add_atomic(&s->pages_alloc, st->pages_alloc);
+	add_atomic(&s->pages_freed, st->pages_freed);
+	add_atomic(&s->pages_deferred, st->pages_deferred);
+	add_atomic(&s->retries, st->retries);
+}
+
+int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size)
+{
+	uint64_t gmask = (1ull << t->geo.granule_shift) - 1;
+	if (size == 0 || ipa + size < ipa)
+		return SLAT_E_RANGE;
+	if ((ipa | size) & gmask)
+		return SLAT_E_ALIGN;
+	uint64_t limit = 1ull << t->geo.ia_bits;
+	if (ipa >= limit || size > limit - ipa)
+		return SLAT_E_RANGE;
+	return SLAT_OK;
+}

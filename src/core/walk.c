@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The generic walker: pre-order over [start, end), visiting tables before
+ * and after their children and every leaf or invalid entry. Visitors may
+ * consume runs of entries, which is how bulk operations avoid a call per
+ * entry.
+ */
+#include "internal.h"
+
+struct walk {
+	struct slat_table *t;
+	const struct slat_walker *w;
+	struct slat_stats *stats;
+	uint64_t start, end;
+};
+
+static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
+		      int level, uint64_t base, uint64_t addr, uint64_t end);
+
+static int visit(struct walk *wk, struct slat_walk_ctx *ctx,
+		 enum slat_visit v)
+{
+	int ret = wk->w->cb(ctx, v);
+	if (ret > 1)
+		wk->stats->visited += (uint64_t)ret - 1;
+	return ret;
+}
+
+static int descend(struct walk *wk, struct slat_walk_ctx *ctx, uint64_t addr,
+		   uint64_t end)
+{
+	struct slat_table *t = wk->t;
+	uint64_t size = level_size(t, ctx->level);
+	uint64_t lo = addr > ctx->addr ? addr : ctx->addr;
+	uint64_t hi = end - ctx->addr < size ? end : ctx->addr + size;
+	return walk_table(wk, table_va(t, ctx->old), t->geo.entries,
+			  ctx->level + 1, ctx->addr, lo, hi);
+}
+
+static bool may_descend(const struct walk *wk, int level)
+{
+	return level + 1 <= wk->w->stop_level;
+}
+
+static int walk_entry(struct walk *wk, struct slat_walk_ctx *ctx,
+		      uint64_t addr, uint64_t end)
+{
+	uint32_t want = wk->w->flags;
+	int ret;
+
+	if (pte_table(wk->t, ctx->old, ctx->level)) {
+		if (want & SLAT_VISIT_TABLE_PRE) {
+			ret = visit(wk, ctx, SLAT_VISIT_TABLE_PRE);
+			if (ret)
+				return ret;
+			ctx->old = pte_read(ctx->ptep);
+		}
+	} else {
+		if (!(want & SLAT_VISIT_LEAF))
+			return 1;
+		ret = visit(wk, ctx, SLAT_VISIT_LEAF);
+		if (ret)
+			return ret;
+		/* A visitor that installed a table wants to go on below it. */
+		ctx->old = pte_read(ctx->ptep);
+	}
+
+	if (!pte_table(wk->t, ctx->old, ctx->level) || !may_descend(wk, ctx->level))
+		return 1;
+	ret = descend(wk, ctx, addr, end);
+	if (ret < 0)
+		return ret;
+	if (want & SLAT_VISIT_TABLE_POST) {
+		ctx->old = pte_read(ctx->ptep);
+		ret = visit(wk, ctx, SLAT_VISIT_TABLE_POST);
+		if (ret < 0)
+			return ret;
+	}
+	return 1;
+}
+
+static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
+		      int level, uint64_t base, uint64_t addr, uint64_t end)
+{
+	unsigned shift = level_shift(wk->t, level);
+	uint32_t i = (uint32_t)((addr - base) >> shift);
+	uint32_t last = (uint32_t)(((end - 1 - base) >> shift) + 1);
+	if (last > nr_entries)
+		last = nr_entries;
+
+	struct slat_walk_ctx ctx = {
+		.t = wk->t,
+		.start = wk->start,
+		.end = wk->end,
+		.level = level,
+		.flags = wk->w->flags,
+		.arg = wk->w->arg,
+		.stats = wk->stats,
+	};
+	while (i < last) {
+		ctx.ptep = &table[i];
+		ctx.old = pte_read(ctx.ptep);
+		ctx.addr = base + ((uint64_t)i << shift);
+		ctx.nr_left = last - i;
+		wk->stats->visited++;
+		int ret = walk_entry(wk, &ctx, addr, end);
+		if (ret < 0)
+			return ret;
+		i += (uint32_t)ret;
+	}
+	return SLAT_OK;
+}
+
+int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
+	      const struct slat_walker *w, struct slat_stats *stats)
+{
+	int ret = slat_check_ipa_range(t, ipa, size);
+	if (ret)
+		return ret;
+	struct walk wk = {
+		.t = t, .w = w, .stats = stats, .start = ipa, .end = ipa + size,
+	};
+	return walk_table(&wk, t->root, t->geo.root_entries, t->geo.start_level,
+			  0, ipa, ipa + size);
+}
+
+bool slat_pte_is_valid(const struct slat_table *t, slat_pte_t pte)
+{
+	return pte_valid(t, pte);
+}
+
+bool slat_pte_is_table(const struct slat_table *t, slat_pte_t pte, int level)
+{
+	return pte_table(t, pte, level);
+}
+
+bool slat_pte_is_leaf(const struct slat_table *t, slat_pte_t pte, int level)
+{
+	return pte_leaf(t, pte, level);
+}
+
+slat_pa_t slat_pte_pa(const struct slat_table *t, slat_pte_t pte, int level)
+{
+	(void)level;
+	return t->fmt->pte_pa(t, pte);
+}
+
+uint32_t slat_pte_attrs(const struct slat_table *t, slat_pte_t pte, int level)
+{
+	(void)level;
+	return t->fmt->leaf_attrs(t, pte);
+}
+
+void *slat_pte_table(const struct slat_table *t, slat_pte_t pte)
+{
+	return table_va(t, pte);
+}
