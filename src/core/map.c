@@ -37,7 +37,9 @@ static bool leaf_fits(const struct slat_table *t, const struct map_data *d,
 		      int level, uint64_t addr, uint64_t end)
 {
 	uint64_t size = level_size(t, level);
-	return leaf_allowed(t, level) && level_shift(t, level) <= d->cap_shift &&
+	/* The cap never forbids the last level's pages. */
+	bool capped = level < SLAT_LAST_LEVEL && level_shift(t, level) > d->cap_shift;
+	return leaf_allowed(t, level) && !capped &&
 	       (addr & (size - 1)) == 0 && end - addr >= size &&
 	       (map_pa(d, addr) & (size - 1)) == 0;
 }
