@@ -134,7 +134,11 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 	}
 
 	uint64_t fit = (ctx->end - ctx->addr) / size;
-	uint32_t n = empty_run(ctx, fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left);
+	uint32_t max = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+	/* A table with no entries needs no scan. */
+	bool empty = !is_root_level(t, ctx->level) &&
+		     slat_refcount_get(t, table_page_of(t, ctx->ptep)) == 0;
+	uint32_t n = empty ? max : empty_run(ctx, max);
 	slat_cmo_new_leaf(t, pa, n * size, d->attrs, ctx->stats);
 	store_leaf_run(t, ctx->ptep, n, leaf, size, pa);
 	ctx->stats->written[SLAT_WRITE_LEAF] += n;
