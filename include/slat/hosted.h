@@ -6,7 +6,41 @@
  * physical memory [pa_base, pa_base + arena_bytes), so tables hold realistic
  * PAs (a raw image can be loaded at those addresses by a real walker). Every
  * page's state is tracked, so leaks and double frees are caught. TLB and
- * cache hooks count, and can forward to an observer.
+ * cache hooks do nothing on the host but forward to an observer, if set.
+ *
+ * Page i of the arena has PA pa_base + i * granule and host address
+ * arena + i * granule; virt_to_phys and phys_to_virt are offset arithmetic
+ * and abort() on an address outside the arena (that is a bug in the caller).
+ * The arena's host address is congruent to pa_base modulo 1 MiB, so a page
+ * run aligned in PA (up to 1 MiB) is aligned the same way in host memory.
+ *
+ * Page states (enum slat_hosted_page_state):
+ *   free    on the free list;
+ *   cached  put into a page cache by slat_hosted_cache_topup(). The core pops
+ *           pages from a cache by itself (c->pages[--c->nr]) without telling
+ *           the platform, so a cached page is either still in its cache or
+ *           popped by the core and used as a table page;
+ *   table   a cached page known to have been popped: whenever the arena
+ *           changes (topup, drain, free_page, zalloc_root, free_root), the
+ *           slots c->pages[c->nr ..] vacated since the previous look are
+ *           marked table;
+ *   root    part of a root allocated by zalloc_root.
+ * The core may free a page in state cached or table (free_page); a page
+ * freed while already free counts in double_frees and is not freed again.
+ * Freeing a root page with free_page, a table page with free_root, or an
+ * address that is not a page of the arena is a bug: abort() with a message.
+ *
+ * Caches are registered with their arena by slat_hosted_cache_topup() and
+ * unregistered by slat_hosted_cache_drain() or slat_hosted_cache_fini(), so
+ * the library can tell the pages sitting in caches from the pages the core
+ * took: slat_hosted_table_pages() = pages_in_use - the sum of c->nr over the
+ * registered caches of the arena. Only pop pages from a cache (as the core
+ * does); return them with drain, not by lowering c->nr.
+ *
+ * Thread safety: every function that changes an arena or the cache registry
+ * takes one process-wide lock; the refcount, virt_to_phys and phys_to_virt
+ * hooks take none. Queries (table_pages, is_table_page) give a meaningful
+ * answer only while no operation runs on a table of that arena.
  */
 #ifndef SLAT_HOSTED_H
 #define SLAT_HOSTED_H
@@ -53,6 +87,15 @@ struct slat_hosted {
 	slat_hosted_observer_fn observer;
 	void *observer_arg;
 	struct slat_table *table; /* for free_deferred; set by the user */
+	uint32_t *free_pos;     /* per free page: its slot in free_list */
+};
+
+/* The state of an arena page (h->state[i]). */
+enum slat_hosted_page_state {
+	SLAT_HOSTED_PAGE_FREE = 0,
+	SLAT_HOSTED_PAGE_CACHED = 1,
+	SLAT_HOSTED_PAGE_TABLE = 2,
+	SLAT_HOSTED_PAGE_ROOT = 3,
 };
 
 /*
@@ -68,20 +111,44 @@ void slat_hosted_fini(struct slat_hosted *h);
 const struct slat_mm_ops *slat_hosted_ops(void);
 
 /*
- * Fill @c up to @n pages (at most c->capacity) with zeroed arena pages.
- * Returns SLAT_OK or SLAT_E_NOMEM (arena exhausted).
+ * Give @c an empty array of @capacity page slots (from the heap).
+ * Returns SLAT_OK or SLAT_E_NOMEM.
  */
 int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity);
+/*
+ * Free @c's array. Pages still in a registered cache go back to their arena
+ * first (as with drain) and the cache is unregistered.
+ */
 void slat_hosted_cache_fini(struct slat_page_cache *c);
+/*
+ * Fill @c up to @n pages (at most c->capacity) with zeroed arena pages, and
+ * register @c with @h. A cache belongs to one arena at a time: using it with
+ * another arena while it holds pages aborts.
+ * Returns SLAT_OK or SLAT_E_NOMEM (arena exhausted; @c keeps what it got).
+ */
 int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 			    uint32_t n);
-/* Return every page left in @c to the arena. */
+/* Return every page left in @c to the arena and unregister @c. */
 void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c);
 
-/* Pages handed out as tables or roots (not those sitting in caches). */
+/*
+ * Pages handed out as tables or roots (not those sitting in caches):
+ * pages_in_use minus the pages in @h's registered caches.
+ */
 uint64_t slat_hosted_table_pages(const struct slat_hosted *h);
-/* True if @va is an arena page currently used as a table or root page. */
+/*
+ * True if @va is the start of an arena page used as a table or root page:
+ * not free and not sitting in a registered cache (a linear scan of the
+ * caches; meant for checkers).
+ */
 bool slat_hosted_is_table_page(const struct slat_hosted *h, const void *va);
+/*
+ * The state of the arena page holding @va (enum slat_hosted_page_state), or
+ * -1 if @va is outside the arena. SLAT_HOSTED_PAGE_CACHED means the page
+ * sits in a registered cache; a page the core popped reads as
+ * SLAT_HOSTED_PAGE_TABLE (a linear scan of the caches, for checkers).
+ */
+int slat_hosted_page_state(const struct slat_hosted *h, const void *va);
 
 void slat_hosted_set_observer(struct slat_hosted *h,
 			      slat_hosted_observer_fn fn, void *arg);

@@ -1,0 +1,48 @@
+# A thin wrapper around CMake. Targets:
+#   make demo     build, then print examples/demo.slat with slat-dump
+#   make check    install missing packages, build and run every test (plain
+#                 and with AddressSanitizer/UBSan), prove the core freestanding
+#   make bench    build, then run the benchmark
+#   make install  build, then install libraries, headers, slat.pc, slat-dump
+#                 (PREFIX=/usr/local by default; DESTDIR is honoured)
+
+BUILD      := build
+ASAN_BUILD := build-asan
+JOBS       := -j2
+PREFIX     ?= /usr/local
+CMAKE      ?= cmake
+CTEST      ?= ctest
+
+MAKEFLAGS += --no-print-directory
+
+comma := ,
+# $(call cmake_build,DIR,EXTRA-OPTIONS): configure and build DIR.
+cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
+	$(CMAKE) --build $(1) $(JOBS)
+# $(call run_tests,DIR)
+run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
+
+.PHONY: demo check bench install
+
+demo:
+	scripts/deps.sh
+	$(call cmake_build,$(BUILD))
+	./$(BUILD)/tools/slat-dump/slat-dump examples/demo.slat
+
+check:
+	scripts/deps.sh
+	$(call cmake_build,$(BUILD),-DSLAT_SANITIZE=)
+	$(call run_tests,$(BUILD))
+	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)
+	$(call run_tests,$(ASAN_BUILD))
+	scripts/freestanding-check.sh
+
+bench:
+	scripts/deps.sh
+	$(call cmake_build,$(BUILD))
+	./$(BUILD)/bench/slat-bench
+
+install:
+	scripts/deps.sh
+	$(call cmake_build,$(BUILD))
+	$(CMAKE) --install $(BUILD)

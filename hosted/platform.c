@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libslat-hosted: the platform hooks on a POSIX host. See <slat/hosted.h>
+ * for the model (arena, page states, cache registry).
+ */
+#define _GNU_SOURCE
+#include <slat/hosted.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Largest root: 16 concatenated 64 KiB pages. Also the arena's congruence. */
+#define ROOT_ALIGN_MAX (1ull << 20)
+#define ROOT_PAGES_MAX 16u
+
+/*
+ * The cache registry: which caches hold pages of which arena, and how many
+ * pages each held when last looked at (to spot the pages the core popped).
+ */
+struct cache_reg {
+	struct slat_page_cache *c;
+	struct slat_hosted *h;
+	uint32_t seen; /* c->nr when last looked at */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cache_reg *regs;
+static size_t nr_regs, cap_regs;
+
+static void die(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("slat-hosted: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	fflush(stderr);
+	abort();
+}
+
+static bool in_arena(const struct slat_hosted *h, const void *va)
+{
+	const uint8_t *p = va;
+
+	return h->arena && p >= h->arena && p < h->arena + h->arena_bytes;
+}
+
+static void *page_va(const struct slat_hosted *h, uint32_t idx)
+{
+	return h->arena + (uint64_t)idx * h->granule;
+}
+
+/* The index of the page starting at @va; abort() if there is none. */
+static uint32_t page_index(const struct slat_hosted *h, const void *va,
+			   const char *what)
+{
+	uint64_t off;
+
+	if (!in_arena(h, va))
+		die("%s(%p): not in the arena [%p, %p)", what, va,
+		    (void *)h->arena, (void *)(h->arena + h->arena_bytes));
+	off = (uint64_t)((const uint8_t *)va - h->arena);
+	if (off % h->granule)
+		die("%s(%p): not the start of a page (granule %u)", what, va,
+		    h->granule);
+	return (uint32_t)(off / h->granule);
+}
+
+static const char *state_name(uint8_t s)
+{
+	switch (s) {
+	case SLAT_HOSTED_PAGE_FREE: return "free";
+	case SLAT_HOSTED_PAGE_CACHED: return "cached";
+	case SLAT_HOSTED_PAGE_TABLE: return "table";
+	case SLAT_HOSTED_PAGE_ROOT: return "root";
+	}
+	return "?";
+}
+
+/* Free list: a stack with each free page's slot, so any page can leave it. */
+static void free_push(struct slat_hosted *h, uint32_t idx)
+{
+	h->free_pos[idx] = h->nr_free;
+	h->free_list[h->nr_free++] = idx;
+}
+
+static uint32_t free_pop(struct slat_hosted *h)
+{
+	return h->free_list[--h->nr_free];
+}
+
+static void free_remove(struct slat_hosted *h, uint32_t idx)
+{
+	uint32_t slot = h->free_pos[idx];
+	uint32_t last = h->free_list[--h->nr_free];
+
+	h->free_list[slot] = last;
+	h->free_pos[last] = slot;
+}
+
+static struct cache_reg *reg_find(const struct slat_page_cache *c)
+{
+	for (size_t i = 0; i < nr_regs; i++)
+		if (regs[i].c == c)
+			return &regs[i];
+	return NULL;
+}
+
+static void reg_remove(struct cache_reg *r)
+{
+	*r = regs[--nr_regs];
+	if (!nr_regs) {
+		free(regs);
+		regs = NULL;
+		cap_regs = 0;
+	}
+}
+
+/*
+ * Pages at c->pages[c->nr .. seen) of @h's caches were popped by the core
+ * since the last look: they are table pages now.
+ */
+static void sync_caches(struct slat_hosted *h)
+{
+	for (size_t i = 0; i < nr_regs; i++) {
+		struct cache_reg *r = &regs[i];
+		struct slat_page_cache *c = r->c;
+
+		if (r->h != h)
+			continue;
+		for (uint32_t j = c->nr; j < r->seen && j < c->capacity; j++) {
+			void *va = c->pages[j];
+			uint64_t off;
+
+			if (!in_arena(h, va))
+				continue;
+			off = (uint64_t)((uint8_t *)va - h->arena);
+			if (off % h->granule)
+				continue;
+			if (h->state[off / h->granule] == SLAT_HOSTED_PAGE_CACHED)
+				h->state[off / h->granule] = SLAT_HOSTED_PAGE_TABLE;
+		}
+		r->seen = c->nr;
+	}
+}
+
+/* Is @va in one of @h's registered caches, at c->pages[0 .. nr)? */
+static bool in_some_cache(const struct slat_hosted *h, const void *va)
+{
+	for (size_t i = 0; i < nr_regs; i++) {
+		const struct slat_page_cache *c = regs[i].c;
+
+		if (regs[i].h != h)
+			continue;
+		for (uint32_t j = 0; j < c->nr && j < c->capacity; j++)
+			if (c->pages[j] == va)
+				return true;
+	}
+	return false;
+}
+
+static void notify(const struct slat_hosted *h, enum slat_hosted_event_kind kind,
+		   uint64_t addr, uint64_t size, int level,
+		   enum slat_tlbi_scope scope)
+{
+	struct slat_hosted_event ev = {
+		.kind = kind, .addr = addr, .size = size, .level = level,
+		.scope = scope,
+	};
+
+	if (h->observer)
+		h->observer(h->observer_arg, &ev);
+}
+
+/* ------------------------------------------------------------------ */
+/* Arena */
+
+int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
+		     uint32_t granule, uint64_t pa_base)
+{
+	uint64_t nr_pages, map_len, off;
+	uint8_t *raw;
+
+	if (!h)
+		return SLAT_E_INVAL;
+	memset(h, 0, sizeof(*h));
+	if (granule != 4096 && granule != 16384 && granule != 65536)
+		return SLAT_E_INVAL;
+	if (!arena_bytes || arena_bytes % granule || pa_base % 65536 ||
+	    pa_base + arena_bytes < pa_base)
+		return SLAT_E_INVAL;
+	nr_pages = arena_bytes / granule;
+	if (nr_pages >= UINT32_MAX)
+		return SLAT_E_INVAL;
+
+	/*
+	 * Map ROOT_ALIGN_MAX more than needed, then keep the part whose start
+	 * is congruent to pa_base modulo ROOT_ALIGN_MAX: host alignment then
+	 * follows PA alignment for every root.
+	 */
+	map_len = arena_bytes + ROOT_ALIGN_MAX;
+	raw = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return SLAT_E_NOMEM;
+	off = (pa_base - (uint64_t)(uintptr_t)raw) & (ROOT_ALIGN_MAX - 1);
+	if (off)
+		munmap(raw, off);
+	if (ROOT_ALIGN_MAX - off)
+		munmap(raw + off + arena_bytes, ROOT_ALIGN_MAX - off);
+
+	h->arena = raw + off;
+	h->arena_bytes = arena_bytes;
+	h->pa_base = pa_base;
+	h->granule = granule;
+	h->nr_pages = (uint32_t)nr_pages;
+	h->state = calloc(nr_pages, sizeof(*h->state));
+	h->refcounts = calloc(nr_pages, sizeof(*h->refcounts));
+	h->free_list = malloc(nr_pages * sizeof(*h->free_list));
+	h->free_pos = malloc(nr_pages * sizeof(*h->free_pos));
+	if (!h->state || !h->refcounts || !h->free_list || !h->free_pos) {
+		slat_hosted_fini(h);
+		return SLAT_E_NOMEM;
+	}
+	/* Page 0 on top: tables come from the bottom, roots from the top. */
+	for (uint32_t i = h->nr_pages; i-- > 0;)
+		free_push(h, i);
+	return SLAT_OK;
+}
+
+void slat_hosted_fini(struct slat_hosted *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nr_regs;) {
+		if (regs[i].h == h)
+			reg_remove(&regs[i]);
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&lock);
+	if (h->arena)
+		munmap(h->arena, h->arena_bytes);
+	free(h->state);
+	free(h->refcounts);
+	free(h->free_list);
+	free(h->free_pos);
+	memset(h, 0, sizeof(*h));
+}
+
+void slat_hosted_set_observer(struct slat_hosted *h,
+			      slat_hosted_observer_fn fn, void *arg)
+{
+	h->observer = fn;
+	h->observer_arg = arg;
+}
+
+/* ------------------------------------------------------------------ */
+/* Page caches */
+
+int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
+{
+	if (!c)
+		return SLAT_E_INVAL;
+	c->pages = calloc(capacity ? capacity : 1, sizeof(*c->pages));
+	c->nr = 0;
+	c->capacity = c->pages ? capacity : 0;
+	return c->pages ? SLAT_OK : SLAT_E_NOMEM;
+}
+
+/* Give c->pages[0 .. nr) back to @h. Called with the lock held. */
+static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
+{
+	sync_caches(h);
+	while (c->nr) {
+		void *va = c->pages[--c->nr];
+		uint32_t idx = page_index(h, va, "slat_hosted_cache_drain");
+
+		if (h->state[idx] != SLAT_HOSTED_PAGE_CACHED)
+			die("cache_drain: page %p in a cache is %s, not cached "
+			    "(pages may only be popped from a cache)",
+			    va, state_name(h->state[idx]));
+		h->state[idx] = SLAT_HOSTED_PAGE_FREE;
+		h->pages_in_use--;
+		free_push(h, idx);
+	}
+}
+
+void slat_hosted_cache_fini(struct slat_page_cache *c)
+{
+	struct cache_reg *r;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&lock);
+	r = reg_find(c);
+	if (r) {
+		drain_locked(r->h, c);
+		reg_remove(r);
+	}
+	pthread_mutex_unlock(&lock);
+	free(c->pages);
+	c->pages = NULL;
+	c->nr = 0;
+	c->capacity = 0;
+}
+
+int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
+			    uint32_t n)
+{
+	struct cache_reg *r;
+	int ret = SLAT_OK;
+
+	if (!h || !c || (!c->pages && c->capacity))
+		return SLAT_E_INVAL;
+	if (n > c->capacity)
+		n = c->capacity;
+
+	pthread_mutex_lock(&lock);
+	r = reg_find(c);
+	if (r && r->h != h) {
+		if (c->nr)
+			die("cache_topup: cache %p holds pages of another arena",
+			    (void *)c);
+		reg_remove(r);
+		r = NULL;
+	}
+	if (!r) {
+		if (nr_regs == cap_regs) {
+			size_t cap = cap_regs ? 2 * cap_regs : 16;
+			struct cache_reg *nr = realloc(regs, cap * sizeof(*nr));
+
+			if (!nr) {
+				pthread_mutex_unlock(&lock);
+				return SLAT_E_NOMEM;
+			}
+			regs = nr;
+			cap_regs = cap;
+		}
+		r = &regs[nr_regs++];
+		*r = (struct cache_reg){ .c = c, .h = h, .seen = c->nr };
+	}
+	sync_caches(h);
+
+	while (c->nr < n) {
+		uint32_t idx;
+		void *va;
+
+		if (!h->nr_free) {
+			ret = SLAT_E_NOMEM;
+			break;
+		}
+		idx = free_pop(h);
+		va = page_va(h, idx);
+		memset(va, 0, h->granule); /* freed pages may be dirty */
+		h->state[idx] = SLAT_HOSTED_PAGE_CACHED;
+		h->refcounts[idx] = 0;
+		h->pages_in_use++;
+		c->pages[c->nr++] = va;
+	}
+	r->seen = c->nr;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c)
+{
+	struct cache_reg *r;
+
+	if (!h || !c)
+		return;
+	pthread_mutex_lock(&lock);
+	r = reg_find(c);
+	if (r && r->h != h)
+		die("cache_drain: cache %p belongs to another arena",
+		    (void *)c);
+	drain_locked(h, c);
+	if (r)
+		reg_remove(r);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queries */
+
+uint64_t slat_hosted_table_pages(const struct slat_hosted *h)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&lock);
+	n = h->pages_in_use;
+	for (size_t i = 0; i < nr_regs; i++)
+		if (regs[i].h == h)
+			n -= regs[i].c->nr;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+static int state_of(const struct slat_hosted *h, uint32_t idx)
+{
+	int s = h->state[idx];
+
+	if (s == SLAT_HOSTED_PAGE_CACHED && !in_some_cache(h, page_va(h, idx)))
+		s = SLAT_HOSTED_PAGE_TABLE;
+	return s;
+}
+
+int slat_hosted_page_state(const struct slat_hosted *h, const void *va)
+{
+	int s;
+
+	if (!h || !in_arena(h, va))
+		return -1;
+	pthread_mutex_lock(&lock);
+	s = state_of(h, (uint32_t)(((const uint8_t *)va - h->arena) /
+				   h->granule));
+	pthread_mutex_unlock(&lock);
+	return s;
+}
+
+bool slat_hosted_is_table_page(const struct slat_hosted *h, const void *va)
+{
+	int s;
+
+	if (!h || !in_arena(h, va) ||
+	    ((const uint8_t *)va - h->arena) % h->granule)
+		return false;
+	s = slat_hosted_page_state(h, va);
+	return s == SLAT_HOSTED_PAGE_TABLE || s == SLAT_HOSTED_PAGE_ROOT;
+}
+
+/* ------------------------------------------------------------------ */
+/* The hooks */
+
+static void *h_zalloc_root(void *ctx, size_t bytes)
+{
+	struct slat_hosted *h = ctx;
+	uint64_t align, rem, first, n, a;
+	void *va = NULL;
+
+	if (!bytes || bytes % h->granule ||
+	    bytes / h->granule > ROOT_PAGES_MAX)
+		die("zalloc_root(%zu): not 1 to %u pages of %u bytes", bytes,
+		    ROOT_PAGES_MAX, h->granule);
+	n = bytes / h->granule;
+	for (align = h->granule; align < bytes; align <<= 1)
+		;
+	a = align / h->granule;
+	/* The first page whose PA is aligned to @align. */
+	rem = h->pa_base & (align - 1);
+	first = rem ? (align - rem) / h->granule : 0;
+
+	pthread_mutex_lock(&lock);
+	sync_caches(h);
+	if (first + n <= h->nr_pages) {
+		/* From the top of the arena down: tables grow from the bottom. */
+		uint64_t i = first + (h->nr_pages - n - first) / a * a;
+
+		for (;; i -= a) {
+			uint64_t k = 0;
+
+			while (k < n && h->state[i + k] == SLAT_HOSTED_PAGE_FREE)
+				k++;
+			if (k == n) {
+				for (k = 0; k < n; k++) {
+					h->state[i + k] = SLAT_HOSTED_PAGE_ROOT;
+					h->refcounts[i + k] = 0;
+					free_remove(h, (uint32_t)(i + k));
+				}
+				h->pages_in_use += n;
+				va = page_va(h, (uint32_t)i);
+				break;
+			}
+			if (i < first + a)
+				break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (va)
+		memset(va, 0, bytes);
+	return va;
+}
+
+static void h_free_root(void *ctx, void *va, size_t bytes)
+{
+	struct slat_hosted *h = ctx;
+	uint32_t idx = page_index(h, va, "free_root");
+	uint64_t n;
+
+	if (!bytes || bytes % h->granule ||
+	    bytes / h->granule > h->nr_pages - idx)
+		die("free_root(%p, %zu): not a run of arena pages", va, bytes);
+	n = bytes / h->granule;
+
+	pthread_mutex_lock(&lock);
+	sync_caches(h);
+	for (uint64_t k = 0; k < n; k++) {
+		uint32_t i = idx + (uint32_t)k;
+
+		switch (h->state[i]) {
+		case SLAT_HOSTED_PAGE_FREE:
+			h->double_frees++;
+			break;
+		case SLAT_HOSTED_PAGE_ROOT:
+			h->state[i] = SLAT_HOSTED_PAGE_FREE;
+			h->pages_in_use--;
+			free_push(h, i);
+			break;
+		default:
+			die("free_root(%p, %zu): page %p is %s, not root", va,
+			    bytes, page_va(h, i), state_name(h->state[i]));
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	notify(h, SLAT_EV_PAGE_FREE, (uint64_t)(uintptr_t)va, bytes,
+	       SLAT_LEVEL_ANY, SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static void h_free_page(void *ctx, void *va)
+{
+	struct slat_hosted *h = ctx;
+	uint32_t idx = page_index(h, va, "free_page");
+
+	pthread_mutex_lock(&lock);
+	sync_caches(h);
+	switch (h->state[idx]) {
+	case SLAT_HOSTED_PAGE_FREE:
+		h->double_frees++;
+		pthread_mutex_unlock(&lock);
+		return;
+	case SLAT_HOSTED_PAGE_ROOT:
+		die("free_page(%p): the page is part of a root", va);
+	case SLAT_HOSTED_PAGE_CACHED:
+		/* Normally seen as table by now; unless its slot was reused. */
+		if (in_some_cache(h, va))
+			die("free_page(%p): the page is still in a page cache",
+			    va);
+		break;
+	default:
+		break;
+	}
+	h->state[idx] = SLAT_HOSTED_PAGE_FREE;
+	h->refcounts[idx] = 0;
+	h->pages_in_use--;
+	free_push(h, idx);
+	pthread_mutex_unlock(&lock);
+	notify(h, SLAT_EV_PAGE_FREE, (uint64_t)(uintptr_t)va, h->granule,
+	       SLAT_LEVEL_ANY, SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static uint32_t *h_refcount(void *ctx, void *table_va)
+{
+	struct slat_hosted *h = ctx;
+	uint32_t idx = page_index(h, table_va, "refcount");
+	uint8_t s = h->state[idx];
+
+	if (s != SLAT_HOSTED_PAGE_CACHED && s != SLAT_HOSTED_PAGE_TABLE)
+		die("refcount(%p): the page is %s, not a table page", table_va,
+		    state_name(s));
+	return &h->refcounts[idx];
+}
+
+static slat_pa_t h_virt_to_phys(void *ctx, void *va)
+{
+	struct slat_hosted *h = ctx;
+
+	if (!in_arena(h, va))
+		die("virt_to_phys(%p): not in the arena [%p, %p)", va,
+		    (void *)h->arena, (void *)(h->arena + h->arena_bytes));
+	return slat_pa(h->pa_base + (uint64_t)((uint8_t *)va - h->arena));
+}
+
+static void *h_phys_to_virt(void *ctx, slat_pa_t pa)
+{
+	struct slat_hosted *h = ctx;
+	uint64_t p = slat_pa_v(pa);
+
+	if (p < h->pa_base || p - h->pa_base >= h->arena_bytes)
+		die("phys_to_virt(0x%llx): not in the arena's PA window "
+		    "[0x%llx, 0x%llx)", (unsigned long long)p,
+		    (unsigned long long)h->pa_base,
+		    (unsigned long long)(h->pa_base + h->arena_bytes));
+	return h->arena + (p - h->pa_base);
+}
+
+static void h_dcache_clean_poc(void *ctx, slat_pa_t pa, uint64_t size)
+{
+	notify(ctx, SLAT_EV_DCACHE_CLEAN, slat_pa_v(pa), size, SLAT_LEVEL_ANY,
+	       SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static void h_icache_inval_pou(void *ctx, slat_pa_t pa, uint64_t size)
+{
+	notify(ctx, SLAT_EV_ICACHE_INVAL, slat_pa_v(pa), size, SLAT_LEVEL_ANY,
+	       SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static void h_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
+		       enum slat_tlbi_scope scope)
+{
+	notify(ctx, SLAT_EV_TLBI_IPA, slat_ipa_v(ipa), 0, level, scope);
+}
+
+static void h_tlbi_range(void *ctx, slat_ipa_t ipa, uint64_t size)
+{
+	notify(ctx, SLAT_EV_TLBI_RANGE, slat_ipa_v(ipa), size, SLAT_LEVEL_ANY,
+	       SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static void h_tlbi_vmid(void *ctx)
+{
+	notify(ctx, SLAT_EV_TLBI_VMID, 0, 0, SLAT_LEVEL_ANY,
+	       SLAT_TLBI_INNER_SHAREABLE);
+}
+
+static const struct slat_mm_ops hosted_ops = {
+	.zalloc_root = h_zalloc_root,
+	.free_root = h_free_root,
+	.free_page = h_free_page,
+	.free_deferred = NULL, /* exclusive use: the core frees at once */
+	.refcount = h_refcount,
+	.virt_to_phys = h_virt_to_phys,
+	.phys_to_virt = h_phys_to_virt,
+	.dcache_clean_poc = h_dcache_clean_poc,
+	.icache_inval_pou = h_icache_inval_pou,
+	.tlbi_ipa = h_tlbi_ipa,
+	.tlbi_range = h_tlbi_range,
+	.tlbi_vmid = h_tlbi_vmid,
+};
+
+const struct slat_mm_ops *slat_hosted_ops(void)
+{
+	return &hosted_ops;
+}

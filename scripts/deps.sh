@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian packages slat needs to build and test, if missing.
+#   cmake, gcc, make           the build (CMake + CTest)
+#   pkg-config                 installs are found with pkg-config
+#   libcmocka-dev              unit tests
+#   liburcu-dev                deferred table reclamation (hosted, concurrent)
+#   gcc-aarch64-linux-gnu,
+#   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check)
+set -euo pipefail
+
+packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
+	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg -s "$p" >/dev/null 2>&1; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=(sudo)
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update
+"${sudo[@]}" apt-get install -y "${missing[@]}"
