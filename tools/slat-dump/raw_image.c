@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Raw table images: writer, reader, and a walker of its own (it decodes
+ * Armv8 stage-2 descriptors from the architecture's definition, not through
+ * libslat).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slat/slat.h>
+
+#include "raw_image.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- little-endian fields ---- */
+
+static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static bool granule_ok(uint32_t g)
+{
+	return g == 4096 || g == 16384 || g == 65536;
+}
+
+/* ---- writer ---- */
+
+int raw_image_write(FILE *f, const struct raw_image_header *h,
+		    const struct raw_image_page *pages, char *err,
+		    size_t errlen)
+{
+	uint8_t hdr[RAW_IMAGE_HEADER_BYTES] = { 0 };
+	uint8_t *buf;
+
+	if (!granule_ok(h->granule))
+		return fail(err, errlen, "granule %" PRIu32 " is not 4K, 16K or 64K",
+			    h->granule);
+	memcpy(hdr, RAW_IMAGE_MAGIC, 8);
+	put_le(hdr + 8, h->version, 4);
+	put_le(hdr + 12, h->format, 4);
+	put_le(hdr + 16, h->granule, 4);
+	hdr[20] = h->ia_bits;
+	hdr[21] = h->pa_bits;
+	hdr[22] = (uint8_t)h->start_level;
+	hdr[23] = h->root_pages;
+	put_le(hdr + 24, h->features, 4);
+	put_le(hdr + 28, h->nr_pages, 4);
+	put_le(hdr + 32, h->root_pa, 8);
+	if (fwrite(hdr, sizeof(hdr), 1, f) != 1)
+		return fail(err, errlen, "write failed");
+
+	buf = malloc(8 + (size_t)h->granule);
+	if (!buf)
+		return fail(err, errlen, "out of memory");
+	for (uint32_t i = 0; i < h->nr_pages; i++) {
+		const uint64_t *d = pages[i].data;
+
+		put_le(buf, pages[i].pa, 8);
+		for (uint32_t j = 0; j < h->granule / 8; j++)
+			put_le(buf + 8 + 8 * (size_t)j, d[j], 8);
+		if (fwrite(buf, 8 + (size_t)h->granule, 1, f) != 1) {
+			free(buf);
+			return fail(err, errlen, "write failed");
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* ---- reader ---- */
+
+static const struct raw_image *sort_img;
+
+static int cmp_by_pa(const void *a, const void *b)
+{
+	uint64_t x = sort_img->pa[*(const uint32_t *)a];
+	uint64_t y = sort_img->pa[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+void raw_image_free(struct raw_image *img)
+{
+	free(img->pa);
+	free(img->desc);
+	free(img->by_pa);
+	memset(img, 0, sizeof(*img));
+}
+
+int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen)
+{
+	uint8_t hdr[RAW_IMAGE_HEADER_BYTES], pa8[8];
+	struct raw_image_header *h = &img->h;
+	uint8_t *page = NULL;
+	size_t words;
+
+	memset(img, 0, sizeof(*img));
+	if (fread(hdr, sizeof(hdr), 1, f) != 1)
+		return fail(err, errlen, "shorter than the %d-byte header",
+			    RAW_IMAGE_HEADER_BYTES);
+	if (memcmp(hdr, RAW_IMAGE_MAGIC, 8) != 0)
+		return fail(err, errlen,
+			    "no \"" RAW_IMAGE_MAGIC "\" magic: not a slat raw image");
+	h->version = (uint32_t)get_le(hdr + 8, 4);
+	h->format = (uint32_t)get_le(hdr + 12, 4);
+	h->granule = (uint32_t)get_le(hdr + 16, 4);
+	h->ia_bits = hdr[20];
+	h->pa_bits = hdr[21];
+	h->start_level = (int8_t)hdr[22];
+	h->root_pages = hdr[23];
+	h->features = (uint32_t)get_le(hdr + 24, 4);
+	h->nr_pages = (uint32_t)get_le(hdr + 28, 4);
+	h->root_pa = get_le(hdr + 32, 8);
+
+	if (h->version != RAW_IMAGE_VERSION)
+		return fail(err, errlen, "version %" PRIu32 " (this reader knows %d)",
+			    h->version, RAW_IMAGE_VERSION);
+	if (h->format != RAW_IMAGE_FMT_ARM_S2 && h->format != RAW_IMAGE_FMT_EPT)
+		return fail(err, errlen, "unknown format %" PRIu32, h->format);
+	if (!granule_ok(h->granule))
+		return fail(err, errlen, "granule %" PRIu32 " is not 4K, 16K or 64K",
+			    h->granule);
+	if (h->ia_bits < 16 || h->ia_bits > 57 || h->pa_bits < 16 ||
+	    h->pa_bits > 52)
+		return fail(err, errlen, "ia_bits %u / pa_bits %u out of range",
+			    h->ia_bits, h->pa_bits);
+	if (h->start_level < -1 || h->start_level > 3)
+		return fail(err, errlen, "start level %d out of range",
+			    h->start_level);
+	if (h->root_pages < 1 || h->root_pages > 16 ||
+	    h->nr_pages < h->root_pages)
+		return fail(err, errlen,
+			    "%u root pages, %" PRIu32 " records: inconsistent",
+			    h->root_pages, h->nr_pages);
+	if (h->root_pa % ((uint64_t)h->granule * h->root_pages))
+		return fail(err, errlen,
+			    "root PA 0x%" PRIx64 " is not aligned to the root size",
+			    h->root_pa);
+
+	words = h->granule / 8;
+	img->pa = calloc(h->nr_pages, sizeof(*img->pa));
+	img->desc = calloc((size_t)h->nr_pages * words, sizeof(*img->desc));
+	img->by_pa = calloc(h->nr_pages, sizeof(*img->by_pa));
+	page = malloc(h->granule);
+	if (!img->pa || !img->desc || !img->by_pa || !page) {
+		free(page);
+		raw_image_free(img);
+		return fail(err, errlen, "out of memory for %" PRIu32 " pages",
+			    h->nr_pages);
+	}
+	for (uint32_t i = 0; i < h->nr_pages; i++) {
+		if (fread(pa8, 8, 1, f) != 1 ||
+		    fread(page, h->granule, 1, f) != 1) {
+			free(page);
+			raw_image_free(img);
+			return fail(err, errlen,
+				    "truncated in record %" PRIu32 " of %" PRIu32,
+				    i, h->nr_pages);
+		}
+		img->pa[i] = get_le(pa8, 8);
+		if (img->pa[i] % h->granule) {
+			uint64_t bad = img->pa[i];
+
+			free(page);
+			raw_image_free(img);
+			return fail(err, errlen,
+				    "record %" PRIu32 ": PA 0x%" PRIx64
+				    " is not granule-aligned", i, bad);
+		}
+		for (size_t j = 0; j < words; j++)
+			img->desc[i * words + j] = get_le(page + 8 * j, 8);
+		img->by_pa[i] = i;
+	}
+	free(page);
+	if (fgetc(f) != EOF) {
+		raw_image_free(img);
+		return fail(err, errlen, "trailing bytes after the last record");
+	}
+	for (uint32_t i = 0; i < h->root_pages; i++) {
+		if (img->pa[i] != h->root_pa + (uint64_t)i * h->granule) {
+			raw_image_free(img);
+			return fail(err, errlen,
+				    "record %" PRIu32 " should be root page %" PRIu32
+				    " at 0x%" PRIx64, i, i,
+				    h->root_pa + (uint64_t)i * h->granule);
+		}
+	}
+	sort_img = img;
+	qsort(img->by_pa, h->nr_pages, sizeof(*img->by_pa), cmp_by_pa);
+	sort_img = NULL;
+	for (uint32_t i = 1; i < h->nr_pages; i++) {
+		if (img->pa[img->by_pa[i]] == img->pa[img->by_pa[i - 1]]) {
+			uint64_t dup = img->pa[img->by_pa[i]];
+
+			raw_image_free(img);
+			return fail(err, errlen, "two records for PA 0x%" PRIx64,
+				    dup);
+		}
+	}
+	return 0;
+}
+
+static int64_t find_record(const struct raw_image *img, uint64_t pa)
+{
+	size_t lo = 0, hi = img->h.nr_pages;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = img->pa[img->by_pa[mid]];
+
+		if (v == pa)
+			return img->by_pa[mid];
+		if (v < pa)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+const uint64_t *raw_image_page(const struct raw_image *img, uint64_t pa)
+{
+	int64_t r = find_record(img, pa);
+
+	return r < 0 ? NULL : img->desc + (size_t)r * (img->h.granule / 8);
+}
+
+/* ---- the independent Armv8 stage-2 walker ---- */
+
+struct walk {
+	const struct raw_image *img;
+	bool tables;
+	raw_image_visit_fn fn;
+	void *arg;
+	FILE *warn;
+	char *err;
+	size_t errlen;
+	unsigned gshift;
+	uint8_t *reached; /* per record */
+};
+
+static unsigned level_shift(unsigned gshift, int level)
+{
+	return (gshift - 3) * (unsigned)(4 - level) + 3;
+}
+
+/* Levels where the architecture allows a block descriptor. */
+static bool arm_block_allowed(const struct walk *w, int level)
+{
+	switch (w->gshift) {
+	case 12:
+		return level == 1 || level == 2;
+	case 14:
+		return level == 2;
+	default: /* 64K; L1 only with 52-bit output addresses */
+		return level == 2 || (level == 1 && w->img->h.pa_bits == 52);
+	}
+}
+
+/* Output address bits [47:g]; with 64K, bits [15:12] hold PA[51:48]. */
+static uint64_t arm_oa(const struct walk *w, uint64_t pte)
+{
+	uint64_t pa = pte & (((1ull << 48) - 1) & ~((1ull << w->gshift) - 1));
+
+	if (w->gshift == 16)
+		pa |= ((pte >> 12) & 0xf) << 48;
+	return pa;
+}
+
+static uint32_t arm_attrs(const struct walk *w, uint64_t pte)
+{
+	bool fwb = w->img->h.features & SLAT_FEAT_FWB;
+	bool xnx = w->img->h.features & SLAT_FEAT_XNX;
+	unsigned memattr = (pte >> 2) & 0xf;
+	unsigned xn = (pte >> 53) & 3;
+	uint32_t a = 0;
+
+	if (pte & (1ull << 6))
+		a |= SLAT_R;
+	if (pte & (1ull << 7))
+		a |= SLAT_W;
+	if (memattr == (fwb ? 0x6u : 0xfu))
+		a |= SLAT_MT_NORMAL;
+	else if (memattr == 0x5)
+		a |= SLAT_MT_NORMAL_NC;
+	else if (memattr == 0x1)
+		a |= SLAT_MT_DEVICE;
+	else
+		a |= SLAT_MT_MASK; /* an encoding libslat does not write */
+	if (xnx) {
+		static const uint32_t x[4] = { SLAT_X, SLAT_XU, 0, SLAT_XK };
+
+		a |= x[xn];
+	} else if (!(xn & 2)) {
+		a |= SLAT_X;
+	}
+	if (pte & (1ull << 10))
+		a |= SLAT_YOUNG;
+	a |= SLAT_SW((pte >> 55) & 0xf);
+	return a;
+}
+
+static int walk_arm(struct walk *w, const uint64_t *const *pages,
+		    const uint64_t *page_pa, uint64_t nr, int level,
+		    uint64_t base)
+{
+	uint64_t epp = w->img->h.granule / 8;
+	unsigned shift = level_shift(w->gshift, level);
+
+	for (uint64_t i = 0; i < nr; i++) {
+		const uint64_t pte = pages[i / epp][i % epp];
+		struct raw_entry e = {
+			.ipa = base + (i << shift),
+			.size = 1ull << shift,
+			.pte = pte,
+			.table_pa = page_pa[i / epp],
+			.index = (uint32_t)(i % epp),
+			.level = level,
+		};
+
+		if (!(pte & 1))
+			continue; /* invalid: the other bits are the software's */
+		if (level == SLAT_LAST_LEVEL) {
+			if (!(pte & 2)) {
+				if (w->warn)
+					fprintf(w->warn,
+						"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64
+						" uses the reserved last-level encoding 0b01 "
+						"(the hardware faults)\n",
+						e.table_pa, e.index, pte);
+				continue;
+			}
+		} else if (!(pte & 2)) {
+			if (!arm_block_allowed(w, level)) {
+				if (w->warn)
+					fprintf(w->warn,
+						"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64
+						" is a block at L%d, where this granule "
+						"allows none (the hardware faults)\n",
+						e.table_pa, e.index, pte, level);
+				continue;
+			}
+		} else {
+			uint64_t next = arm_oa(w, pte);
+			int64_t r = find_record(w->img, next);
+			const uint64_t *child;
+
+			if (r < 0)
+				return fail(w->err, w->errlen,
+					    "0x%016" PRIx64 "[%u] = 0x%016" PRIx64
+					    " points to a table at 0x%" PRIx64
+					    " that the image does not hold",
+					    e.table_pa, e.index, pte, next);
+			if (r < w->img->h.root_pages)
+				return fail(w->err, w->errlen,
+					    "0x%016" PRIx64 "[%u] points back to "
+					    "the root", e.table_pa, e.index);
+			w->reached[r] = 1;
+			e.table = true;
+			e.out = next;
+			if (w->tables)
+				w->fn(w->arg, &e);
+			child = w->img->desc + (size_t)r * epp;
+			if (walk_arm(w, &child, &next, epp, level + 1, e.ipa) < 0)
+				return -1;
+			continue;
+		}
+		/* A leaf: its output address is aligned to its size. */
+		e.out = arm_oa(w, pte) & ~(e.size - 1);
+		e.attrs = arm_attrs(w, pte);
+		w->fn(w->arg, &e);
+	}
+	return 0;
+}
+
+int raw_image_walk(const struct raw_image *img, bool tables,
+		   raw_image_visit_fn fn, void *arg, FILE *warn, char *err,
+		   size_t errlen)
+{
+	const struct raw_image_header *h = &img->h;
+	struct walk w = {
+		.img = img, .tables = tables, .fn = fn, .arg = arg,
+		.warn = warn, .err = err, .errlen = errlen,
+		.gshift = (unsigned)__builtin_ctz(h->granule),
+	};
+	const uint64_t *root[16];
+	uint64_t root_pa[16], entries;
+	unsigned start_shift;
+	int ret;
+
+	if (h->format != RAW_IMAGE_FMT_ARM_S2)
+		return fail(err, errlen,
+			    "format %" PRIu32 " (%s): this reader walks only "
+			    "arm-s2 images so far", h->format,
+			    h->format == RAW_IMAGE_FMT_EPT ? "ept" : "unknown");
+	start_shift = level_shift(w.gshift, h->start_level);
+	if (h->start_level < 0 || h->ia_bits <= start_shift ||
+	    h->ia_bits > start_shift + (w.gshift - 3) + 4)
+		return fail(err, errlen,
+			    "start level %d cannot resolve a %u-bit IPA with "
+			    "%u-byte pages", h->start_level, h->ia_bits,
+			    h->granule);
+	entries = 1ull << (h->ia_bits - start_shift);
+	if (entries > (uint64_t)h->root_pages * (h->granule / 8) ||
+	    entries <= (uint64_t)(h->root_pages - 1) * (h->granule / 8))
+		return fail(err, errlen,
+			    "%" PRIu64 " root entries do not fill %u root pages",
+			    entries, h->root_pages);
+	for (unsigned i = 0; i < h->root_pages; i++) {
+		root[i] = img->desc + (size_t)i * (h->granule / 8);
+		root_pa[i] = img->pa[i];
+	}
+	w.reached = calloc(h->nr_pages, 1);
+	if (!w.reached)
+		return fail(err, errlen, "out of memory");
+	ret = walk_arm(&w, root, root_pa, entries, h->start_level, 0);
+	if (ret == 0 && warn) {
+		for (uint32_t i = h->root_pages; i < h->nr_pages; i++)
+			if (!w.reached[i])
+				fprintf(warn,
+					"warning: record %" PRIu32 " (PA 0x%" PRIx64
+					") is not reachable from the root\n",
+					i, img->pa[i]);
+	}
+	free(w.reached);
+	return ret;
+}

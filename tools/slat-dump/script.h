@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slat-dump scripts (docs/slat-dump.md): a config line, then operations
+ * applied one by one to a table on the hosted platform.
+ */
+#ifndef SLAT_DUMP_SCRIPT_H
+#define SLAT_DUMP_SCRIPT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+struct script {
+	/* Set by the caller. */
+	uint64_t arena_bytes; /* table-page arena, committed lazily */
+	bool verbose;         /* print every operation's status */
+	bool hex;             /* the header shows the root's PA */
+	FILE *out;            /* where lookup and friends print */
+
+	/* The table, valid once @ready. */
+	struct slat_config cfg;
+	struct slat_hosted h;
+	struct slat_table t;
+	struct slat_page_cache cache;
+	bool ready;
+
+	/* Where the script is. */
+	const char *path;
+	unsigned line;
+	unsigned ops;
+};
+
+/*
+ * Run the script in @in (named @path in messages) on a new table.
+ * Returns 0, 1 (the host failed: I/O, memory) or 2 (an error in the script,
+ * reported on stderr as "path:LINE: op: error (what to do)").
+ */
+int script_run(struct script *s, FILE *in, const char *path);
+
+/*
+ * Tear the table down; returns 0, or 1 when the hosted platform saw leaked
+ * table pages or double frees (a libslat bug).
+ */
+int script_fini(struct script *s);
+
+/* Print the table's counters. */
+void script_print_stats(const struct script *s, FILE *f);
+
+#endif

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slat-dump: run a script of table operations on libslat and show the table
+ * (docs/slat-dump.md); or load a raw image and list it with a walker of its
+ * own (docs/raw-image.md).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+#include "dump.h"
+#include "raw_image.h"
+#include "script.h"
+
+static const char usage[] =
+"usage: slat-dump [options] SCRIPT      run SCRIPT ('-' for stdin), list the table\n"
+"       slat-dump [options] --read-raw IMAGE\n"
+"\n"
+"Runs a script of operations on a libslat table (hosted platform, fake PAs)\n"
+"and prints every leaf in IPA order, one per line, merging nothing:\n"
+"  0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young\n"
+"  (IPA range, level, page or block, output PA, permissions r w x, where\n"
+"  xu/xk mean execute at EL0/EL1 only, memory type, sw=N, young or old)\n"
+"\n"
+"Options:\n"
+"  --hex             also list table entries, and show every descriptor in\n"
+"                    hex with the PA of its table page and its [index]\n"
+"  --raw FILE        write the table as a raw image (docs/raw-image.md)\n"
+"  --read-raw FILE   instead of a script: load a raw image, print its header\n"
+"                    and list its leaves with slat-dump's own walker\n"
+"  --stats           print the table's counters (struct slat_stats)\n"
+"  --map-svg FILE    draw the IPA space as SVG: one box per leaf, colored by\n"
+"                    permission, blocks framed bold, holes hatched\n"
+"  --arena SIZE      table-page arena (default 1G, committed lazily)\n"
+"  -v, --verbose     print each operation's status\n"
+"  -h, --help        this text\n"
+"\n"
+"Script (one operation per line, '#' starts a comment):\n"
+"  config arm-s2 granule=4k ia=40 pa=48 fwb=off xnx=off dic=off\n"
+"                                    first, if at all (these are the defaults)\n"
+"  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace]\n"
+"  unmap IPA SIZE [flush=entry|range|vmid|none]     (default entry)\n"
+"  wrprotect IPA SIZE [flush=entry|range|vmid|none]\n"
+"  relax IPA SIZE PERMS              add permissions (w, x, rwx, xu, ...)\n"
+"  mkyoung IPA                       set the access flag of the leaf\n"
+"  clear-young IPA SIZE              report and clear access flags\n"
+"  test-young IPA SIZE               report them only\n"
+"  lookup IPA                        print the leaf translating IPA\n"
+"Numbers: hex (0x4000_0000) or decimal with K/M/G/T (4K, 2M, 1G).\n"
+"ATTRS: rw, rwx, r-x, rx, ro, none, then ,device ,nc ,normal ,sw=0..15\n"
+"       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on).\n"
+"\n"
+"Exit status: 0 success, 1 host failure (I/O, memory, a leak in libslat),\n"
+"2 error in the script or the command line (reported as\n"
+"SCRIPT:LINE: op: error (what to do)).\n";
+
+struct options {
+	const char *script, *raw_out, *raw_in, *svg;
+	uint64_t arena;
+	bool hex, stats, verbose;
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "slat-dump: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see slat-dump --help)\n");
+	return 2;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	o->arena = 1ull << 30;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = NULL;
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--hex")) {
+			o->hex = true;
+		} else if (!strcmp(a, "--stats")) {
+			o->stats = true;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			o->verbose = true;
+		} else if (!strcmp(a, "--raw")) {
+			slot = &o->raw_out;
+		} else if (!strcmp(a, "--read-raw")) {
+			slot = &o->raw_in;
+		} else if (!strcmp(a, "--map-svg")) {
+			slot = &o->svg;
+		} else if (!strcmp(a, "--arena")) {
+			if (i + 1 == argc)
+				return usage_error("%s needs a size", a);
+			if (!dump_parse_u64(argv[++i], &o->arena) ||
+			    o->arena < (1u << 20))
+				return usage_error("--arena %s: give a size of "
+						   "at least 1M, e.g. 4G",
+						   argv[i]);
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option %s", a);
+		} else if (o->script) {
+			return usage_error("one script only (%s is a second)",
+					   a);
+		} else {
+			o->script = a;
+		}
+		if (slot) {
+			if (i + 1 == argc)
+				return usage_error("%s needs a file name", a);
+			*slot = argv[++i];
+		}
+	}
+	if (o->raw_in && o->script)
+		return usage_error("%s: give a script or --read-raw, not both",
+				   o->script);
+	if (o->raw_in && o->raw_out)
+		return usage_error("%s: --raw writes the table a script built; "
+				   "it does not copy an image", o->raw_out);
+	if (!o->raw_in && !o->script)
+		return usage_error("%s", "no script given ('-' reads stdin)");
+	return 0;
+}
+
+/* ---- --read-raw ---- */
+
+static void raw_visit(void *arg, const struct raw_entry *r)
+{
+	struct dump_entry e = {
+		.ipa = r->ipa, .size = r->size, .out = r->out, .pte = r->pte,
+		.table_pa = r->table_pa, .index = r->index, .attrs = r->attrs,
+		.level = r->level, .table = r->table,
+	};
+
+	dump_list_push(arg, &e);
+}
+
+static int read_raw(const struct options *o)
+{
+	struct raw_image img;
+	struct dump_list list = { 0 };
+	struct dump_info info;
+	char err[512];
+	FILE *f = fopen(o->raw_in, "rb");
+	int ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o->raw_in,
+			strerror(errno));
+		return 1;
+	}
+	if (raw_image_read(f, &img, err, sizeof(err)) < 0) {
+		fclose(f);
+		fprintf(stderr, "slat-dump: %s: %s\n", o->raw_in, err);
+		return 2;
+	}
+	fclose(f);
+	info = (struct dump_info){
+		.format = img.h.format, .granule = img.h.granule,
+		.ia_bits = img.h.ia_bits, .pa_bits = img.h.pa_bits,
+		.start_level = img.h.start_level,
+		.root_pages = img.h.root_pages, .features = img.h.features,
+		.root_pa = img.h.root_pa,
+	};
+	printf("# raw image %s: version %" PRIu32 ", %" PRIu32
+	       " page records\n", o->raw_in, img.h.version, img.h.nr_pages);
+	dump_print_info(stdout, &info, o->hex);
+	if (raw_image_walk(&img, o->hex, raw_visit, &list, stderr, err,
+			   sizeof(err)) < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o->raw_in, err);
+		ret = 2;
+	} else {
+		dump_print_list(stdout, &list, o->hex);
+		if (o->svg && dump_svg(o->svg, &info, &list, o->raw_in) < 0) {
+			fprintf(stderr, "slat-dump: %s: %s\n", o->svg,
+				strerror(errno));
+			ret = 1;
+		}
+	}
+	dump_list_free(&list);
+	raw_image_free(&img);
+	return ret;
+}
+
+/* ---- --raw ---- */
+
+static int write_raw(struct script *s, const struct dump_list *list,
+		     const char *path)
+{
+	const struct slat_table *t = &s->t;
+	const struct slat_mm_ops *mm = t->mm;
+	struct slat_geometry geo;
+	struct raw_image_header h;
+	struct raw_image_page *pages;
+	uint32_t n = 0;
+	char err[256];
+	FILE *f;
+	int ret = 0;
+
+	slat_config_geometry(&t->cfg, &geo);
+	pages = calloc(geo.root_pages + list->n, sizeof(*pages));
+	if (!pages)
+		return 1;
+	/* Root pages first, in PA order, then tables in walk order. */
+	for (uint32_t i = 0; i < geo.root_pages; i++) {
+		pages[n].pa = slat_pa_v(t->root_pa) + (uint64_t)i * t->cfg.granule;
+		pages[n++].data = (const uint8_t *)t->root +
+				  (size_t)i * t->cfg.granule;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		if (!list->v[i].table)
+			continue;
+		pages[n].pa = list->v[i].out;
+		pages[n++].data = mm->phys_to_virt(t->mm_ctx,
+						   slat_pa(list->v[i].out));
+	}
+	h = (struct raw_image_header){
+		.version = RAW_IMAGE_VERSION,
+		.format = t->cfg.format,
+		.granule = t->cfg.granule,
+		.ia_bits = geo.ia_bits,
+		.pa_bits = geo.pa_bits,
+		.start_level = geo.start_level,
+		.root_pages = geo.root_pages,
+		.features = t->cfg.features,
+		.nr_pages = n,
+		.root_pa = slat_pa_v(t->root_pa),
+	};
+	f = fopen(path, "wb");
+	if (!f) {
+		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
+		free(pages);
+		return 1;
+	}
+	if (raw_image_write(f, &h, pages, err, sizeof(err)) < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", path, err);
+		ret = 1;
+	}
+	if (fclose(f) != 0 && !ret) {
+		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
+		ret = 1;
+	}
+	free(pages);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	struct script s = { 0 };
+	struct dump_list list = { 0 };
+	struct slat_geometry geo;
+	struct dump_info info;
+	FILE *in;
+	int ret, rc;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret;
+	if (o.raw_in)
+		return read_raw(&o);
+
+	if (!strcmp(o.script, "-")) {
+		in = stdin;
+		o.script = "<stdin>";
+	} else if (!(in = fopen(o.script, "r"))) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o.script,
+			strerror(errno));
+		return 1;
+	}
+	s.arena_bytes = o.arena;
+	s.verbose = o.verbose;
+	s.hex = o.hex;
+	s.out = stdout;
+	ret = script_run(&s, in, o.script);
+	if (in != stdin)
+		fclose(in);
+	if (ret) {
+		script_fini(&s);
+		return ret;
+	}
+
+	slat_config_geometry(&s.t.cfg, &geo);
+	info = (struct dump_info){
+		.format = s.t.cfg.format, .granule = s.t.cfg.granule,
+		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
+		.start_level = geo.start_level, .root_pages = geo.root_pages,
+		.features = s.t.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
+	};
+	rc = dump_collect(&s.t, o.hex || o.raw_out, &list);
+	if (rc < 0) {
+		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
+			slat_strerror(rc));
+		ret = 1;
+		goto out;
+	}
+	dump_print_list(stdout, &list, o.hex);
+	if (o.stats)
+		script_print_stats(&s, stdout);
+	if (o.raw_out && write_raw(&s, &list, o.raw_out))
+		ret = 1;
+	if (o.svg && dump_svg(o.svg, &info, &list, o.script) < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o.svg, strerror(errno));
+		ret = 1;
+	}
+out:
+	dump_list_free(&list);
+	if (script_fini(&s) && !ret)
+		ret = 1;
+	return ret;
+}
