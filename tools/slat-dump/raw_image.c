@@ -159,6 +159,25 @@ int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen)
 			    "root PA 0x%" PRIx64 " is not aligned to the root size",
 			    h->root_pa);
 
+	/* Check the size before allocating what the header asks for. */
+	{
+		long here = ftell(f), total;
+		uint64_t want = (uint64_t)h->nr_pages * (8 + (uint64_t)h->granule);
+
+		if (here >= 0 && fseek(f, 0, SEEK_END) == 0 &&
+		    (total = ftell(f)) >= 0 && fseek(f, here, SEEK_SET) == 0) {
+			if ((uint64_t)(total - here) != want)
+				return fail(err, errlen,
+					    "the header announces %" PRIu32
+					    " records (%" PRIu64 " bytes after "
+					    "it), the file has %ld",
+					    h->nr_pages, want, total - here);
+		} else if (h->nr_pages > (1u << 22)) {
+			return fail(err, errlen,
+				    "%" PRIu32 " records: implausibly many",
+				    h->nr_pages);
+		}
+	}
 	words = h->granule / 8;
 	img->pa = calloc(h->nr_pages, sizeof(*img->pa));
 	img->desc = calloc((size_t)h->nr_pages * words, sizeof(*img->desc));

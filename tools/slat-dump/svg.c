@@ -7,9 +7,9 @@
  * leaf, its width growing with log2 of its size, a hatched box for every
  * hole between leaves. Fill = permissions, bold frame = block, thin frame =
  * page; device and non-cacheable memory are overlaid with a pattern, old
- * leaves (access flag clear) are faded. Four or more pages in a row with the
- * same attributes are drawn as one run box with a tick per page, so that
- * 512 pages stay readable.
+ * leaves (access flag clear) are faded. Four or more leaves of one size in a
+ * row with the same attributes are drawn as one run box with a tick per
+ * leaf, so that 512 pages stay readable.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -187,7 +187,7 @@ static void draw_leaf(FILE *f, const struct item *it)
 			x + w - STRIP_W, y + 18, STRIP_W - 1, BOX_H - 19,
 			mt == SLAT_MT_DEVICE ? "device" : "nc");
 	if (it->kind == ITEM_RUN) {
-		/* One tick per page (at most 64, evenly spread). */
+		/* One tick per leaf (at most 64, evenly spread). */
 		size_t ticks = it->count < 64 ? it->count : 64;
 
 		for (size_t i = 1; i < ticks; i++) {
@@ -210,8 +210,8 @@ static void draw_leaf(FILE *f, const struct item *it)
 	     " text-anchor=\"end\" class=\"small\" fill=\"#1d2a38\"", line);
 	text(f, x + 6, y + 14, " class=\"addr\"", dump_hex(e->ipa, a));
 	if (it->kind == ITEM_RUN)
-		snprintf(line, sizeof(line), "%zu \xc3\x97 %s pages", it->count,
-			 dump_size(e->size, b));
+		snprintf(line, sizeof(line), "%zu \xc3\x97 %s %s", it->count,
+			 dump_size(e->size, b), block ? "blocks" : "pages");
 	else
 		snprintf(line, sizeof(line), "%s %s", dump_size(e->size, b),
 			 block ? "block" : "page");
@@ -308,8 +308,8 @@ int dump_svg(const char *path, const struct dump_info *info,
 						.start = cursor, .end = e->ipa };
 			holes++;
 		}
-		/* Gather a run of same pages (table entries may interleave). */
-		if (e->level == 3) {
+		/* Gather a run of like leaves (table entries may interleave). */
+		{
 			const struct dump_entry *prev = e;
 
 			for (; j < l->n; j++) {
@@ -402,8 +402,8 @@ int dump_svg(const char *path, const struct dump_info *info,
 			draw_leaf(f, &v[i]);
 	}
 	snprintf(heading, sizeof(heading),
-		 "%zu hole%s; runs of %d or more same pages are drawn as one "
-		 "box with a tick per page", holes, holes == 1 ? "" : "s",
+		 "%zu hole%s; %d or more like leaves in a row are drawn as one "
+		 "box with a tick per leaf", holes, holes == 1 ? "" : "s",
 		 RUN_MIN);
 	text(f, MARGIN, height - 12, " class=\"small\" fill=\"#555\"", heading);
 	fputs("</svg>\n", f);
