@@ -80,6 +80,7 @@ struct env {
 	struct slat_page_cache cache;
 	uint64_t granule;
 	uint64_t block;               /* largest block for scenario c */
+	uint64_t root_pages;
 };
 
 static int reps = 7;
@@ -158,6 +159,12 @@ static void env_init(struct env *e, uint32_t granule)
 	rc = slat_hosted_init(&e->h, arena, granule, 0xf000000000ull);
 	if (rc < 0)
 		die("slat_hosted_init", rc);
+	struct slat_geometry geo;
+
+	rc = slat_config_geometry(&e->cfg, &geo);
+	if (rc < 0)
+		die("slat_config_geometry", rc);
+	e->root_pages = geo.root_pages;
 	rc = slat_table_init(&e->t, &e->cfg, slat_hosted_ops(), &e->h);
 	if (rc < 0)
 		die("slat_table_init", rc);
@@ -317,11 +324,11 @@ static void run(enum scenario_id id, uint32_t granule, struct result *res)
 			if (rc != SLAT_OK)
 				die("unmap", rc);
 			res->stats = e.t.stats;
-			if (slat_hosted_table_pages(&e.h) != e.t.geo.root_pages) {
+			if (slat_hosted_table_pages(&e.h) != e.root_pages) {
 				fprintf(stderr, "slat-bench: unmap left %" PRIu64
 					" table pages\n",
 					slat_hosted_table_pages(&e.h) -
-						e.t.geo.root_pages);
+						e.root_pages);
 				exit(1);
 			}
 			break;

@@ -49,9 +49,11 @@ size_t dump_list_leaves(const struct dump_list *l);
 
 /*
  * Collect the leaves of a live table in IPA order through slat_walk (and
- * the table entries too with @tables). Returns a slat status.
+ * the table entries too with @tables). @mm and @mm_ctx are the platform the
+ * table was made with (for the PAs of table pages). Returns a slat status.
  */
-int dump_collect(struct slat_table *t, bool tables, struct dump_list *out);
+int dump_collect(struct slat_table *t, const struct slat_mm_ops *mm,
+		 void *mm_ctx, bool tables, struct dump_list *out);
 
 /* "rw-", "rwx", "r-xu" (execute at EL0 only), "r-xk" (EL1 only). */
 const char *dump_perms(uint32_t attrs, char buf[8]);

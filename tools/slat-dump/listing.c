@@ -48,6 +48,8 @@ size_t dump_list_leaves(const struct dump_list *l)
 struct collect {
 	struct dump_list *out;
 	const struct slat_mm_ops *mm;
+	void *mm_ctx;
+	uint64_t granule;
 };
 
 static int collect_visitor(const struct slat_walk_ctx *ctx,
@@ -55,13 +57,13 @@ static int collect_visitor(const struct slat_walk_ctx *ctx,
 {
 	struct collect *c = ctx->arg;
 	struct slat_table *t = ctx->t;
-	uintptr_t page_mask = (uintptr_t)t->cfg.granule - 1;
+	uintptr_t page_mask = (uintptr_t)c->granule - 1;
 	void *page = (void *)((uintptr_t)ctx->ptep & ~page_mask);
 	struct dump_entry e = {
 		.ipa = ctx->addr,
 		.size = slat_level_size(t, ctx->level),
 		.pte = ctx->old,
-		.table_pa = slat_pa_v(c->mm->virt_to_phys(t->mm_ctx, page)),
+		.table_pa = slat_pa_v(c->mm->virt_to_phys(c->mm_ctx, page)),
 		.index = (uint32_t)(((uintptr_t)ctx->ptep & page_mask) /
 				    sizeof(slat_pte_t)),
 		.level = ctx->level,
@@ -71,7 +73,7 @@ static int collect_visitor(const struct slat_walk_ctx *ctx,
 		void *next = slat_pte_table(t, ctx->old);
 
 		e.table = true;
-		e.out = slat_pa_v(c->mm->virt_to_phys(t->mm_ctx, next));
+		e.out = slat_pa_v(c->mm->virt_to_phys(c->mm_ctx, next));
 		dump_list_push(c->out, &e);
 		return 0;
 	}
@@ -83,9 +85,14 @@ static int collect_visitor(const struct slat_walk_ctx *ctx,
 	return 0;
 }
 
-int dump_collect(struct slat_table *t, bool tables, struct dump_list *out)
+int dump_collect(struct slat_table *t, const struct slat_mm_ops *mm,
+		 void *mm_ctx, bool tables, struct dump_list *out)
 {
-	struct collect c = { .out = out, .mm = t->mm };
+	struct slat_geometry geo;
+	struct collect c = {
+		.out = out, .mm = mm, .mm_ctx = mm_ctx,
+		.granule = slat_level_size(t, SLAT_LAST_LEVEL),
+	};
 	struct slat_walker w = {
 		.cb = collect_visitor,
 		.arg = &c,
@@ -95,7 +102,11 @@ int dump_collect(struct slat_table *t, bool tables, struct dump_list *out)
 	/* The walk's own counters stay out of the table's (--stats). */
 	struct slat_stats scratch = { 0 };
 
-	return slat_walk(t, 0, 1ull << t->cfg.ia_bits, &w, &scratch);
+	int rc = slat_config_geometry(&t->cfg, &geo);
+
+	if (rc < 0)
+		return rc;
+	return slat_walk(t, 0, 1ull << geo.ia_bits, &w, &scratch);
 }
 
 /* ---- formatting ---- */

@@ -194,7 +194,7 @@ static int write_raw(struct script *s, const struct dump_list *list,
 		     const char *path)
 {
 	const struct slat_table *t = &s->t;
-	const struct slat_mm_ops *mm = t->mm;
+	const struct slat_mm_ops *mm = slat_hosted_ops();
 	struct slat_geometry geo;
 	struct raw_image_header h;
 	struct raw_image_page *pages;
@@ -203,32 +203,33 @@ static int write_raw(struct script *s, const struct dump_list *list,
 	FILE *f;
 	int ret = 0;
 
-	slat_config_geometry(&t->cfg, &geo);
+	slat_config_geometry(&s->cfg, &geo);
 	pages = calloc(geo.root_pages + list->n, sizeof(*pages));
 	if (!pages)
 		return 1;
 	/* Root pages first, in PA order, then tables in walk order. */
 	for (uint32_t i = 0; i < geo.root_pages; i++) {
-		pages[n].pa = slat_pa_v(t->root_pa) + (uint64_t)i * t->cfg.granule;
+		/* libslat has no accessor for the root: read the fields. */
+		pages[n].pa = slat_pa_v(t->root_pa) + (uint64_t)i * s->cfg.granule;
 		pages[n++].data = (const uint8_t *)t->root +
-				  (size_t)i * t->cfg.granule;
+				  (size_t)i * s->cfg.granule;
 	}
 	for (size_t i = 0; i < list->n; i++) {
 		if (!list->v[i].table)
 			continue;
 		pages[n].pa = list->v[i].out;
-		pages[n++].data = mm->phys_to_virt(t->mm_ctx,
+		pages[n++].data = mm->phys_to_virt(&s->h,
 						   slat_pa(list->v[i].out));
 	}
 	h = (struct raw_image_header){
 		.version = RAW_IMAGE_VERSION,
-		.format = t->cfg.format,
-		.granule = t->cfg.granule,
+		.format = s->cfg.format,
+		.granule = s->cfg.granule,
 		.ia_bits = geo.ia_bits,
 		.pa_bits = geo.pa_bits,
 		.start_level = geo.start_level,
 		.root_pages = geo.root_pages,
-		.features = t->cfg.features,
+		.features = s->cfg.features,
 		.nr_pages = n,
 		.root_pa = slat_pa_v(t->root_pa),
 	};
@@ -286,14 +287,15 @@ int main(int argc, char **argv)
 		return ret;
 	}
 
-	slat_config_geometry(&s.t.cfg, &geo);
+	slat_config_geometry(&s.cfg, &geo);
 	info = (struct dump_info){
-		.format = s.t.cfg.format, .granule = s.t.cfg.granule,
+		.format = s.cfg.format, .granule = s.cfg.granule,
 		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
 		.start_level = geo.start_level, .root_pages = geo.root_pages,
-		.features = s.t.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
+		.features = s.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
 	};
-	rc = dump_collect(&s.t, o.hex || o.raw_out, &list);
+	rc = dump_collect(&s.t, slat_hosted_ops(), &s.h, o.hex || o.raw_out,
+			  &list);
 	if (rc < 0) {
 		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
 			slat_strerror(rc));
