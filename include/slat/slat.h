@@ -119,7 +119,10 @@ void slat_table_destroy(struct slat_table *t);
 /* Bytes mapped by one entry at @level. */
 uint64_t slat_level_size(const struct slat_table *t, int level);
 
-/* The format's name ("arm-s2-4k", ...). */
+/* The root: host address, PA, and size in bytes (root_pages x granule). */
+void *slat_table_root(const struct slat_table *t, slat_pa_t *pa, size_t *bytes);
+
+/* The format's name ("arm-s2", ...). */
 const char *slat_table_name(const struct slat_table *t);
 
 /* Operation flags. */

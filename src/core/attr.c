@@ -195,7 +195,7 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		if (pte_table(t, pte, ctx->level))
 			break;
 		if (!pte_valid(t, pte))
-			continue;
+			return pte_locked(t, pte) ? SLAT_E_AGAIN : SLAT_E_NOENT;
 		int ret = relax_leaf(ctx, d, &ctx->ptep[n], pte, ctx->addr + n * size);
 		if (ret)
 			return ret;
@@ -203,12 +203,23 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	return n ? (int)n : 1;
 }
 
-/* Execute cannot be added to device memory: refuse before any change. */
-static int device_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+/*
+ * Refuse before any change: a hole in the range (SLAT_E_NOENT), or execute
+ * added to device memory (SLAT_E_ATTR).
+ */
+static int relax_check_visitor(const struct slat_walk_ctx *ctx,
+			       enum slat_visit visit)
 {
 	(void)visit;
+	const struct attr_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
-	if (pte_valid(t, ctx->old) &&
+	if (pte_locked(t, ctx->old)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (!pte_valid(t, ctx->old))
+		return SLAT_E_NOENT;
+	if ((d->perms & SLAT_X) &&
 	    SLAT_MT(t->fmt->leaf_attrs(t, ctx->old)) == SLAT_MT_DEVICE)
 		return SLAT_E_ATTR;
 	return 1;
@@ -234,9 +245,10 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.perms = perms, .cache = cache, .fail_addr = ipa.ipa + size,
 	};
 	struct slat_stats st = { 0 };
-	if (perms & SLAT_X) {
+	/* One page cannot be half changed; a larger range is checked first. */
+	if (size > (1ull << t->geo.granule_shift) || (perms & SLAT_X)) {
 		struct slat_walker check = {
-			.cb = device_visitor, .flags = wflags,
+			.cb = relax_check_visitor, .arg = &d, .flags = wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
 		ret = slat_walk(t, ipa.ipa, size, &check, &st);

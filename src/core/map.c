@@ -234,6 +234,39 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	return ret ? fail(d, ctx, ret) : 0;
 }
 
+/*
+ * The fault path maps one leaf into an empty entry under existing tables:
+ * descend directly instead of walking. Anything else (a missing table, an
+ * entry in use) is left to the walk. Returns 1 when it did nothing.
+ */
+static int map_one_leaf(struct slat_table *t, struct map_data *d,
+			uint64_t size, uint32_t wflags, struct slat_stats *st)
+{
+	slat_pte_t *table = t->root;
+	uint32_t mask = t->geo.root_entries - 1;
+
+	for (int level = t->geo.start_level;; level++) {
+		slat_pte_t *ptep = &table[(d->ipa >> level_shift(t, level)) & mask];
+		slat_pte_t pte = pte_read(ptep);
+		st->visited++;
+		if (level_size(t, level) == size) {
+			if (pte != 0 || !leaf_fits(t, d, level, d->ipa, d->ipa + size))
+				return 1;
+			struct slat_walk_ctx ctx = {
+				.t = t, .ptep = ptep, .old = 0, .addr = d->ipa,
+				.start = d->ipa, .end = d->ipa + size, .nr_left = 1,
+				.level = level, .flags = wflags, .arg = d, .stats = st,
+			};
+			int ret = map_install_run(&ctx, d);
+			return ret < 0 ? ret : SLAT_OK;
+		}
+		if (!pte_table(t, pte, level))
+			return 1;
+		table = table_va(t, pte);
+		mask = t->geo.entries - 1;
+	}
+}
+
 /* SLAT_MAP_NO_REPLACE: refuse before changing anything. */
 static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 			      enum slat_visit visit)
@@ -286,6 +319,7 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
 	struct slat_stats st = { 0 };
 
+	ret = 1;
 	if (flags & SLAT_MAP_NO_REPLACE) {
 		struct slat_walker check = {
 			.cb = no_replace_visitor, .arg = &d,
@@ -293,17 +327,20 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
 		ret = slat_walk(t, ipa.ipa, size, &check, &st);
+		ret = ret ? ret : 1;
+	} else if ((size & (size - 1)) == 0) {
+		ret = map_one_leaf(t, &d, size, wflags, &st);
 	}
-	if (!ret) {
+	if (ret == 1) {
 		struct slat_walker w = {
 			.cb = map_visitor, .arg = &d,
 			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
 		ret = slat_walk(t, ipa.ipa, size, &w, &st);
-		if (done)
-			*done = d.fail_addr - ipa.ipa;
 	}
+	if (done && ret != SLAT_E_EXISTS)
+		*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
 	slat_stats_commit(t, &st, shared);
 	if (ret)
 		return ret;

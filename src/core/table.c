@@ -90,6 +90,15 @@ uint64_t slat_level_size(const struct slat_table *t, int level)
 	return level_size(t, level);
 }
 
+void *slat_table_root(const struct slat_table *t, slat_pa_t *pa, size_t *bytes)
+{
+	if (pa)
+		*pa = t->root_pa;
+	if (bytes)
+		*bytes = (size_t)t->geo.root_pages << t->geo.granule_shift;
+	return t->root;
+}
+
 const char *slat_table_name(const struct slat_table *t)
 {
 	return t->fmt->name;
