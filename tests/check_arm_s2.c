@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The checker's own knowledge of the Armv8-A VMSA stage-2 descriptor format,
+ * written from the architecture (Arm ARM D8, "VMSAv8-64 translation table
+ * format descriptors" and "Stage 2 memory region attributes") and the
+ * choices docs/design.md fixes. Independent of src/format/arm_s2.c.
+ *
+ *   bits[1:0]  0b00/0b10 invalid (libslat leaves only all-zero entries),
+ *              0b01 block (reserved at level 3, and only at levels where
+ *              the granule allows blocks), 0b11 table (levels 0-2) or
+ *              page (level 3)
+ *   [5:2]      MemAttr   no FWB: 0xF Normal WB, 0x5 Normal NC, 0x1 Device
+ *                        nGnRE; FWB: 0x6 Normal WB, 0x5 NC, 0x1 Device
+ *   [7:6]      S2AP      bit 6 read, bit 7 write
+ *   [9:8]      SH        always 0b11
+ *   [10]       AF
+ *   [11]       RES0 here (FnXS is not used)
+ *   [47:g]     OA; with the 64K granule and 52-bit PA, PA[51:48] in [15:12]
+ *              (RES0 otherwise); OA bits below the block size are RES0
+ *   [52:48]    not used by libslat (DBM, Contiguous, ...): 0
+ *   [54:53]    XN        00 X at EL1 and EL0, 10 none; FEAT_XNX: 01 EL0
+ *                        only, 11 EL1 only
+ *   [58:55]    software
+ *   [63:59]    0
+ * Table descriptors: 0b11 | next table PA in the OA field, nothing else.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "checker.h"
+
+#define BIT(n) (1ull << (n))
+#define GENMASK(h, l) (((~0ull) >> (63 - (h))) & ~((1ull << (l)) - 1))
+
+static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
+{
+	unsigned gs;
+	switch (cfg->granule) {
+	case 4096: gs = 12; break;
+	case 16384: gs = 14; break;
+	case 65536: gs = 16; break;
+	default: return SLAT_E_CONFIG;
+	}
+	unsigned pa = cfg->pa_bits ? cfg->pa_bits : 48;
+	unsigned ia = cfg->ia_bits;
+	bool big_ok = gs == 16; /* 52-bit without FEAT_LPA2: 64K only */
+	if (pa < 32 || (pa > 48 && !(pa == 52 && big_ok)))
+		return SLAT_E_CONFIG;
+	if (ia < 32 || (ia > 48 && !(ia == 52 && big_ok)))
+		return SLAT_E_CONFIG;
+
+	unsigned bpl = gs - 3;
+	int levels = (int)((ia - 8) / bpl);
+	if (levels < 2)
+		levels = 2;
+	g->granule_shift = gs;
+	g->bits_per_level = bpl;
+	g->entries = 1u << bpl;
+	g->start_level = 4 - levels;
+	g->ia_bits = ia;
+	g->pa_bits = pa;
+	unsigned top = check_level_shift(g, g->start_level);
+	g->root_entries = ia >= top ? 1u << (ia - top) : 1;
+	g->root_pages = (g->root_entries + g->entries - 1) / g->entries;
+	if (g->root_pages > 16)
+		return SLAT_E_CONFIG;
+
+	uint8_t leaves = BIT(3);
+	if (gs == 12)
+		leaves |= BIT(1) | BIT(2);
+	else if (gs == 14)
+		leaves |= BIT(2);
+	else
+		leaves |= BIT(2) | (pa == 52 ? BIT(1) : 0);
+	for (int l = 0; l < g->start_level; l++)
+		leaves &= (uint8_t)~BIT(l);
+	g->leaf_levels = leaves;
+	return 0;
+}
+
+static uint64_t oa_mask(const struct check_geo *g)
+{
+	uint64_t m = GENMASK(47, g->granule_shift);
+	if (g->granule_shift == 16 && g->pa_bits == 52)
+		m |= GENMASK(15, 12);
+	return m;
+}
+
+static uint64_t decode_oa(const struct check_geo *g, uint64_t pte)
+{
+	uint64_t oa = pte & GENMASK(47, g->granule_shift);
+	if (g->granule_shift == 16 && g->pa_bits == 52)
+		oa |= ((pte >> 12) & 0xf) << 48;
+	return oa;
+}
+
+#define LEAF_ATTR_BITS (GENMASK(10, 2) | GENMASK(54, 53) | GENMASK(58, 55))
+
+static enum check_desc_kind bad(char *why, size_t n, const char *fmt,
+				uint64_t pte, int level)
+{
+	snprintf(why, n, "%s (pte %#018" PRIx64 " at level %d)", fmt, pte,
+		 level);
+	return CHECK_DESC_BAD;
+}
+
+static enum check_desc_kind arm_decode(const struct check_geo *g,
+				       const struct slat_config *cfg,
+				       uint64_t pte, int level,
+				       struct check_desc *d, char *why,
+				       size_t n)
+{
+	d->kind = CHECK_DESC_INVALID;
+	d->oa = 0;
+	d->attrs = 0;
+	if (pte == 0)
+		return CHECK_DESC_INVALID;
+	if (!(pte & 1))
+		return bad(why, n, "invalid entry is not 0", pte, level);
+	if (level < g->start_level || level > 3)
+		return bad(why, n, "entry at a level outside the walk", pte,
+			   level);
+
+	uint64_t oa = decode_oa(g, pte);
+	bool is_table = (pte & 3) == 3 && level < 3;
+	if (oa >> g->pa_bits)
+		return bad(why, n, "output address beyond pa_bits", pte,
+			   level);
+
+	if (is_table) {
+		if (pte & ~(oa_mask(g) | 3))
+			return bad(why, n,
+				   "table descriptor with bits other than "
+				   "type and address",
+				   pte, level);
+		d->kind = CHECK_DESC_TABLE;
+		d->oa = oa;
+		return CHECK_DESC_TABLE;
+	}
+
+	if ((pte & 3) == 1 && level == 3)
+		return bad(why, n, "0b01 (block) at level 3 is reserved", pte,
+			   level);
+	if (!(g->leaf_levels & BIT(level)))
+		return bad(why, n, "block at a level that allows no block",
+			   pte, level);
+	if (pte & ~(oa_mask(g) | 3 | LEAF_ATTR_BITS))
+		return bad(why, n, "leaf with RES0/unused bits set", pte,
+			   level);
+	uint64_t size = 1ull << check_level_shift(g, level);
+	if (oa & (size - 1))
+		return bad(why, n, "OA bits below the block size set", pte,
+			   level);
+
+	uint32_t attrs = 0;
+	unsigned memattr = (pte >> 2) & 0xf;
+	bool fwb = cfg->features & SLAT_FEAT_FWB;
+	if (memattr == (fwb ? 0x6u : 0xfu))
+		attrs |= SLAT_MT_NORMAL;
+	else if (memattr == 0x5)
+		attrs |= SLAT_MT_NORMAL_NC;
+	else if (memattr == 0x1)
+		attrs |= SLAT_MT_DEVICE;
+	else
+		return bad(why, n,
+			   fwb ? "MemAttr not one of 0x6/0x5/0x1 (FWB)"
+			       : "MemAttr not one of 0xF/0x5/0x1",
+			   pte, level);
+	if (pte & BIT(6))
+		attrs |= SLAT_R;
+	if (pte & BIT(7))
+		attrs |= SLAT_W;
+	if (((pte >> 8) & 3) != 3)
+		return bad(why, n, "SH is not 0b11", pte, level);
+	if (pte & BIT(10))
+		attrs |= SLAT_YOUNG;
+	switch ((pte >> 53) & 3) {
+	case 0: attrs |= SLAT_XK | SLAT_XU; break;
+	case 2: break;
+	case 1:
+		if (!(cfg->features & SLAT_FEAT_XNX))
+			return bad(why, n, "XN 0b01 without FEAT_XNX", pte,
+				   level);
+		attrs |= SLAT_XU;
+		break;
+	case 3:
+		if (!(cfg->features & SLAT_FEAT_XNX))
+			return bad(why, n, "XN 0b11 without FEAT_XNX", pte,
+				   level);
+		attrs |= SLAT_XK;
+		break;
+	}
+	if (SLAT_MT(attrs) == SLAT_MT_DEVICE && (attrs & SLAT_X))
+		return bad(why, n, "executable Device memory", pte, level);
+	attrs |= SLAT_SW((pte >> 55) & 0xf);
+
+	d->kind = CHECK_DESC_LEAF;
+	d->oa = oa;
+	d->attrs = attrs;
+	return CHECK_DESC_LEAF;
+}
+
+static bool arm_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
+{
+	if (attrs & ~SLAT_ATTR_INPUT)
+		return false;
+	if (SLAT_MT(attrs) == SLAT_MT_MASK)
+		return false;
+	if (SLAT_MT(attrs) == SLAT_MT_DEVICE && (attrs & SLAT_X))
+		return false;
+	if (!(cfg->features & SLAT_FEAT_XNX)) {
+		uint32_t x = attrs & SLAT_X;
+		if (x && x != SLAT_X)
+			return false;
+	}
+	return true;
+}
+
+static bool arm_dcache_on_install(const struct slat_config *cfg,
+				  uint32_t attrs)
+{
+	return !(cfg->features & SLAT_FEAT_FWB) &&
+	       SLAT_MT(attrs) == SLAT_MT_NORMAL;
+}
+
+static bool arm_icache_on_exec(const struct slat_config *cfg)
+{
+	return !(cfg->features & SLAT_FEAT_DIC);
+}
+
+static bool arm_separate_exec(const struct slat_config *cfg)
+{
+	return cfg->features & SLAT_FEAT_XNX;
+}
+
+const struct check_format check_arm_s2 = {
+	.name = "arm-s2",
+	.id = SLAT_FMT_ARM_S2,
+	.geometry = arm_geometry,
+	.decode = arm_decode,
+	.attrs_ok = arm_attrs_ok,
+	.dcache_on_install = arm_dcache_on_install,
+	.icache_on_exec = arm_icache_on_exec,
+	.separate_exec = arm_separate_exec,
+};
+
+const struct check_format *check_format_for(enum slat_format_id id)
+{
+	switch (id) {
+	case SLAT_FMT_ARM_S2:
+		return &check_arm_s2;
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The invariant checker. It reads the raw table memory itself, from
+ * t->root_pa through the hosted arena, and decodes descriptors with its own
+ * per-format code (struct check_format, like io-pgtable's ops): it never
+ * calls the core's slat_pte_* helpers. What it checks:
+ *
+ *  - every descriptor is architecturally valid for its level, granule, IPA
+ *    and PA size, and is one libslat may write (docs/design.md);
+ *  - invalid entries are exactly 0; root entries beyond root_entries are 0;
+ *  - every non-root table's refcount equals its number of non-zero entries,
+ *    and no non-root table is empty;
+ *  - no table is reachable twice; every table is a table page of the arena;
+ *  - reachable table pages + root pages == slat_hosted_table_pages();
+ *  - the translation equals the model, both ways, and slat_lookup agrees
+ *    with the raw walk for every leaf and hole it visits.
+ */
+#ifndef SLAT_TEST_CHECKER_H
+#define SLAT_TEST_CHECKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+#include "model.h"
+
+/* The geometry as the checker derives it from the architecture. */
+struct check_geo {
+	unsigned granule_shift;
+	unsigned bits_per_level;
+	unsigned entries;       /* per table page */
+	int start_level;
+	unsigned root_pages;
+	uint32_t root_entries;
+	uint8_t leaf_levels;    /* bit L: a leaf is allowed at level L */
+	unsigned ia_bits, pa_bits;
+};
+
+static inline unsigned check_level_shift(const struct check_geo *g, int level)
+{
+	return g->bits_per_level * (unsigned)(4 - level) + 3;
+}
+
+enum check_desc_kind {
+	CHECK_DESC_INVALID = 0, /* exactly 0 */
+	CHECK_DESC_TABLE,
+	CHECK_DESC_LEAF,
+	CHECK_DESC_BAD,         /* not a descriptor libslat may leave behind */
+};
+
+struct check_desc {
+	enum check_desc_kind kind;
+	uint64_t oa;    /* the next table's PA, or the leaf's output address */
+	uint32_t attrs; /* leaves: SLAT_R/W/XK/XU, SLAT_MT_*, SLAT_SW, YOUNG */
+};
+
+/* One descriptor format, seen by the checker. */
+struct check_format {
+	const char *name;
+	enum slat_format_id id;
+	/* The geometry for @cfg from the architecture; 0 or SLAT_E_CONFIG. */
+	int (*geometry)(const struct slat_config *cfg, struct check_geo *g);
+	/* Decode and validate @pte at @level; CHECK_DESC_BAD sets @why. */
+	enum check_desc_kind (*decode)(const struct check_geo *g,
+				       const struct slat_config *cfg,
+				       uint64_t pte, int level,
+				       struct check_desc *d, char *why,
+				       size_t whylen);
+	/* Whether map accepts @attrs (else SLAT_E_ATTR). */
+	bool (*attrs_ok)(const struct slat_config *cfg, uint32_t attrs);
+	/* Whether installing a new leaf with @attrs cleans the D-cache. */
+	bool (*dcache_on_install)(const struct slat_config *cfg,
+				  uint32_t attrs);
+	/* Whether installing/relaxing to an executable leaf invalidates the
+	 * I-cache. */
+	bool (*icache_on_exec)(const struct slat_config *cfg);
+	/* The execute permissions this configuration can express
+	 * (SLAT_X alone, or SLAT_XK and SLAT_XU separately). */
+	bool (*separate_exec)(const struct slat_config *cfg);
+};
+
+extern const struct check_format check_arm_s2;
+const struct check_format *check_format_for(enum slat_format_id id);
+
+/* A leaf or a hole of the raw table. */
+struct check_leaf {
+	bool valid;
+	uint64_t base, size; /* the leaf's (or the invalid entry's) span,
+				clipped to the walked range for holes */
+	int level;
+	uint64_t pte;
+	uint64_t oa;         /* output address of base */
+	uint32_t attrs;
+	uint64_t *ptep;
+};
+
+struct checker {
+	struct slat_table *t;
+	struct slat_hosted *h;
+	const struct check_format *fmt;
+	struct check_geo geo;
+	uint32_t *seen;       /* per arena page: epoch of the last full walk */
+	uint32_t epoch;
+	uint64_t tables_seen; /* non-root tables reached by the last full walk */
+	uint64_t leaves_seen;
+	bool check_lookup;    /* cross-check slat_lookup for leaves/holes */
+	bool tolerant;        /* raw walk inside a hook: BAD reads as hole */
+	bool check_stats;     /* pages_alloc - pages_freed == tables reached */
+	char msg[1024];       /* the first problem found */
+};
+
+/* Returns 0, or -1 with c->msg when the geometry disagrees. */
+int checker_init(struct checker *c, struct slat_table *t,
+		 struct slat_hosted *h);
+void checker_fini(struct checker *c);
+
+/* Every invariant over the whole table, and the model if not NULL. */
+int checker_full(struct checker *c, const struct model *m);
+
+/* The translation of [s, e) against the model and slat_lookup. */
+int checker_range(struct checker *c, const struct model *m, uint64_t s,
+		  uint64_t e);
+
+/* Call @fn for each leaf and hole of [s, e) of the raw table in order. */
+typedef int (*check_leaf_fn)(void *arg, const struct check_leaf *l);
+int checker_walk(struct checker *c, uint64_t s, uint64_t e, check_leaf_fn fn,
+		 void *arg);
+
+/* The raw leaf translating @ipa: 1 (found), 0 (hole), -1 (bad table). */
+int checker_leaf_at(struct checker *c, uint64_t ipa, struct check_leaf *l);
+
+/* The host address of table memory at @pa, or NULL outside the arena. */
+void *checker_phys_to_virt(const struct checker *c, uint64_t pa);
+
+/* Decimal-free description of a status code, for messages. */
+const char *check_status_name(int status);
+
+#endif

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The flat reference model: for every page of IPA, what must be mapped.
+ *
+ * Format-neutral. The model is an interval map of non-overlapping runs
+ * [start, end) that translate linearly (pa + offset) with one set of
+ * attributes and one young state; holes are simply absent. The operations
+ * mirror the semantics in docs/design.md page by page; whole-leaf effects
+ * (young state) are applied by the caller, which knows the leaf extents.
+ */
+#ifndef SLAT_TEST_MODEL_H
+#define SLAT_TEST_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Young state of a page: exact, or unknown when the semantics allow both. */
+enum model_young {
+	MODEL_OLD = 0,
+	MODEL_YOUNG = 1,
+	MODEL_YOUNG_UNKNOWN = 2,
+};
+
+struct model_run {
+	uint64_t start, end; /* [start, end), granule-aligned */
+	uint64_t pa;         /* output address of start */
+	uint32_t attrs;      /* SLAT_R/W/XK/XU | SLAT_MT_* | SLAT_SW(n) */
+	uint8_t young;       /* enum model_young */
+};
+
+struct model;
+
+struct model *model_new(uint64_t granule);
+void model_free(struct model *m);
+struct model *model_clone(const struct model *m);
+
+/* Number of runs and mapped bytes (for statistics and sanity). */
+size_t model_nr_runs(const struct model *m);
+uint64_t model_mapped_bytes(const struct model *m);
+
+/* The run containing @ipa (clipped to nothing): true if mapped. */
+bool model_find(const struct model *m, uint64_t ipa, struct model_run *out);
+
+/*
+ * Call @fn for every run overlapping [s, e), in address order, clipped to
+ * [s, e) (pa adjusted). Stops at, and returns, the first non-zero value.
+ */
+typedef int (*model_iter_fn)(void *arg, const struct model_run *r);
+int model_for_each(const struct model *m, uint64_t s, uint64_t e,
+		   model_iter_fn fn, void *arg);
+
+/* Primitives. */
+void model_set(struct model *m, uint64_t s, uint64_t e, uint64_t pa,
+	       uint32_t attrs, uint8_t young);
+void model_remove(struct model *m, uint64_t s, uint64_t e);
+void model_set_young(struct model *m, uint64_t s, uint64_t e, uint8_t young);
+/* Old pages in [s, e) become unknown; young and unknown stay. */
+void model_old_to_unknown(struct model *m, uint64_t s, uint64_t e);
+
+/* Queries for predicting results. */
+/* True if every page of [s, e) is mapped. */
+bool model_fully_mapped(const struct model *m, uint64_t s, uint64_t e);
+/* True if any page of [s, e) is mapped. */
+bool model_any_mapped(const struct model *m, uint64_t s, uint64_t e);
+/*
+ * True if some page of [s, e) is mapped to something else than
+ * pa + offset with memory type MT(attrs): what SLAT_MAP_NO_REPLACE refuses.
+ */
+bool model_map_conflicts(const struct model *m, uint64_t s, uint64_t e,
+			 uint64_t pa, uint32_t attrs);
+/*
+ * True if some page of [s, e) is left alone by a map of [ipa..) -> pa..:
+ * mapped to the same pa + offset with the same memory type.
+ */
+bool model_map_any_kept(const struct model *m, uint64_t ipa, uint64_t s,
+			uint64_t e, uint64_t pa, uint32_t attrs);
+/* Young summary of [s, e): 1 some page young, 0 all old (or none mapped),
+ * -1 unknown (no page known young, some unknown). */
+int model_young_summary(const struct model *m, uint64_t s, uint64_t e);
+
+/*
+ * The operations, exactly as docs/design.md defines them per page.
+ * model_map returns the number of pages written (0 means
+ * SLAT_NOTHING_TO_DO): pages mapped to the same pa + offset with the same
+ * memory type keep everything (permissions, software bits, young state).
+ */
+uint64_t model_map(struct model *m, uint64_t ipa, uint64_t size, uint64_t pa,
+		   uint32_t attrs);
+void model_unmap(struct model *m, uint64_t ipa, uint64_t size);
+/* Clears SLAT_W; returns the bytes whose attributes changed. */
+uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size);
+/*
+ * Adds @perms and makes the pages young. Caller checks for holes first
+ * (SLAT_E_NOENT). Returns the bytes whose permissions changed; *old_young
+ * (may be NULL) gets the bytes that were not known young before.
+ */
+uint64_t model_relax(struct model *m, uint64_t ipa, uint64_t size,
+		     uint32_t perms, uint64_t *not_young);
+
+/* Debug: print the runs overlapping [s, e) to stderr. */
+void model_dump(const struct model *m, uint64_t s, uint64_t e);
+
+#endif

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Armv8-A stage-2 descriptors, worked out by hand from the Arm ARM
+ * (VMSAv8-64 stage 2 block and page descriptors, D8.3) and the encoding
+ * table of docs/design.md, compared with what libslat writes. Also the
+ * geometry of every configuration in docs/design.md, and the ones refused.
+ *
+ * Bits of a stage-2 leaf, for reading the constants below:
+ *   [1:0]   0b11 page (level 3), 0b01 block
+ *   [5:2]   MemAttr: 0xF Normal WB (FWB: 0x6), 0x5 Normal NC, 0x1 Device-nGnRE
+ *   [7:6]   S2AP: bit 6 read, bit 7 write
+ *   [9:8]   SH = 0b11
+ *   [10]    AF
+ *   [47:g]  output address; 64K + 52-bit PA: PA[51:48] in [15:12]
+ *   [54:53] XN: 00 executable, 10 not; FEAT_XNX: 01 EL0 only, 11 EL1 only
+ *   [58:55] software bits
+ * So a Normal-WB RW leaf without FWB has low bits
+ *   0x3 | 0xF << 2 | 0b11 << 6 | 0b11 << 8 | 1 << 10 = 0x7FF (page),
+ *   0x1 | ...                                          = 0x7FD (block),
+ * and XN = 0b10 (not executable) is bit 54: 0x0040000000000000.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+#define K4 4096u
+#define K16 16384u
+#define K64 65536u
+#define FWB SLAT_FEAT_FWB
+#define XNX SLAT_FEAT_XNX
+
+struct enc_case {
+	const char *what;
+	uint32_t granule;
+	uint8_t ia, pa;
+	uint32_t features;
+	uint64_t ipa, size, out;
+	uint32_t attrs;
+	int level;
+	uint64_t pte;
+};
+
+static const struct enc_case cases[] = {
+	/* 4K page, RW, Normal WB, no FWB: MemAttr 0xF, S2AP 11, SH 11, AF,
+	 * XN 10 (bit 54), OA 0x12345000 */
+	{ "4K page RW Normal", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW, 3, 0x00400000123457ffull },
+	/* the same with FWB: MemAttr 0x6 -> low bits 0x3|0x18|0xC0|0x300|0x400 */
+	{ "4K page RW Normal FWB", K4, 40, 48, FWB,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW, 3, 0x00400000123457dbull },
+	/* read-only: S2AP 01 (bit 7 clear): 0x7FF - 0x80 */
+	{ "4K page RO", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_R, 3, 0x004000001234577full },
+	/* write-only: S2AP 10 (bit 6 clear): 0x7FF - 0x40 */
+	{ "4K page WO", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_W, 3, 0x00400000123457bfull },
+	/* no access at all: S2AP 00, still valid with AF */
+	{ "4K page no access", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, 0, 3, 0x004000001234573full },
+	/* executable at EL1 and EL0: XN 00 */
+	{ "4K page RWX", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RWX, 3, 0x00000000123457ffull },
+	{ "4K page RX", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_R | SLAT_X, 3,
+	  0x000000001234577full },
+	/* FEAT_XNX, EL0 only (XU): XN 01 = bit 53 */
+	{ "4K page RW XU (XNX)", K4, 40, 48, XNX,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_XU, 3,
+	  0x00200000123457ffull },
+	/* FEAT_XNX, EL1 only (XK): XN 11 = bits 54:53 */
+	{ "4K page RW XK (XNX)", K4, 40, 48, XNX,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_XK, 3,
+	  0x00600000123457ffull },
+	/* FEAT_XNX, both: XN 00 */
+	{ "4K page RWX (XNX)", K4, 40, 48, XNX,
+	  0x1000, 0x1000, 0x12345000, SLAT_RWX, 3, 0x00000000123457ffull },
+	/* Device-nGnRE: MemAttr 0x1 -> 0x3|0x4|0xC0|0x300|0x400 = 0x7C7 */
+	{ "4K page RW Device", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_MT_DEVICE, 3,
+	  0x00400000123457c7ull },
+	{ "4K page RW Device FWB", K4, 40, 48, FWB,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_MT_DEVICE, 3,
+	  0x00400000123457c7ull },
+	/* Normal NC: MemAttr 0x5 -> 0x3|0x14|0xC0|0x300|0x400 = 0x7D7 */
+	{ "4K page RW NC", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_MT_NORMAL_NC, 3,
+	  0x00400000123457d7ull },
+	{ "4K page RW NC FWB", K4, 40, 48, FWB,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_MT_NORMAL_NC, 3,
+	  0x00400000123457d7ull },
+	/* software bits: SW(0xA) = bits 56 and 58; SW(0xF) = bits 58:55 */
+	{ "4K page SW(0xA)", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_SW(0xa), 3,
+	  0x05400000123457ffull },
+	{ "4K page SW(0xF)", K4, 40, 48, 0,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW | SLAT_SW(0xf), 3,
+	  0x07c00000123457ffull },
+	/* 2 MiB block at level 2: type 01 */
+	{ "4K 2M block", K4, 40, 48, 0,
+	  0x40200000, 0x200000, 0x80200000, SLAT_RW, 2,
+	  0x00400000802007fdull },
+	/* 1 GiB block at level 1 */
+	{ "4K 1G block", K4, 40, 48, 0,
+	  0x40000000, 0x40000000, 0xc0000000, SLAT_RW, 1,
+	  0x00400000c00007fdull },
+	/* 1 GiB block at the start level (ia 36 starts at level 1) */
+	{ "4K 1G block at the root", K4, 36, 40, 0,
+	  0x40000000, 0x40000000, 0xc0000000, SLAT_R, 1,
+	  0x00400000c000077dull },
+	/* the highest page of a 44-bit PA space */
+	{ "4K page at the top of pa_bits 44", K4, 40, 44, 0,
+	  0x1000, 0x1000, 0xffffffff000ull, SLAT_RW, 3,
+	  0x00400ffffffff7ffull },
+	/* 16K page: OA [47:14] */
+	{ "16K page", K16, 40, 48, 0,
+	  0x4000, 0x4000, 0x12344000, SLAT_RW, 3, 0x00400000123447ffull },
+	/* 16K 32 MiB block at level 2 */
+	{ "16K 32M block", K16, 40, 48, 0,
+	  0x2000000, 0x2000000, 0x82000000, SLAT_RW, 2,
+	  0x00400000820007fdull },
+	/* 64K page: OA [47:16] */
+	{ "64K page", K64, 40, 48, 0,
+	  0x10000, 0x10000, 0x12340000, SLAT_RW, 3, 0x00400000123407ffull },
+	/* 64K 512 MiB block at level 2 */
+	{ "64K 512M block", K64, 40, 48, 0,
+	  0x20000000, 0x20000000, 0xa0000000, SLAT_RW, 2,
+	  0x00400000a00007fdull },
+	/* 64K page above 2^48 with 52-bit PA: PA 0xA_BCDE_F123_0000,
+	 * PA[47:16] in place, PA[51:48] = 0xA in bits [15:12] */
+	{ "64K page PA[51:48]", K64, 48, 52, 0,
+	  0x10000, 0x10000, 0xabcdef1230000ull, SLAT_RW, 3,
+	  0x0040bcdef123a7ffull },
+	/* 64K 512M block at PA 0xF_0000_2000_0000: [47:29] = 0x2000_0000,
+	 * PA[51:48] = 0xF in [15:12] */
+	{ "64K 512M block PA[51:48]", K64, 48, 52, 0,
+	  0x20000000, 0x20000000, 0xf000020000000ull, SLAT_RW, 2,
+	  0x004000002000f7fdull },
+	/* 64K 4 TiB block at level 1 (52-bit PA only): PA 2^51, so only
+	 * PA[51] = bit 15 */
+	{ "64K 4T block", K64, 52, 52, 0,
+	  0x40000000000ull, 0x40000000000ull, 0x8000000000000ull, SLAT_RW, 1,
+	  0x00400000000087fdull },
+};
+
+static void descriptor_encodings_match_the_architecture(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct enc_case *c = &cases[i];
+		struct fx *f = malloc(sizeof(*f));
+		struct slat_leaf l;
+		print_message("  %s\n", c->what);
+		assert_int_equal(fx_init(f, c->granule, c->ia, c->pa,
+					 c->features),
+				 SLAT_OK);
+		assert_int_equal(fx_map(f, c->ipa, c->size, c->out, c->attrs,
+					0),
+				 SLAT_OK);
+		assert_int_equal(fx_lookup(f, c->ipa, &l), SLAT_OK);
+		assert_int_equal(l.level, c->level);
+		assert_int_equal(l.size, c->size);
+		assert_int_equal(slat_pa_v(l.pa), c->out);
+		assert_int_equal(l.attrs, c->attrs | SLAT_YOUNG);
+		if (l.pte != c->pte)
+			fail_msg("%s: pte %#018llx, expected %#018llx", c->what,
+				 (unsigned long long)l.pte,
+				 (unsigned long long)c->pte);
+
+		/* the checker's own decoder reads the hand value the same */
+		struct check_desc d;
+		char why[256];
+		assert_int_equal(check_arm_s2.decode(&f->ck.geo, &f->cfg,
+						     c->pte, c->level, &d, why,
+						     sizeof(why)),
+				 CHECK_DESC_LEAF);
+		assert_int_equal(d.oa, c->out);
+		assert_int_equal(d.attrs, c->attrs | SLAT_YOUNG);
+		if (checker_full(&f->ck, NULL))
+			fail_msg("%s: %s", c->what, f->ck.msg);
+		fx_fini(f);
+		free(f);
+	}
+}
+
+/* test_clear_young clears exactly AF (bit 10). */
+static void mkold_clears_only_the_access_flag(void **state)
+{
+	(void)state;
+	struct fx *f = malloc(sizeof(*f));
+	struct slat_leaf l;
+	assert_int_equal(fx_init(f, K4, 40, 48, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x12345000, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(0x1000), 0x1000,
+					       true, 0),
+			 1);
+	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
+	assert_int_equal(l.pte, 0x00400000123453ffull);
+	assert_int_equal(l.attrs, SLAT_RW);
+	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(0x1234), 0), SLAT_OK);
+	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
+	assert_int_equal(l.pte, 0x00400000123457ffull);
+	fx_fini(f);
+	free(f);
+}
+
+/*
+ * Table descriptors: 0b11 | next table's PA, nothing else. The page the
+ * core takes is the top of the cache (pages[nr - 1]), so its PA is known
+ * before the map. Example with the arena at 0x80000000: a table at PA
+ * 0x80003000 is linked as 0x0000000080003003.
+ */
+static uint64_t table_desc(struct fx *f, uint64_t pa)
+{
+	uint64_t d = (pa & 0x0000ffffffff0000ull) | 3;
+	if (f->t.geo.granule_shift == 16 && f->t.geo.pa_bits == 52)
+		d |= ((pa >> 48) & 0xf) << 12;
+	else
+		d |= pa & 0xf000;
+	return d;
+}
+
+static void table_descriptors_hold_only_the_next_table_address(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t granule;
+		uint8_t ia, pa;
+		uint64_t pa_base;
+		uint64_t ipa;
+	} tc[] = {
+		{ K4, 40, 48, 0x80000000ull, 0x1000 },
+		{ K4, 48, 48, 0x7f0000000000ull, 0x7fffffe000ull },
+		{ K16, 48, 48, 0x80000000ull, 0x4000 },
+		{ K64, 48, 48, 0x80000000ull, 0x10000 },
+		/* tables above 2^48: PA[51:48] in bits [15:12] */
+		{ K64, 52, 52, 0xa000000000000ull, 0x10000 },
+	};
+	for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
+		struct fx *f = malloc(sizeof(*f));
+		assert_int_equal(fx_init_pa(f, tc[i].granule, tc[i].ia,
+					    tc[i].pa, 0, tc[i].pa_base),
+				 SLAT_OK);
+		int levels = 3 - f->t.geo.start_level;
+		fx_topup(f, (uint32_t)levels);
+		assert_int_equal(f->cache.nr, (uint32_t)levels);
+		uint64_t pas[4];
+		for (int j = 0; j < levels; j++)
+			pas[j] = fx_pa_of(f, f->cache.pages[levels - 1 - j]);
+		assert_int_equal(slat_map(&f->t, slat_ipa(tc[i].ipa),
+					  tc[i].granule, slat_pa(0x40000000),
+					  SLAT_RW, 0, &f->cache, NULL),
+				 SLAT_OK);
+		/* walk down by hand: each level's entry links the next page */
+		uint64_t *table = f->t.root;
+		for (int j = 0, lvl = f->t.geo.start_level; j < levels;
+		     j++, lvl++) {
+			unsigned shift = check_level_shift(&f->ck.geo, lvl);
+			uint64_t idx = (tc[i].ipa >> shift) &
+				       (j == 0 ? f->t.geo.root_entries - 1
+					       : f->t.geo.entries - 1);
+			uint64_t want = table_desc(f, pas[j]);
+			if (table[idx] != want)
+				fail_msg("config %zu level %d: %#018llx, "
+					 "expected %#018llx",
+					 i, lvl, (unsigned long long)table[idx],
+					 (unsigned long long)want);
+			table = fx_table(f, pas[j]);
+			assert_non_null(table);
+		}
+		if (checker_full(&f->ck, NULL))
+			fail_msg("%s", f->ck.msg);
+		fx_fini(f);
+		free(f);
+	}
+}
+
+/* A hand-made example for the 52-bit case, to read without the helper. */
+static void table_descriptor_above_2_48_example(void **state)
+{
+	(void)state;
+	struct fx *f = malloc(sizeof(*f));
+	assert_int_equal(fx_init_pa(f, K64, 52, 52, 0, 0xa000000000000ull),
+			 SLAT_OK);
+	fx_topup(f, 2);
+	/* the next table is the top page of the cache */
+	uint64_t pa = fx_pa_of(f, f->cache.pages[1]);
+	assert_int_equal(pa >> 48, 0xa);
+	assert_int_equal(fx_map(f, 0x10000, 0x10000, 0x40000000, SLAT_RW, 0),
+			 SLAT_OK);
+	/* e.g. PA 0xA_0000_0001_0000 -> 0x000000000001A003 */
+	uint64_t want = (pa & 0xffffffff0000ull) | 0xa000 | 3;
+	assert_int_equal(((uint64_t *)f->t.root)[0], want);
+	fx_fini(f);
+	free(f);
+}
+
+/* ------------------------------------------------------------ geometry */
+
+struct geo_case {
+	uint32_t granule;
+	uint8_t ia, pa;
+	int start;
+	unsigned root_pages;
+	uint32_t root_entries;
+	uint8_t leaves; /* at levels >= start */
+};
+
+/* docs/design.md, "Levels and geometry" */
+static const struct geo_case geos[] = {
+	{ K4, 32, 48, 2, 4, 2048, 0xc },
+	{ K4, 36, 48, 1, 1, 64, 0xe },
+	{ K4, 40, 48, 1, 2, 1024, 0xe },
+	{ K4, 42, 48, 1, 8, 4096, 0xe },
+	{ K4, 44, 48, 0, 1, 32, 0xe },
+	{ K4, 48, 48, 0, 1, 512, 0xe },
+	{ K16, 36, 48, 2, 1, 2048, 0xc },
+	{ K16, 40, 48, 2, 16, 32768, 0xc },
+	{ K16, 42, 48, 1, 1, 64, 0xc },
+	{ K16, 48, 48, 1, 2, 4096, 0xc },
+	{ K64, 40, 48, 2, 1, 2048, 0xc },
+	{ K64, 44, 48, 2, 4, 32768, 0xc },
+	{ K64, 48, 48, 1, 1, 64, 0xc },
+	{ K64, 48, 52, 1, 1, 64, 0xe },
+	{ K64, 52, 52, 1, 1, 1024, 0xe },
+};
+
+static void geometry_matches_the_design_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(geos) / sizeof(geos[0]); i++) {
+		const struct geo_case *c = &geos[i];
+		struct slat_config cfg = {
+			.format = SLAT_FMT_ARM_S2, .granule = c->granule,
+			.ia_bits = c->ia, .pa_bits = c->pa,
+		};
+		struct slat_geometry g;
+		print_message("  %uK ia %u pa %u\n", c->granule / 1024, c->ia,
+			      c->pa);
+		assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_OK);
+		unsigned gs = c->granule == K4 ? 12 : c->granule == K16 ? 14 : 16;
+		assert_int_equal(g.granule_shift, gs);
+		assert_int_equal(g.bits_per_level, gs - 3);
+		assert_int_equal(g.start_level, c->start);
+		assert_int_equal(g.root_pages, c->root_pages);
+		assert_int_equal(g.root_entries, c->root_entries);
+		assert_int_equal(g.entries, c->granule / 8);
+		assert_int_equal(g.ia_bits, c->ia);
+		assert_int_equal(g.pa_bits, c->pa);
+		/* a leaf level above the start level cannot be used; only
+		 * the levels the walk has are compared */
+		assert_int_equal(g.leaf_levels & ~((1u << c->start) - 1),
+				 c->leaves);
+
+		/* and the checker derives the same from the architecture */
+		struct check_geo e;
+		assert_int_equal(check_arm_s2.geometry(&cfg, &e), 0);
+		assert_int_equal(e.start_level, c->start);
+		assert_int_equal(e.root_pages, c->root_pages);
+		assert_int_equal(e.root_entries, c->root_entries);
+		assert_int_equal(e.leaf_levels, c->leaves);
+
+		/* a table of that configuration: a zeroed, aligned root */
+		struct fx *f = malloc(sizeof(*f));
+		assert_int_equal(fx_init(f, c->granule, c->ia, c->pa, 0),
+				 SLAT_OK);
+		assert_int_equal(slat_hosted_table_pages(&f->h), c->root_pages);
+		assert_int_equal(slat_pa_v(f->t.root_pa) %
+					 ((uint64_t)c->root_pages * c->granule),
+				 0);
+		for (int l = c->start; l <= 3; l++)
+			assert_int_equal(slat_level_size(&f->t, l),
+					 1ull << check_level_shift(&e, l));
+		assert_non_null(strstr(slat_table_name(&f->t), "arm-s2"));
+		if (checker_full(&f->ck, NULL))
+			fail_msg("%s", f->ck.msg);
+		fx_fini(f);
+		free(f);
+	}
+}
+
+/* pa_bits 0 means 48. */
+static void pa_bits_zero_means_48(void **state)
+{
+	(void)state;
+	struct slat_config cfg = { .format = SLAT_FMT_ARM_S2, .granule = K4,
+				   .ia_bits = 40, .pa_bits = 0 };
+	struct slat_geometry g;
+	assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_OK);
+	assert_int_equal(g.pa_bits, 48);
+}
+
+static void unsupported_configurations_are_refused(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *what;
+		uint32_t granule;
+		uint8_t ia, pa;
+	} bad[] = {
+		{ "4K with 52-bit IPA (needs LPA2)", K4, 52, 48 },
+		{ "4K with 52-bit PA", K4, 48, 52 },
+		{ "16K with 52-bit IPA", K16, 52, 48 },
+		{ "16K with 52-bit PA", K16, 48, 52 },
+		{ "IPA of 31 bits", K4, 31, 48 },
+		{ "IPA of 0 bits", K4, 0, 48 },
+		{ "IPA of 49 bits", K4, 49, 48 },
+		{ "64K with 53-bit IPA", K64, 53, 52 },
+		{ "PA of 31 bits", K4, 40, 31 },
+		{ "PA of 53 bits", K64, 48, 53 },
+		{ "granule 8192", 8192, 40, 48 },
+		{ "granule 0", 0, 40, 48 },
+		{ "granule 32768", 32768, 40, 48 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct slat_config cfg = {
+			.format = SLAT_FMT_ARM_S2, .granule = bad[i].granule,
+			.ia_bits = bad[i].ia, .pa_bits = bad[i].pa,
+		};
+		struct slat_geometry g;
+		print_message("  %s\n", bad[i].what);
+		assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_E_CONFIG);
+
+		/* slat_table_init refuses it without allocating anything */
+		struct slat_hosted h;
+		struct slat_table t;
+		assert_int_equal(slat_hosted_init(&h, 64 * 65536, K4, 0x80000000),
+				 SLAT_OK);
+		assert_int_equal(slat_table_init(&t, &cfg, slat_hosted_ops(), &h),
+				 SLAT_E_CONFIG);
+		assert_int_equal(h.pages_in_use, 0);
+		slat_hosted_fini(&h);
+	}
+	/* an unknown format is not a supported configuration either */
+	struct slat_config cfg = { .format = (enum slat_format_id)77,
+				   .granule = K4, .ia_bits = 40 };
+	struct slat_geometry g;
+	assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_E_CONFIG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(descriptor_encodings_match_the_architecture),
+		cmocka_unit_test(mkold_clears_only_the_access_flag),
+		cmocka_unit_test(table_descriptors_hold_only_the_next_table_address),
+		cmocka_unit_test(table_descriptor_above_2_48_example),
+		cmocka_unit_test(geometry_matches_the_design_table),
+		cmocka_unit_test(pa_bits_zero_means_48),
+		cmocka_unit_test(unsupported_configurations_are_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

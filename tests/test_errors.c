@@ -1,0 +1,955 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Bad input gets a clear error code and leaves the table unchanged (every
+ * byte of every table page, every refcount, the arena, the counters and the
+ * cache), and the semantics of docs/design.md, one property per test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+
+#define K4 4096u
+#define M2 0x200000ull
+#define G1 0x40000000ull
+#define IA40 (1ull << 40)
+#define PA48 (1ull << 48)
+
+/* ------------------------------------------------------------ snapshot */
+
+struct snapshot {
+	uint8_t *mem;      /* every arena page not free and not in our cache */
+	uint32_t *refc;
+	uint8_t *used;
+	uint64_t pages_in_use, nr_free, double_frees, table_pages;
+	struct slat_stats stats;
+	uint32_t cache_nr;
+	size_t nev;
+};
+
+static void in_cache_map(struct fx *f, uint8_t *in)
+{
+	for (uint32_t i = 0; i < f->cache.nr; i++)
+		in[((uint8_t *)f->cache.pages[i] - f->h.arena) / f->h.granule] = 1;
+}
+
+static void snap(struct fx *f, struct snapshot *s)
+{
+	uint64_t n = f->h.nr_pages, g = f->h.granule;
+	s->mem = calloc(n, g);
+	s->refc = calloc(n, sizeof(*s->refc));
+	s->used = calloc(n, 1);
+	uint8_t *in = calloc(n, 1);
+	assert_non_null(s->mem);
+	in_cache_map(f, in);
+	for (uint64_t i = 0; i < n; i++) {
+		if (f->h.state[i] == SLAT_HOSTED_PAGE_FREE || in[i])
+			continue;
+		s->used[i] = 1;
+		memcpy(s->mem + i * g, f->h.arena + i * g, g);
+		s->refc[i] = f->h.refcounts[i];
+	}
+	free(in);
+	s->pages_in_use = f->h.pages_in_use;
+	s->nr_free = f->h.nr_free;
+	s->double_frees = f->h.double_frees;
+	s->table_pages = slat_hosted_table_pages(&f->h);
+	s->stats = f->t.stats;
+	s->cache_nr = f->cache.nr;
+	s->nev = f->nev;
+}
+
+/* Everything as it was. */
+static void assert_unchanged(struct fx *f, const struct snapshot *s,
+			     const char *what)
+{
+	uint64_t n = f->h.nr_pages, g = f->h.granule;
+	uint8_t *in = calloc(n, 1);
+	in_cache_map(f, in);
+	for (uint64_t i = 0; i < n; i++) {
+		bool used = f->h.state[i] != SLAT_HOSTED_PAGE_FREE && !in[i];
+		if (used != !!s->used[i])
+			fail_msg("%s: arena page %llu changed use", what,
+				 (unsigned long long)i);
+		if (!used)
+			continue;
+		if (memcmp(s->mem + i * g, f->h.arena + i * g, g))
+			fail_msg("%s: table page %llu changed", what,
+				 (unsigned long long)i);
+		if (s->refc[i] != f->h.refcounts[i])
+			fail_msg("%s: refcount of page %llu changed", what,
+				 (unsigned long long)i);
+	}
+	free(in);
+	if (f->h.pages_in_use != s->pages_in_use ||
+	    f->h.nr_free != s->nr_free ||
+	    f->h.double_frees != s->double_frees ||
+	    slat_hosted_table_pages(&f->h) != s->table_pages)
+		fail_msg("%s: the arena changed", what);
+	if (f->cache.nr != s->cache_nr)
+		fail_msg("%s: took pages from the cache", what);
+	if (f->nev != s->nev)
+		fail_msg("%s: %zu maintenance events", what, f->nev - s->nev);
+	const struct slat_stats *a = &f->t.stats, *b = &s->stats;
+	if (memcmp(a->written, b->written, sizeof(a->written)) ||
+	    memcmp(a->tlbi, b->tlbi, sizeof(a->tlbi)) ||
+	    a->dcache_calls != b->dcache_calls ||
+	    a->icache_calls != b->icache_calls ||
+	    a->pages_alloc != b->pages_alloc ||
+	    a->pages_freed != b->pages_freed)
+		fail_msg("%s: the counters say something was done", what);
+}
+
+static void snap_free(struct snapshot *s)
+{
+	free(s->mem);
+	free(s->refc);
+	free(s->used);
+}
+
+/* ------------------------------------------------------------ fixture */
+
+/*
+ * A 4K, 40-bit table with a bit of everything: a 1G block, 2M blocks,
+ * pages (device, NC, read-only, executable), and a hole between them.
+ *   [0x40000000, +1G)        1G block -> 0x1_0000_0000, RW
+ *   [0x80000000, +4M)        two 2M blocks -> 0x2_0000_0000, RW
+ *   [0x80400000, +16K)       pages -> 0x3_0000_0000, R X
+ *   [0x80404000, +4K)        device page -> 0x9000_0000, RW
+ *   [0x80405000, +4K)        NC page -> 0x9000_1000, RW
+ *   [0x80406000, +0x1fa000)  hole
+ */
+static int setup_populated(void **state)
+{
+	struct fx *f = malloc(sizeof(*f));
+	assert_int_equal(fx_init(f, K4, 40, 48, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, G1, G1, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1, 2 * M2, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1 + 2 * M2, 0x4000, 0x300000000ull,
+				SLAT_R | SLAT_X, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1 + 2 * M2 + 0x4000, 0x1000, 0x90000000,
+				SLAT_RW | SLAT_MT_DEVICE, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1 + 2 * M2 + 0x5000, 0x1000, 0x90001000,
+				SLAT_RW | SLAT_MT_NORMAL_NC, 0),
+			 SLAT_OK);
+	fx_topup(f, 16);
+	fx_clear_events(f);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	if (checker_full(&f->ck, NULL))
+		fail_msg("checker: %s", f->ck.msg);
+	fx_fini(f);
+	free(f);
+	return 0;
+}
+
+/* ------------------------------------------------------------ errors */
+
+enum eop { E_MAP, E_UNMAP, E_WRPROTECT, E_RELAX, E_TCY, E_MKYOUNG, E_LOOKUP };
+
+struct err_case {
+	const char *what;
+	enum eop op;
+	uint64_t ipa, size, pa;
+	uint32_t attrs;  /* map: attributes; relax: permissions */
+	uint32_t flags;  /* flags, or the policy for unmap/wrprotect */
+	int want;
+};
+
+#define DEV (2 * G1 + 2 * M2 + 0x4000) /* the device page */
+#define HOLE (2 * G1 + 2 * M2 + 0x6000)
+
+static const struct err_case errs[] = {
+	{ "map: IPA not page aligned", E_MAP, 0x1800, 0x1000, 0x1000, SLAT_RW, 0, SLAT_E_ALIGN },
+	{ "map: size not page aligned", E_MAP, 0x1000, 0x1800, 0x1000, SLAT_RW, 0, SLAT_E_ALIGN },
+	{ "map: PA not page aligned", E_MAP, 0x1000, 0x1000, 0x1010, SLAT_RW, 0, SLAT_E_ALIGN },
+	{ "map: size 0", E_MAP, 0x1000, 0, 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: IPA range wraps", E_MAP, 0xfffffffffffff000ull, 0x2000, 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: IPA range wraps to 0", E_MAP, 0x1000, 0ull - 0x1000, 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: IPA range beyond ia_bits", E_MAP, IA40 - 0x1000, 0x2000, 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: IPA at ia_bits", E_MAP, IA40, 0x1000, 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: PA range beyond pa_bits", E_MAP, 0x1000, 0x2000, PA48 - 0x1000, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: PA range wraps", E_MAP, 0x1000, 0x2000, 0xfffffffffffff000ull, SLAT_RW, 0, SLAT_E_RANGE },
+	{ "map: execute on device", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_X | SLAT_MT_DEVICE, 0, SLAT_E_ATTR },
+	{ "map: EL1 execute on device", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XK | SLAT_MT_DEVICE, 0, SLAT_E_ATTR },
+	{ "map: memory type 3", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_MT_MASK, 0, SLAT_E_ATTR },
+	{ "map: XU only without FEAT_XNX", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR },
+	{ "map: XK only without FEAT_XNX", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XK, 0, SLAT_E_ATTR },
+	{ "map: SLAT_YOUNG is not an input", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_YOUNG, 0, SLAT_E_ATTR },
+	{ "map: unknown attribute bit 13", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | (1u << 13), 0, SLAT_E_ATTR },
+	{ "map: unknown attribute bit 31", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | (1u << 31), 0, SLAT_E_ATTR },
+	{ "map: unknown flag bit 2", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW, 1u << 2, SLAT_E_INVAL },
+	{ "map: unknown flag bit 31", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW, 1u << 31, SLAT_E_INVAL },
+	{ "map: NO_REPLACE over another PA", E_MAP, 2 * G1 - 0x1000, 0x2000, 0x5000000, SLAT_RW, SLAT_MAP_NO_REPLACE, SLAT_E_EXISTS },
+	{ "map: NO_REPLACE over another memory type", E_MAP, DEV, 0x1000, 0x90000000, SLAT_RW, SLAT_MAP_NO_REPLACE, SLAT_E_EXISTS },
+	{ "map: NO_REPLACE, a hole then another PA", E_MAP, G1 - 0x1000, 0x2000, 0x5000000, SLAT_RW, SLAT_MAP_NO_REPLACE, SLAT_E_EXISTS },
+
+	{ "unmap: IPA not aligned", E_UNMAP, G1 + 0x10, 0x1000, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_ALIGN },
+	{ "unmap: size not aligned", E_UNMAP, G1, 0x10, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_ALIGN },
+	{ "unmap: size 0", E_UNMAP, G1, 0, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_RANGE },
+	{ "unmap: wraps", E_UNMAP, G1, 0ull - G1, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_RANGE },
+	{ "unmap: beyond ia_bits", E_UNMAP, G1, IA40, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_RANGE },
+	{ "unmap: policy 4", E_UNMAP, G1, 0x1000, 0, 0, 4, SLAT_E_INVAL },
+	{ "unmap: policy -1", E_UNMAP, G1, 0x1000, 0, 0, 0xffffffffu, SLAT_E_INVAL },
+
+	{ "wrprotect: IPA not aligned", E_WRPROTECT, G1 + 0x800, 0x1000, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_ALIGN },
+	{ "wrprotect: size 0", E_WRPROTECT, G1, 0, 0, 0, SLAT_FLUSH_ENTRY, SLAT_E_RANGE },
+	{ "wrprotect: beyond ia_bits", E_WRPROTECT, IA40 - 0x1000, 0x2000, 0, 0, SLAT_FLUSH_RANGE, SLAT_E_RANGE },
+	{ "wrprotect: policy 7", E_WRPROTECT, G1, 0x1000, 0, 0, 7, SLAT_E_INVAL },
+
+	{ "relax: IPA not aligned", E_RELAX, G1 + 4, 0x1000, 0, SLAT_X, 0, SLAT_E_ALIGN },
+	{ "relax: size not aligned", E_RELAX, G1, 0x1004, 0, SLAT_X, 0, SLAT_E_ALIGN },
+	{ "relax: size 0", E_RELAX, G1, 0, 0, SLAT_X, 0, SLAT_E_RANGE },
+	{ "relax: beyond ia_bits", E_RELAX, IA40 - 0x1000, 0x2000, 0, SLAT_X, 0, SLAT_E_RANGE },
+	{ "relax: a memory type is not a permission", E_RELAX, G1, 0x1000, 0, SLAT_R | SLAT_MT_DEVICE, 0, SLAT_E_ATTR },
+	{ "relax: software bits are not permissions", E_RELAX, G1, 0x1000, 0, SLAT_SW(1), 0, SLAT_E_ATTR },
+	{ "relax: XU only without FEAT_XNX", E_RELAX, G1, 0x1000, 0, SLAT_XU, 0, SLAT_E_ATTR },
+	{ "relax: unknown flag", E_RELAX, G1, 0x1000, 0, SLAT_X, 1u << 5, SLAT_E_INVAL },
+	{ "relax: execute on device", E_RELAX, DEV - 0x1000, 0x2000, 0, SLAT_X, 0, SLAT_E_ATTR },
+	{ "relax: over a hole", E_RELAX, HOLE - 0x2000, 0x3000, 0, SLAT_W, 0, SLAT_E_NOENT },
+	{ "relax: over nothing at all", E_RELAX, 0x1000, 0x1000, 0, SLAT_W, 0, SLAT_E_NOENT },
+
+	{ "test_clear_young: IPA not aligned", E_TCY, G1 + 8, 0x1000, 0, 0, 0, SLAT_E_ALIGN },
+	{ "test_clear_young: size 0", E_TCY, G1, 0, 0, 0, 0, SLAT_E_RANGE },
+	{ "test_clear_young: beyond ia_bits", E_TCY, IA40 - 0x1000, 0x2000, 0, 0, 0, SLAT_E_RANGE },
+	{ "test_clear_young: unknown flag", E_TCY, G1, 0x1000, 0, 0, 1u << 3, SLAT_E_INVAL },
+
+	{ "mkyoung: unknown flag", E_MKYOUNG, G1, 0, 0, 0, 1u << 1, SLAT_E_INVAL },
+	{ "mkyoung: beyond ia_bits", E_MKYOUNG, IA40, 0, 0, 0, 0, SLAT_E_RANGE },
+	{ "mkyoung: a hole", E_MKYOUNG, HOLE, 0, 0, 0, 0, SLAT_E_NOENT },
+
+	{ "lookup: beyond ia_bits", E_LOOKUP, IA40, 0, 0, 0, 0, SLAT_E_RANGE },
+	{ "lookup: far beyond", E_LOOKUP, 0xfffffffffffff000ull, 0, 0, 0, 0, SLAT_E_RANGE },
+	{ "lookup: a hole", E_LOOKUP, HOLE, 0, 0, 0, 0, SLAT_E_NOENT },
+};
+
+static void every_error_leaves_the_table_unchanged(void **state)
+{
+	struct fx *f = *state;
+	/* old leaves too: test_clear_young must not touch them */
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), G1, true, 0),
+			 1);
+	fx_clear_events(f);
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		const struct err_case *c = &errs[i];
+		struct snapshot s;
+		struct slat_leaf l;
+		uint64_t done = 0x5a5a;
+		int ret;
+		print_message("  %s\n", c->what);
+		snap(f, &s);
+		switch (c->op) {
+		case E_MAP:
+			ret = slat_map(&f->t, slat_ipa(c->ipa), c->size,
+				       slat_pa(c->pa), c->attrs, c->flags,
+				       &f->cache, &done);
+			break;
+		case E_UNMAP:
+			ret = slat_unmap(&f->t, slat_ipa(c->ipa), c->size,
+					 (enum slat_tlbi_policy)c->flags,
+					 &f->cache, &done);
+			break;
+		case E_WRPROTECT:
+			ret = slat_wrprotect(&f->t, slat_ipa(c->ipa), c->size,
+					     (enum slat_tlbi_policy)c->flags,
+					     &f->cache, &done);
+			break;
+		case E_RELAX:
+			ret = slat_relax(&f->t, slat_ipa(c->ipa), c->size,
+					 c->attrs, c->flags, &f->cache, &done);
+			break;
+		case E_TCY:
+			ret = slat_test_clear_young(&f->t, slat_ipa(c->ipa),
+						    c->size, true, c->flags);
+			done = 0;
+			break;
+		case E_MKYOUNG:
+			ret = slat_mkyoung(&f->t, slat_ipa(c->ipa), c->flags);
+			done = 0;
+			break;
+		default:
+			ret = slat_lookup(&f->t, slat_ipa(c->ipa), &l);
+			done = 0;
+			break;
+		}
+		if (ret != c->want)
+			fail_msg("%s: returned %s, expected %s", c->what,
+				 check_status_name(ret),
+				 check_status_name(c->want));
+		if (done != 0)
+			fail_msg("%s: *done = %#llx after an error", c->what,
+				 (unsigned long long)done);
+		assert_unchanged(f, &s, c->what);
+		snap_free(&s);
+	}
+}
+
+/* Unknown flags and policies are refused even with nothing else to do. */
+static void errors_need_no_table_access(void **state)
+{
+	struct fx *f = *state;
+	struct snapshot s;
+	snap(f, &s);
+	/* no cache at all: input checks come first */
+	assert_int_equal(slat_map(&f->t, slat_ipa(0x1800), 0x1000,
+				  slat_pa(0x1000), SLAT_RW, 0, NULL, NULL),
+			 SLAT_E_ALIGN);
+	assert_int_equal(slat_unmap(&f->t, slat_ipa(G1), 0x1000,
+				    (enum slat_tlbi_policy)9, NULL, NULL),
+			 SLAT_E_INVAL);
+	assert_unchanged(f, &s, "errors without a cache");
+	snap_free(&s);
+}
+
+/* ------------------------------------------------------------ semantics */
+
+static struct fx *new_fx(uint32_t features)
+{
+	struct fx *f = malloc(sizeof(*f));
+	assert_int_equal(fx_init(f, K4, 40, 48, features), SLAT_OK);
+	return f;
+}
+
+static void done_fx(struct fx *f)
+{
+	if (checker_full(&f->ck, NULL))
+		fail_msg("checker: %s", f->ck.msg);
+	fx_fini(f);
+	free(f);
+}
+
+static void assert_leaf(struct fx *f, uint64_t ipa, int level, uint64_t pa,
+			uint32_t attrs)
+{
+	struct slat_leaf l;
+	int ret = fx_lookup(f, ipa, &l);
+	if (ret != SLAT_OK)
+		fail_msg("lookup %#llx: %s", (unsigned long long)ipa,
+			 check_status_name(ret));
+	if (l.level != level || slat_pa_v(l.pa) != pa ||
+	    (l.attrs & ~SLAT_YOUNG) != attrs)
+		fail_msg("lookup %#llx: level %d pa %#llx attrs %#x; expected "
+			 "level %d pa %#llx attrs %#x",
+			 (unsigned long long)ipa, l.level,
+			 (unsigned long long)slat_pa_v(l.pa), l.attrs, level,
+			 (unsigned long long)pa, attrs);
+}
+
+static void map_uses_largest_block_allowed(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	/* 2M-aligned start, then a 1G-aligned part, then one page:
+	 * [1G-2M, 1G) one 2M block, [1G, 2G) one 1G block, [2G, 2G+4K) a page */
+	uint64_t ipa = G1 - M2, pa = 0x500000000ull - M2;
+	assert_int_equal(fx_map(f, ipa, M2 + G1 + 0x1000, pa, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, ipa, 2, pa, SLAT_RW);
+	assert_leaf(f, G1, 1, pa + M2, SLAT_RW);
+	assert_leaf(f, 2 * G1, 3, pa + M2 + G1, SLAT_RW);
+	assert_int_equal(f->t.stats.written[SLAT_WRITE_LEAF], 3);
+	/* PA congruent with the IPA only modulo 2M: no 1G block */
+	assert_int_equal(fx_map(f, 4 * G1, G1, 0x600000000ull + M2, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, 4 * G1, 2, 0x600000000ull + M2, SLAT_RW);
+	assert_leaf(f, 5 * G1 - M2, 2, 0x600000000ull + G1 - M2 + M2, SLAT_RW);
+	/* PA congruent modulo 4K only: pages */
+	assert_int_equal(fx_map(f, 6 * G1, 4 * 0x1000, 0x700001000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, 6 * G1, 3, 0x700001000ull, SLAT_RW);
+	done_fx(f);
+}
+
+static void map_respects_cap(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	/* at most 2M: a 1G-aligned gigabyte becomes 512 2M blocks */
+	assert_int_equal(fx_map(f, G1, G1, 0x100000000ull, SLAT_RW,
+				SLAT_MAP_CAP(21)),
+			 SLAT_OK);
+	assert_leaf(f, G1, 2, 0x100000000ull, SLAT_RW);
+	assert_leaf(f, 2 * G1 - M2, 2, 0x100000000ull + G1 - M2, SLAT_RW);
+	/* a cap between two levels: the next smaller level */
+	assert_int_equal(fx_map(f, 4 * G1, G1, 0x200000000ull, SLAT_RW,
+				SLAT_MAP_CAP(29)),
+			 SLAT_OK);
+	assert_leaf(f, 4 * G1, 2, 0x200000000ull, SLAT_RW);
+	/* SLAT_MAP_PAGES: pages only */
+	assert_int_equal(fx_map(f, 8 * G1, 2 * M2, 0x300000000ull, SLAT_RW,
+				SLAT_MAP_PAGES),
+			 SLAT_OK);
+	assert_leaf(f, 8 * G1, 3, 0x300000000ull, SLAT_RW);
+	assert_leaf(f, 8 * G1 + 2 * M2 - 0x1000, 3,
+		    0x300000000ull + 2 * M2 - 0x1000, SLAT_RW);
+	done_fx(f);
+}
+
+static void map_same_pa_different_perms_is_nothing_to_do(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW | SLAT_SW(5),
+				0),
+			 SLAT_OK);
+	fx_clear_events(f);
+	/* the same PA and memory type: only permissions and sw bits differ */
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R | SLAT_X, 0),
+			 SLAT_NOTHING_TO_DO);
+	assert_leaf(f, G1, 2, 0x100000000ull, SLAT_RW | SLAT_SW(5));
+	assert_int_equal(f->nev, 0);
+	for (int k = 0; k < SLAT_WRITE_KINDS; k++)
+		assert_int_equal(f->t.stats.written[k], 0);
+	/* with NO_REPLACE as well: nothing is "different" */
+	assert_int_equal(fx_map(f, G1 + 0x1000, 0x1000, 0x100001000ull, SLAT_R,
+				SLAT_MAP_NO_REPLACE),
+			 SLAT_NOTHING_TO_DO);
+	/* a partly covered block with the same translation is not split */
+	assert_leaf(f, G1, 2, 0x100000000ull, SLAT_RW | SLAT_SW(5));
+	done_fx(f);
+}
+
+static void map_replacing_block_breaks_before_make(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, G1, M2, 0x200000000ull, SLAT_RW, 0), SLAT_OK);
+	assert_leaf(f, G1, 2, 0x200000000ull, SLAT_RW);
+	/* one invalidation by IPA for the old block, at level 2, while the
+	 * entry was invalid (the new one not yet written) */
+	assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), 1);
+	bool seen = false;
+	for (size_t i = 0; i < f->nev; i++) {
+		const struct fx_event *e = &f->ev[i];
+		if (e->ev.kind != SLAT_EV_TLBI_IPA)
+			continue;
+		assert_true(e->ev.addr >= G1 && e->ev.addr < G1 + M2);
+		assert_true(e->ev.level == 2 || e->ev.level == SLAT_LEVEL_ANY);
+		assert_int_equal(e->ev.scope, SLAT_TLBI_INNER_SHAREABLE);
+		assert_false(e->mapped);
+		seen = true;
+	}
+	assert_true(seen);
+	assert_int_equal(f->t.stats.written[SLAT_WRITE_BREAK], 1);
+	/* the D-cache clean of the new memory comes with it */
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 1);
+	done_fx(f);
+}
+
+static void map_partial_block_keeps_rest(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, G1, 0x100000000ull,
+				SLAT_RW | SLAT_SW(3), 0),
+			 SLAT_OK);
+	fx_clear_events(f);
+	/* one page in the middle of the 1G block gets another PA */
+	uint64_t mid = G1 + 0x12345000;
+	assert_int_equal(fx_map(f, mid, 0x1000, 0x900000000ull, SLAT_R, 0),
+			 SLAT_OK);
+	assert_leaf(f, mid, 3, 0x900000000ull, SLAT_R);
+	/* split one level at a time: 2M blocks around, pages next to it */
+	assert_leaf(f, G1, 2, 0x100000000ull, SLAT_RW | SLAT_SW(3));
+	assert_leaf(f, 2 * G1 - M2, 2, 0x100000000ull + G1 - M2,
+		    SLAT_RW | SLAT_SW(3));
+	assert_leaf(f, mid - 0x1000, 3, 0x100000000ull + 0x12344000,
+		    SLAT_RW | SLAT_SW(3));
+	assert_leaf(f, mid + 0x1000, 3, 0x100000000ull + 0x12346000,
+		    SLAT_RW | SLAT_SW(3));
+	/* only the new page's memory is cleaned: the rest was mapped */
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 1);
+	assert_int_equal(f->t.stats.dcache_bytes, 0x1000);
+	for (size_t i = 0; i < f->nev; i++)
+		if (f->ev[i].ev.kind == SLAT_EV_DCACHE_CLEAN)
+			assert_int_equal(f->ev[i].ev.addr, 0x900000000ull);
+	done_fx(f);
+}
+
+/* Normal WB leaves are cleaned also when read-only. */
+static void cache_clean_only_for_new_normal_leaf(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0), SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 1);
+	assert_int_equal(f->ev[0].ev.addr, 0x100000000ull);
+	assert_int_equal(f->ev[0].ev.size, M2);
+	assert_int_equal(f->t.stats.dcache_bytes, M2);
+	/* device and NC: never */
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, 2 * G1, 0x1000, 0x90000000,
+				SLAT_RW | SLAT_MT_DEVICE, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1 + 0x1000, 0x1000, 0x90001000,
+				SLAT_RW | SLAT_MT_NORMAL_NC, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	/* the same mapping again: nothing changed, nothing cleaned */
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	/* a split for a partial unmap: the memory was already mapped */
+	assert_int_equal(fx_unmap(f, G1 + 0x1000, 0x1000, SLAT_FLUSH_ENTRY),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	/* NC -> WB at the same PA is a new Normal leaf: cleaned */
+	assert_int_equal(fx_map(f, 2 * G1 + 0x1000, 0x1000, 0x90001000,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 1);
+	done_fx(f);
+}
+
+static void icache_only_for_exec(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, G1, 0x2000, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 0);
+	assert_int_equal(fx_map(f, 2 * G1, 0x2000, 0x200000000ull,
+				SLAT_R | SLAT_X, 0),
+			 SLAT_OK);
+	assert_true(fx_count(f, SLAT_EV_ICACHE_INVAL) >= 1);
+	assert_int_equal(f->t.stats.icache_bytes, 0x2000);
+	/* relax adding execute invalidates for those pages only */
+	fx_clear_events(f);
+	fx_topup(f, 4);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), 0x1000, SLAT_X, 0,
+				    &f->cache, NULL),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 1);
+	assert_int_equal(f->t.stats.icache_bytes, 0x1000);
+	/* relax adding write only: none */
+	fx_clear_events(f);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(2 * G1), 0x2000, SLAT_W, 0,
+				    &f->cache, NULL),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 0);
+	done_fx(f);
+
+	/* with DIC: never */
+	f = new_fx(SLAT_FEAT_DIC);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, 2 * G1, 0x2000, 0x200000000ull, SLAT_RWX, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 0);
+	done_fx(f);
+}
+
+static void fwb_skips_dcache_clean(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(SLAT_FEAT_FWB);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, G1, G1, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, 2 * G1, 0x3000, 0x200000000ull, SLAT_RWX, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	assert_int_equal(f->t.stats.dcache_calls, 0);
+	/* the I-cache still needs invalidating */
+	assert_true(fx_count(f, SLAT_EV_ICACHE_INVAL) >= 1);
+	assert_int_equal(f->t.stats.icache_bytes, 0x3000);
+	done_fx(f);
+}
+
+/* Three pages and a 2M block, then unmap/wrprotect under each policy. */
+static void populate_flush(struct fx *f)
+{
+	assert_int_equal(fx_map(f, G1, 0x1000, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 0x2000, 0x2000, 0x100002000ull,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + M2, M2, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	fx_topup(f, 8);
+	fx_clear_events(f);
+}
+
+static void flush_policy_counts(void **state)
+{
+	(void)state;
+	static const struct {
+		enum slat_tlbi_policy p;
+		size_t ipa, range, vmid;
+	} pol[] = {
+		{ SLAT_FLUSH_ENTRY, 4, 0, 0 },
+		{ SLAT_FLUSH_RANGE, 0, 1, 0 },
+		{ SLAT_FLUSH_VMID, 0, 0, 1 },
+		{ SLAT_FLUSH_NONE, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < 4; i++) {
+		/* wrprotect: in place, per policy */
+		struct fx *f = new_fx(0);
+		populate_flush(f);
+		assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), 2 * M2,
+						pol[i].p, &f->cache, NULL),
+				 SLAT_OK);
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), pol[i].ipa);
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_RANGE), pol[i].range);
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), pol[i].vmid);
+		assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 4);
+		for (size_t j = 0; j < f->nev; j++) {
+			const struct slat_hosted_event *e = &f->ev[j].ev;
+			if (e->kind == SLAT_EV_TLBI_IPA)
+				assert_int_equal(e->level,
+						 e->addr >= G1 + M2 ? 2 : 3);
+			if (e->kind == SLAT_EV_TLBI_RANGE) {
+				assert_true(e->addr <= G1);
+				assert_true(e->addr + e->size >= G1 + 2 * M2);
+			}
+		}
+		/* again: nothing changes, nothing is invalidated */
+		fx_clear_events(f);
+		assert_true(slat_wrprotect(&f->t, slat_ipa(G1), 2 * M2,
+					   pol[i].p, &f->cache, NULL) >= 0);
+		assert_int_equal(f->nev, 0);
+		done_fx(f);
+
+		/* unmap of the leaves (their tables stay: the block's L2
+		 * table still holds... nothing else, so only compare leaves) */
+		f = new_fx(0);
+		populate_flush(f);
+		/* keep the tables alive with a page outside the range */
+		assert_int_equal(fx_map(f, G1 + 3 * M2, 0x1000, 0x300000000ull,
+					SLAT_RW, 0),
+				 SLAT_OK);
+		fx_topup(f, 8);
+		fx_clear_events(f);
+		assert_int_equal(fx_unmap(f, G1 + 0x1000, 2 * M2 - 0x1000,
+					  pol[i].p),
+				 SLAT_OK);
+		/* [G1+0x1000, G1+2M): the two pages; [G1+2M, G1+4M): the
+		 * block; the page at G1 stays, so no table is freed */
+		size_t want_ipa = pol[i].p == SLAT_FLUSH_ENTRY ? 3 : 0;
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), want_ipa);
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_RANGE), pol[i].range);
+		assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), pol[i].vmid);
+		assert_int_equal(fx_count(f, SLAT_EV_PAGE_FREE), 0);
+		for (size_t j = 0; j < f->nev; j++)
+			assert_false(f->ev[j].mapped);
+		/* an unmap of nothing: no invalidation whatever the policy */
+		fx_clear_events(f);
+		assert_int_equal(fx_unmap(f, 4 * G1, G1, pol[i].p), SLAT_OK);
+		assert_int_equal(f->nev, 0);
+		done_fx(f);
+	}
+}
+
+static void unmap_frees_empty_tables(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	unsigned root = f->t.geo.root_pages;
+	/* one page: an L2 and an L3 table below the level-1 root */
+	assert_int_equal(fx_map(f, 5 * G1 + 0x7000, 0x1000, 0x100000000ull,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_table_pages(&f->h), root + 2);
+	fx_clear_events(f);
+	assert_int_equal(fx_unmap(f, 5 * G1 + 0x7000, 0x1000, SLAT_FLUSH_ENTRY),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_table_pages(&f->h), root);
+	assert_int_equal(f->t.stats.pages_freed, 2);
+	assert_int_equal(fx_count(f, SLAT_EV_PAGE_FREE), 2);
+	assert_int_equal(((uint64_t *)f->t.root)[5], 0);
+	/* freed only after the TLB was told */
+	size_t first_tlbi = f->nev, first_free = f->nev;
+	for (size_t i = 0; i < f->nev; i++) {
+		if (f->ev[i].ev.kind == SLAT_EV_PAGE_FREE && first_free == f->nev)
+			first_free = i;
+		if (f->ev[i].ev.kind <= SLAT_EV_TLBI_VMID && first_tlbi == f->nev)
+			first_tlbi = i;
+	}
+	assert_true(first_tlbi < first_free);
+
+	/* replacing a table by a block frees it as well */
+	assert_int_equal(fx_map(f, 6 * G1 + 0x3000, 0x1000, 0x200003000ull,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_table_pages(&f->h), root + 2);
+	fx_clear_events(f);
+	assert_int_equal(fx_map(f, 6 * G1, G1, 0x300000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, 6 * G1 + 0x3000, 1, 0x300003000ull, SLAT_RW);
+	assert_int_equal(slat_hosted_table_pages(&f->h), root);
+	assert_int_equal(fx_count(f, SLAT_EV_PAGE_FREE), 2);
+	done_fx(f);
+}
+
+/* A table holding a leaf with the requested translation is kept. */
+static void map_keeps_table_with_same_translation(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1 + 0x3000, 0x1000, 0x100003000ull,
+				SLAT_R, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	/* the page keeps its permissions; the rest is mapped RW */
+	assert_leaf(f, G1 + 0x3000, 3, 0x100003000ull, SLAT_R);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1 + 0x4000, &l), SLAT_OK);
+	assert_int_equal(slat_pa_v(l.pa), 0x100004000ull);
+	assert_int_equal(l.attrs & ~SLAT_YOUNG, SLAT_RW);
+	done_fx(f);
+}
+
+static void test_clear_young_acts_on_whole_leaves(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	/* one page of the block asked: the whole block gets old */
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1 + 0x5000),
+					       0x1000, true, 0),
+			 1);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.level, 2);
+	assert_int_equal(l.attrs & SLAT_YOUNG, 0);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, false, 0),
+			 0);
+	/* mkyoung on any byte of it: the whole block is young again */
+	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(G1 + M2 - 1), 0), SLAT_OK);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_YOUNG, SLAT_YOUNG);
+	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(G1), 0),
+			 SLAT_NOTHING_TO_DO);
+	/* without mkold, nothing changes */
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), 0x1000,
+					       false, 0),
+			 1);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_YOUNG, SLAT_YOUNG);
+	done_fx(f);
+}
+
+static void relax_adds_permissions_and_young_exactly(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0), SLAT_OK);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, true, 0),
+			 1);
+	fx_topup(f, 4);
+	/* one page gets write: the block is split, the rest keeps R, old */
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + 0x1000), 0x1000,
+				    SLAT_W, 0, &f->cache, NULL),
+			 SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1 + 0x1000, &l), SLAT_OK);
+	assert_int_equal(l.attrs, SLAT_RW | SLAT_YOUNG);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.attrs, SLAT_R);
+	assert_int_equal(fx_lookup(f, G1 + 0x2000, &l), SLAT_OK);
+	assert_int_equal(l.attrs, SLAT_R);
+	/* already there and young: nothing to do */
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + 0x1000), 0x1000,
+				    SLAT_R, 0, &f->cache, NULL),
+			 SLAT_NOTHING_TO_DO);
+	done_fx(f);
+}
+
+static void wrprotect_splits_partial_block(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	fx_topup(f, 4);
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1 + M2 - 0x1000),
+					0x1000, SLAT_FLUSH_ENTRY, &f->cache,
+					NULL),
+			 SLAT_OK);
+	assert_leaf(f, G1 + M2 - 0x1000, 3, 0x100000000ull + M2 - 0x1000,
+		    SLAT_R);
+	assert_leaf(f, G1, 3, 0x100000000ull, SLAT_RW);
+	done_fx(f);
+}
+
+static void pages_needed_is_enough(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t granule;
+		uint8_t ia;
+	} cfgs[] = { { 4096, 48 }, { 4096, 32 }, { 16384, 48 }, { 65536, 52 } };
+	uint64_t x = 12345;
+	for (size_t c = 0; c < 4; c++) {
+		struct fx *f = malloc(sizeof(*f));
+		assert_int_equal(fx_init(f, cfgs[c].granule, cfgs[c].ia,
+					 cfgs[c].ia == 52 ? 52 : 48, 0),
+				 SLAT_OK);
+		uint64_t g = cfgs[c].granule;
+		uint64_t top = slat_level_size(&f->t, f->t.geo.start_level);
+		/* straddle a top-level boundary */
+		uint64_t l2 = slat_level_size(&f->t, 2);
+		uint64_t base = top > 32 * l2 ? top : 32 * l2;
+		for (int i = 0; i < 3000; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t r = x >> 11;
+			uint64_t lvl = slat_level_size(&f->t, 2 + (int)(r % 2));
+			uint64_t ipa = base - 4 * lvl + (r >> 8) % (8 * lvl);
+			ipa &= ~(g - 1);
+			uint64_t size = g * (1 + (r >> 20) % 64);
+			if (r & 1)
+				size += lvl * ((r >> 30) % 3);
+			uint64_t pa = ipa + 0x100000000ull * (1 + (r >> 40) % 2);
+			if ((r >> 45) & 1)
+				pa += g;
+			enum slat_op op = (enum slat_op)((r >> 50) % 4);
+			uint64_t need = slat_pages_needed(&f->t, op,
+							  slat_ipa(ipa), size);
+			slat_hosted_cache_drain(&f->h, &f->cache);
+			fx_topup(f, (uint32_t)need);
+			int ret;
+			switch (op) {
+			case SLAT_OP_MAP:
+				ret = slat_map(&f->t, slat_ipa(ipa), size,
+					       slat_pa(pa), SLAT_RW,
+					       (r >> 55) & 1 ? SLAT_MAP_PAGES : 0,
+					       &f->cache, NULL);
+				break;
+			case SLAT_OP_UNMAP:
+				ret = slat_unmap(&f->t, slat_ipa(ipa), size,
+						 SLAT_FLUSH_RANGE, &f->cache,
+						 NULL);
+				break;
+			case SLAT_OP_WRPROTECT:
+				ret = slat_wrprotect(&f->t, slat_ipa(ipa), size,
+						     SLAT_FLUSH_VMID, &f->cache,
+						     NULL);
+				break;
+			default:
+				ret = slat_relax(&f->t, slat_ipa(ipa), size,
+						 SLAT_W, 0, &f->cache, NULL);
+				if (ret == SLAT_E_NOENT)
+					ret = SLAT_OK;
+				break;
+			}
+			if (ret < 0)
+				fail_msg("op %d [%#llx, +%#llx) with %llu "
+					 "pages: %s",
+					 op, (unsigned long long)ipa,
+					 (unsigned long long)size,
+					 (unsigned long long)need,
+					 check_status_name(ret));
+		}
+		if (checker_full(&f->ck, NULL))
+			fail_msg("%s", f->ck.msg);
+		fx_fini(f);
+		free(f);
+	}
+}
+
+static void nomem_leaves_valid_table_and_reports_progress(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	struct model *m = model_new(K4);
+	uint64_t done = 77;
+	slat_hosted_cache_drain(&f->h, &f->cache);
+	/* an empty table and no pages: nothing can be done */
+	assert_int_equal(slat_map(&f->t, slat_ipa(G1), 0x4000,
+				  slat_pa(0x100000000ull), SLAT_RW, 0,
+				  &f->cache, &done),
+			 SLAT_E_NOMEM);
+	assert_int_equal(done, 0);
+	assert_int_equal(slat_hosted_table_pages(&f->h), f->t.geo.root_pages);
+	if (checker_full(&f->ck, m))
+		fail_msg("%s", f->ck.msg);
+
+	/* pages for one chain: the first 2M table's pages get mapped */
+	fx_topup(f, 2);
+	assert_int_equal(slat_map(&f->t, slat_ipa(G1 + M2 - 0x2000), 0x4000,
+				  slat_pa(0x100000000ull), SLAT_RW,
+				  SLAT_MAP_PAGES, &f->cache, &done),
+			 SLAT_E_NOMEM);
+	assert_int_equal(done, 0x2000);
+	model_map(m, G1 + M2 - 0x2000, done, 0x100000000ull, SLAT_RW);
+	if (checker_full(&f->ck, m))
+		fail_msg("%s", f->ck.msg);
+
+	/* a block split for a partial unmap needs a page */
+	assert_int_equal(fx_map(f, 4 * G1, M2, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	model_map(m, 4 * G1, M2, 0x200000000ull, SLAT_RW);
+	slat_hosted_cache_drain(&f->h, &f->cache);
+	done = 77;
+	assert_int_equal(slat_unmap(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
+				    SLAT_FLUSH_ENTRY, &f->cache, &done),
+			 SLAT_E_NOMEM);
+	assert_int_equal(done, 0);
+	if (checker_full(&f->ck, m))
+		fail_msg("%s", f->ck.msg);
+	done = 77;
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(4 * G1 + 0x1000),
+					0x1000, SLAT_FLUSH_ENTRY, &f->cache,
+					&done),
+			 SLAT_E_NOMEM);
+	assert_int_equal(done, 0);
+	done = 77;
+	assert_int_equal(slat_relax(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
+				    SLAT_X, 0, &f->cache, &done),
+			 SLAT_E_NOMEM);
+	assert_int_equal(done, 0);
+	if (checker_full(&f->ck, m))
+		fail_msg("%s", f->ck.msg);
+	/* with the page it works, and only that page changes */
+	fx_topup(f, 1);
+	assert_int_equal(slat_unmap(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
+				    SLAT_FLUSH_ENTRY, &f->cache, &done),
+			 SLAT_OK);
+	assert_int_equal(done, 0x1000);
+	model_unmap(m, 4 * G1 + 0x1000, 0x1000);
+	if (checker_full(&f->ck, m))
+		fail_msg("%s", f->ck.msg);
+	model_free(m);
+	done_fx(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			every_error_leaves_the_table_unchanged, setup_populated,
+			teardown),
+		cmocka_unit_test_setup_teardown(errors_need_no_table_access,
+						setup_populated, teardown),
+		cmocka_unit_test(map_uses_largest_block_allowed),
+		cmocka_unit_test(map_respects_cap),
+		cmocka_unit_test(map_same_pa_different_perms_is_nothing_to_do),
+		cmocka_unit_test(map_replacing_block_breaks_before_make),
+		cmocka_unit_test(map_partial_block_keeps_rest),
+		cmocka_unit_test(map_keeps_table_with_same_translation),
+		cmocka_unit_test(unmap_frees_empty_tables),
+		cmocka_unit_test(cache_clean_only_for_new_normal_leaf),
+		cmocka_unit_test(icache_only_for_exec),
+		cmocka_unit_test(fwb_skips_dcache_clean),
+		cmocka_unit_test(flush_policy_counts),
+		cmocka_unit_test(test_clear_young_acts_on_whole_leaves),
+		cmocka_unit_test(relax_adds_permissions_and_young_exactly),
+		cmocka_unit_test(wrprotect_splits_partial_block),
+		cmocka_unit_test(pages_needed_is_enough),
+		cmocka_unit_test(nomem_leaves_valid_table_and_reports_progress),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reference model is itself checked against the simplest possible
+ * model: one array entry per page of a small IPA window.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <slat/types.h>
+
+#include "model.h"
+
+#define G 4096ull
+#define NPAGES 512
+
+struct page {
+	bool valid;
+	uint64_t pa;
+	uint32_t attrs;
+	uint8_t young;
+};
+
+static struct page naive[NPAGES];
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int cmp_cb(void *arg, const struct model_run *r)
+{
+	uint64_t *next = arg;
+	for (uint64_t a = *next; a < r->start; a += G)
+		assert_false(naive[a / G].valid);
+	for (uint64_t a = r->start; a < r->end; a += G) {
+		const struct page *p = &naive[a / G];
+		assert_true(p->valid);
+		assert_int_equal(p->pa, r->pa + (a - r->start));
+		assert_int_equal(p->attrs, r->attrs);
+		assert_int_equal(p->young, r->young);
+	}
+	*next = r->end;
+	return 0;
+}
+
+static void compare(const struct model *m)
+{
+	uint64_t next = 0;
+	model_for_each(m, 0, NPAGES * G, cmp_cb, &next);
+	for (uint64_t a = next; a < NPAGES * G; a += G)
+		assert_false(naive[a / G].valid);
+}
+
+/* Runs that continue each other are merged: the model stays small. */
+static void model_merges_adjacent_runs(void **state)
+{
+	(void)state;
+	struct model *m = model_new(G);
+	model_map(m, 0, 4 * G, 0x100000, SLAT_RW);
+	model_map(m, 4 * G, 4 * G, 0x104000, SLAT_RW);
+	assert_int_equal(model_nr_runs(m), 1);
+	model_map(m, 2 * G, G, 0x900000, SLAT_RW);
+	assert_int_equal(model_nr_runs(m), 3);
+	model_map(m, 2 * G, G, 0x102000, SLAT_RW);
+	assert_int_equal(model_nr_runs(m), 1);
+	assert_int_equal(model_mapped_bytes(m), 8 * G);
+	model_free(m);
+}
+
+/* map leaves pages with the same PA and memory type entirely alone. */
+static void model_map_keeps_same_pa_and_memtype(void **state)
+{
+	(void)state;
+	struct model *m = model_new(G);
+	struct model_run r;
+	model_map(m, 0, 4 * G, 0x100000, SLAT_R | SLAT_SW(3));
+	model_set_young(m, 0, 4 * G, MODEL_OLD);
+	/* same PA and memory type, other permissions: nothing written */
+	assert_int_equal(model_map(m, 0, 4 * G, 0x100000, SLAT_RWX), 0);
+	assert_true(model_find(m, G, &r));
+	assert_int_equal(r.attrs, SLAT_R | SLAT_SW(3));
+	assert_int_equal(r.young, MODEL_OLD);
+	/* another memory type: rewritten, young */
+	assert_int_equal(model_map(m, 0, 2 * G, 0x100000,
+				   SLAT_R | SLAT_MT_DEVICE),
+			 2 * G);
+	assert_true(model_find(m, 0, &r));
+	assert_int_equal(r.young, MODEL_YOUNG);
+	assert_true(model_map_conflicts(m, 0, 4 * G, 0x100000, SLAT_R));
+	assert_false(model_map_conflicts(m, 2 * G, 2 * G, 0x102000, SLAT_RW));
+	model_free(m);
+}
+
+static void model_agrees_with_a_page_array(void **state)
+{
+	(void)state;
+	struct model *m = model_new(G);
+	memset(naive, 0, sizeof(naive));
+	for (int i = 0; i < 20000; i++) {
+		uint64_t s = rnd() % NPAGES, n = 1 + rnd() % 40;
+		if (s + n > NPAGES)
+			n = NPAGES - s;
+		uint64_t ipa = s * G, size = n * G;
+		uint64_t pa = (rnd() % 4) * 0x100000 + (rnd() % 2) * ipa;
+		uint32_t attrs = (uint32_t)(rnd() % 16) |
+				 (uint32_t)(rnd() % 3) << SLAT_MT_SHIFT |
+				 SLAT_SW(rnd() % 2);
+		uint32_t perms = (uint32_t)(1 + rnd() % 15);
+		switch (rnd() % 6) {
+		case 0: {
+			uint64_t w = 0;
+			for (uint64_t p = s; p < s + n; p++) {
+				struct page *q = &naive[p];
+				uint64_t want = pa + (p - s) * G;
+				if (q->valid && q->pa == want &&
+				    SLAT_MT(q->attrs) == SLAT_MT(attrs))
+					continue;
+				*q = (struct page){ true, want, attrs,
+						    MODEL_YOUNG };
+				w += G;
+			}
+			assert_int_equal(model_map(m, ipa, size, pa, attrs), w);
+			break;
+		}
+		case 1:
+			for (uint64_t p = s; p < s + n; p++)
+				naive[p].valid = false;
+			model_unmap(m, ipa, size);
+			break;
+		case 2:
+			for (uint64_t p = s; p < s + n; p++)
+				naive[p].attrs &= ~SLAT_W;
+			model_wrprotect(m, ipa, size);
+			break;
+		case 3: {
+			bool full = true;
+			for (uint64_t p = s; p < s + n; p++)
+				full = full && naive[p].valid;
+			assert_int_equal(model_fully_mapped(m, ipa, ipa + size),
+					 full);
+			if (!full)
+				break;
+			for (uint64_t p = s; p < s + n; p++) {
+				naive[p].attrs |= perms;
+				naive[p].young = MODEL_YOUNG;
+			}
+			model_relax(m, ipa, size, perms, NULL);
+			break;
+		}
+		case 4: {
+			uint8_t y = (uint8_t)(rnd() % 3);
+			for (uint64_t p = s; p < s + n; p++)
+				naive[p].young = y;
+			model_set_young(m, ipa, ipa + size, y);
+			break;
+		}
+		default:
+			for (uint64_t p = s; p < s + n; p++)
+				if (naive[p].young == MODEL_OLD)
+					naive[p].young = MODEL_YOUNG_UNKNOWN;
+			model_old_to_unknown(m, ipa, ipa + size);
+			break;
+		}
+		/* young of unmapped pages is meaningless: normalise */
+		for (uint64_t p = 0; p < NPAGES; p++)
+			if (!naive[p].valid)
+				naive[p] = (struct page){ 0 };
+		if (i % 97 == 0 || n > 30)
+			compare(m);
+	}
+	compare(m);
+	struct model *c = model_clone(m);
+	compare(c);
+	model_free(c);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(model_merges_adjacent_runs),
+		cmocka_unit_test(model_map_keeps_same_pa_and_memtype),
+		cmocka_unit_test(model_agrees_with_a_page_array),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1908 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Random operation sequences against the reference model.
+ *
+ * For each configuration, a seeded sequence of operations (map with random
+ * sizes, alignments, output addresses, attributes, caps and NO_REPLACE;
+ * unmap; wrprotect; relax; mkyoung; test_clear_young; lookup; bad input;
+ * starved page caches) runs on a real table. After every operation:
+ *
+ *  - the status is the one the model predicts (SLAT_NOTHING_TO_DO exactly
+ *    when nothing needed writing; SLAT_E_NOMEM only with a starved cache;
+ *    bad input gets its error code and no descriptor, counter or cache
+ *    changes);
+ *  - the raw table over the range the operation could affect equals the
+ *    model, and slat_lookup agrees with the raw walk;
+ *  - new leaves of a map are the largest the alignment and the cap allow;
+ *  - the observer saw the right maintenance: D-cache cleans exactly for new
+ *    Normal leaves without FWB, I-cache invalidation only for executable
+ *    installs (never with DIC), a TLB invalidation covering every leaf
+ *    replaced or removed, issued while the entry was invalid (break before
+ *    make), invalidations per the flush policy, none when nothing changed;
+ *  - the table's counters agree with what the observer saw.
+ * Every --check-every operations and at the end the full checker runs.
+ *
+ * Usage: test_random [--config NAME|all] [--seed N] [--ops N]
+ *                    [--check-every N] [--list] [--verbose]
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+#include "checker.h"
+#include "model.h"
+
+/* ------------------------------------------------------------ configs */
+
+struct rcfg {
+	const char *name;
+	struct slat_config cfg;
+	uint64_t pa_base; /* where the arena's table pages live */
+};
+
+#define ARM(g, ia, pa, f)                                                  \
+	{ .format = SLAT_FMT_ARM_S2, .granule = (g), .ia_bits = (ia),      \
+	  .pa_bits = (pa), .features = (f) }
+
+static const struct rcfg configs[] = {
+	{ "4k-32", ARM(4096, 32, 40, 0), 0x40000000ull },
+	{ "4k-36-fwb", ARM(4096, 36, 48, SLAT_FEAT_FWB), 0x80000000ull },
+	{ "4k-40", ARM(4096, 40, 48, 0), 0x80000000ull },
+	{ "4k-40-fwb-xnx-dic",
+	  ARM(4096, 40, 44, SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC),
+	  0x100000000ull },
+	{ "4k-48-xnx", ARM(4096, 48, 48, SLAT_FEAT_XNX), 0x8000000000ull },
+	{ "16k-36", ARM(16384, 36, 36, 0), 0x40000000ull },
+	{ "16k-40-fwb", ARM(16384, 40, 48, SLAT_FEAT_FWB), 0x80000000ull },
+	{ "16k-48-xnx-dic", ARM(16384, 48, 48, SLAT_FEAT_XNX | SLAT_FEAT_DIC),
+	  0x80000000ull },
+	{ "64k-40", ARM(65536, 40, 48, 0), 0x80000000ull },
+	{ "64k-48-fwb-xnx", ARM(65536, 48, 48, SLAT_FEAT_FWB | SLAT_FEAT_XNX),
+	  0x80000000ull },
+	/* tables above 2^48: PA[51:48] in bits [15:12] of table entries */
+	{ "64k-52", ARM(65536, 52, 52, 0), 0xf000000000000ull },
+};
+#define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+
+/* ------------------------------------------------------------ state */
+
+#define NR_WIN 3
+#define NR_HOT 6
+#define NR_DELTA 3
+/* bound on the leaves one map may create: 8 MiB of pages */
+#define MAX_LEAVES (2048 * 4096 / R.G)
+
+struct window {
+	uint64_t base, size;
+	uint64_t hot[NR_HOT];
+	uint64_t delta[NR_DELTA]; /* pa - ipa, multiples of the top leaf */
+};
+
+struct rec {
+	struct slat_hosted_event ev;
+	bool unmapped; /* TLBI: ev.addr had no valid leaf at that moment */
+};
+
+enum op_kind {
+	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKYOUNG, OP_TCY,
+	OP_LOOKUP, OP_BAD, OP_KINDS
+};
+static const char *op_names[OP_KINDS] = {
+	"map", "unmap", "wrprotect", "relax", "mkyoung", "test_clear_young",
+	"lookup", "bad-input"
+};
+
+struct vec_leaf {
+	struct check_leaf *v;
+	size_t n, cap;
+};
+
+struct rt {
+	const struct rcfg *rc;
+	struct slat_config cfg;
+	struct slat_hosted h;
+	struct slat_table t;
+	struct checker ck;
+	const struct check_format *fmt;
+	struct model *m;
+	struct slat_page_cache cache;  /* topped up to slat_pages_needed() */
+	struct slat_page_cache scache; /* starved: fewer pages than needed */
+	struct slat_page_cache *cur;   /* the one the operation gets */
+	uint32_t cache_limit;
+	uint64_t s[4]; /* xoshiro256** */
+	uint64_t seed;
+	uint64_t G, top, ia_end, pa_end;
+	uint64_t lsize[4];
+	uint8_t leaf_levels;
+	int start_level;
+	struct window win[NR_WIN];
+
+	struct rec *ev;
+	size_t nev, evcap;
+	bool recording;
+
+	struct vec_leaf pre, post;
+
+	uint64_t opno, nops, check_every;
+	bool verbose;
+	char opdesc[512];
+	uint64_t count[OP_KINDS];
+	uint64_t nomem, nothing, exists, noent, bad_ok;
+	uint64_t max_tables, max_runs;
+};
+
+static struct rt R;
+
+/*
+ * Known core bugs the generator can steer around (--avoid NAME), so that a
+ * run can look for other bugs meanwhile. CTest runs avoid nothing.
+ */
+enum {
+	AVOID_RELAX_HOLE = 1u << 0, /* relax over a range with a hole */
+	AVOID_RELAX_DONE = 1u << 1, /* *done after relax's SLAT_E_NOENT */
+};
+static const struct {
+	const char *name;
+	unsigned bit;
+} avoid_names[] = {
+	{ "relax-hole", AVOID_RELAX_HOLE },
+	{ "relax-done", AVOID_RELAX_DONE },
+};
+static unsigned avoid;
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rnd(void)
+{
+	uint64_t *s = R.s;
+	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return r;
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static bool chance(unsigned percent)
+{
+	return below(100) < percent;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t align_down(uint64_t x, uint64_t a)
+{
+	return x & ~(a - 1);
+}
+
+static void replay_hint(void)
+{
+	fprintf(stderr,
+		"replay: tests/test_random --seed %#" PRIx64
+		" --config %s --ops %" PRIu64 " --check-every 1\n",
+		R.seed, R.rc->name, R.opno + 1);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "\nFAIL [%s] op %" PRIu64 ": %s\n  ", R.rc->name,
+		R.opno, R.opdesc);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	replay_hint();
+	exit(1);
+}
+
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond))                                                \
+			die(__VA_ARGS__);                                   \
+	} while (0)
+
+static void ck_fail(const char *what, uint64_t s, uint64_t e)
+{
+	fprintf(stderr, "model near the range:\n");
+	model_dump(R.m, s > R.top ? s - R.top : 0, e + R.top);
+	die("%s: %s", what, R.ck.msg);
+}
+
+static void check_range(uint64_t s, uint64_t e)
+{
+	if (checker_range(&R.ck, R.m, s, e))
+		ck_fail("table != model", s, e);
+}
+
+static void check_full(void)
+{
+	if (checker_full(&R.ck, R.m))
+		ck_fail("full check", 0, 0);
+	if (R.ck.tables_seen > R.max_tables)
+		R.max_tables = R.ck.tables_seen;
+}
+
+static void vec_push(struct vec_leaf *v, const struct check_leaf *l)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 256;
+		v->v = realloc(v->v, v->cap * sizeof(*v->v));
+		if (!v->v)
+			abort();
+	}
+	v->v[v->n++] = *l;
+}
+
+static int collect_cb(void *arg, const struct check_leaf *l)
+{
+	if (l->valid)
+		vec_push(arg, l);
+	return 0;
+}
+
+/* The valid leaves overlapping [s, e) of the raw table. */
+static void collect(struct vec_leaf *v, uint64_t s, uint64_t e)
+{
+	v->n = 0;
+	if (checker_walk(&R.ck, s, e, collect_cb, v))
+		die("raw walk: %s", R.ck.msg);
+}
+
+/* [s, e) grown to the leaves that straddle its ends. */
+static void touched(uint64_t s, uint64_t e, uint64_t *ts, uint64_t *te)
+{
+	struct check_leaf l;
+	*ts = s;
+	*te = e;
+	if (checker_leaf_at(&R.ck, s, &l) == 1 && l.base < s)
+		*ts = l.base;
+	if (checker_leaf_at(&R.ck, e - R.G, &l) == 1 && l.base + l.size > e)
+		*te = l.base + l.size;
+}
+
+static const char *ev_name(enum slat_hosted_event_kind k)
+{
+	switch (k) {
+	case SLAT_EV_TLBI_IPA: return "tlbi-ipa";
+	case SLAT_EV_TLBI_RANGE: return "tlbi-range";
+	case SLAT_EV_TLBI_VMID: return "tlbi-vmid";
+	case SLAT_EV_DCACHE_CLEAN: return "dcache-clean";
+	case SLAT_EV_ICACHE_INVAL: return "icache-inval";
+	case SLAT_EV_PAGE_FREE: return "page-free";
+	}
+	return "?";
+}
+
+/* ------------------------------------------------------------ observer */
+
+static void observe(void *arg, const struct slat_hosted_event *ev)
+{
+	(void)arg;
+	if (!R.recording)
+		return;
+	if (R.nev == R.evcap) {
+		R.evcap = R.evcap ? 2 * R.evcap : 1024;
+		R.ev = realloc(R.ev, R.evcap * sizeof(*R.ev));
+		if (!R.ev)
+			abort();
+	}
+	struct rec *r = &R.ev[R.nev++];
+	r->ev = *ev;
+	r->unmapped = false;
+	if (ev->kind == SLAT_EV_TLBI_IPA || ev->kind == SLAT_EV_TLBI_RANGE) {
+		struct check_leaf l;
+		R.ck.tolerant = true;
+		int k = checker_leaf_at(&R.ck, ev->addr, &l);
+		R.ck.tolerant = false;
+		r->unmapped = k == 0;
+	}
+	if (R.verbose)
+		fprintf(stderr,
+			"    event %s addr %#" PRIx64 " size %#" PRIx64
+			" level %d scope %d%s\n",
+			ev_name(ev->kind), ev->addr, ev->size, ev->level,
+			ev->scope, r->unmapped ? " (unmapped then)" : "");
+}
+
+static void start_recording(void)
+{
+	R.nev = 0;
+	R.recording = true;
+}
+
+static size_t count_events(enum slat_hosted_event_kind k)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < R.nev; i++)
+		n += R.ev[i].ev.kind == k;
+	return n;
+}
+
+static void dump_events(void)
+{
+	for (size_t i = 0; i < R.nev && i < 40; i++) {
+		const struct slat_hosted_event *e = &R.ev[i].ev;
+		fprintf(stderr,
+			"  event %zu: %s addr %#" PRIx64 " size %#" PRIx64
+			" level %d scope %d%s\n",
+			i, ev_name(e->kind), e->addr, e->size, e->level,
+			e->scope, R.ev[i].unmapped ? " (unmapped then)" : "");
+	}
+}
+
+static void dump_leaves(const char *what, const struct vec_leaf *v)
+{
+	for (size_t i = 0; i < v->n && i < 20; i++)
+		fprintf(stderr,
+			"  %s leaf %#" PRIx64 "+%#" PRIx64 " level %d -> %#" PRIx64
+			" pte %#018" PRIx64 "\n",
+			what, v->v[i].base, v->v[i].size, v->v[i].level,
+			v->v[i].oa, v->v[i].pte);
+}
+
+#define ECHECK(cond, ...)                                                   \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			dump_events();                                      \
+			dump_leaves("pre", &R.pre);                         \
+			dump_leaves("post", &R.post);                       \
+			die(__VA_ARGS__);                                   \
+		}                                                           \
+	} while (0)
+
+/*
+ * The invalidations of one operation, indexed: by-IPA ones sorted by
+ * address, range ones as recorded and as a normalised union.
+ */
+struct ipa_ev {
+	uint64_t addr;
+	int level;
+	bool unmapped;
+};
+
+static struct {
+	struct ipa_ev *ipa;
+	size_t nipa, ipacap;
+	struct rec *range;
+	size_t nrange, rangecap;
+	struct { uint64_t s, e; } *runion;
+	size_t nunion, unioncap;
+	bool vmid;
+} X;
+
+static int ipa_ev_cmp(const void *a, const void *b)
+{
+	const struct ipa_ev *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+	return x->ev.addr < y->ev.addr ? -1 : x->ev.addr > y->ev.addr;
+}
+
+#define GROW(arr, n, cap)                                                   \
+	do {                                                                \
+		if ((n) == (cap)) {                                         \
+			(cap) = (cap) ? 2 * (cap) : 64;                     \
+			(arr) = realloc((arr), (cap) * sizeof(*(arr)));     \
+			if (!(arr))                                         \
+				abort();                                    \
+		}                                                           \
+	} while (0)
+
+static void index_events(void)
+{
+	X.nipa = X.nrange = X.nunion = 0;
+	X.vmid = false;
+	for (size_t i = 0; i < R.nev; i++) {
+		const struct rec *r = &R.ev[i];
+		if (r->ev.kind == SLAT_EV_TLBI_VMID)
+			X.vmid = true;
+		if (r->ev.kind == SLAT_EV_TLBI_IPA) {
+			GROW(X.ipa, X.nipa, X.ipacap);
+			X.ipa[X.nipa++] = (struct ipa_ev){ r->ev.addr,
+							   r->ev.level,
+							   r->unmapped };
+		}
+		if (r->ev.kind == SLAT_EV_TLBI_RANGE) {
+			GROW(X.range, X.nrange, X.rangecap);
+			X.range[X.nrange++] = *r;
+		}
+	}
+	bool sorted = true;
+	for (size_t i = 1; i < X.nipa && sorted; i++)
+		sorted = X.ipa[i - 1].addr <= X.ipa[i].addr;
+	if (!sorted)
+		qsort(X.ipa, X.nipa, sizeof(*X.ipa), ipa_ev_cmp);
+	qsort(X.range, X.nrange, sizeof(*X.range), rec_cmp);
+	for (size_t i = 0; i < X.nrange; i++) {
+		uint64_t s = X.range[i].ev.addr, e = s + X.range[i].ev.size;
+		if (X.nunion && s <= X.runion[X.nunion - 1].e) {
+			if (e > X.runion[X.nunion - 1].e)
+				X.runion[X.nunion - 1].e = e;
+			continue;
+		}
+		GROW(X.runion, X.nunion, X.unioncap);
+		X.runion[X.nunion].s = s;
+		X.runion[X.nunion].e = e;
+		X.nunion++;
+	}
+}
+
+/*
+ * Is there an invalidation that covers the pre-op leaf @l: by IPA inside
+ * it with its level as hint (or no hint), by a range overlapping it, or
+ * the whole VMID; with @while_invalid, issued while the address was
+ * unmapped (break-before-make).
+ */
+static bool tlbi_covers(const struct check_leaf *l, bool while_invalid)
+{
+	uint64_t e = l->base + l->size;
+	if (X.vmid)
+		return true;
+	size_t lo = 0, hi = X.nipa;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (X.ipa[mid].addr < l->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < X.nipa && X.ipa[i].addr < e; i++)
+		if ((!while_invalid || X.ipa[i].unmapped) &&
+		    (X.ipa[i].level == l->level ||
+		     X.ipa[i].level == SLAT_LEVEL_ANY))
+			return true;
+	for (size_t i = 0; i < X.nrange; i++) {
+		const struct rec *r = &X.range[i];
+		if (r->ev.addr >= e)
+			break;
+		if ((!while_invalid || r->unmapped) &&
+		    r->ev.addr + r->ev.size > l->base)
+			return true;
+	}
+	return false;
+}
+
+/* Does the pre-op leaf @l have pages in the completed part [ipa, de)? */
+static bool in_done(const struct check_leaf *l, uint64_t ipa, uint64_t de)
+{
+	uint64_t s = l->base > ipa ? l->base : ipa;
+	return s < de && l->base + l->size > ipa;
+}
+
+/* The counters moved exactly as the observer saw. */
+static void check_stats_delta(const struct slat_stats *b, uint32_t popped)
+{
+	const struct slat_stats *a = &R.t.stats;
+	uint64_t ipa = 0, ipa_local = 0;
+	uint64_t dbytes = 0, ibytes = 0;
+	for (size_t i = 0; i < R.nev; i++) {
+		const struct slat_hosted_event *e = &R.ev[i].ev;
+		if (e->kind == SLAT_EV_TLBI_IPA) {
+			if (e->scope == SLAT_TLBI_LOCAL)
+				ipa_local++;
+			else
+				ipa++;
+		}
+		if (e->kind == SLAT_EV_DCACHE_CLEAN)
+			dbytes += e->size;
+		if (e->kind == SLAT_EV_ICACHE_INVAL)
+			ibytes += e->size;
+	}
+	ECHECK(a->tlbi[SLAT_TLBI_IPA] - b->tlbi[SLAT_TLBI_IPA] == ipa &&
+		       a->tlbi[SLAT_TLBI_IPA_LOCAL] -
+				       b->tlbi[SLAT_TLBI_IPA_LOCAL] ==
+			       ipa_local &&
+		       a->tlbi[SLAT_TLBI_RANGE] - b->tlbi[SLAT_TLBI_RANGE] ==
+			       count_events(SLAT_EV_TLBI_RANGE) &&
+		       a->tlbi[SLAT_TLBI_VMID] - b->tlbi[SLAT_TLBI_VMID] ==
+			       count_events(SLAT_EV_TLBI_VMID),
+	       "stats.tlbi disagree with the observed invalidations");
+	ECHECK(a->dcache_calls - b->dcache_calls ==
+			       count_events(SLAT_EV_DCACHE_CLEAN) &&
+		       a->dcache_bytes - b->dcache_bytes == dbytes &&
+		       a->icache_calls - b->icache_calls ==
+			       count_events(SLAT_EV_ICACHE_INVAL) &&
+		       a->icache_bytes - b->icache_bytes == ibytes,
+	       "stats cache counters disagree with the observed maintenance");
+	ECHECK(a->pages_alloc - b->pages_alloc == popped,
+	       "stats.pages_alloc grew by %" PRIu64 " but %u pages left the "
+	       "cache",
+	       a->pages_alloc - b->pages_alloc, popped);
+	ECHECK(a->pages_freed - b->pages_freed ==
+		       count_events(SLAT_EV_PAGE_FREE),
+	       "stats.pages_freed grew by %" PRIu64 " but %zu pages were "
+	       "freed",
+	       a->pages_freed - b->pages_freed,
+	       count_events(SLAT_EV_PAGE_FREE));
+	CHECK(R.h.double_frees == 0, "double free in the arena");
+}
+
+static bool stats_unchanged(const struct slat_stats *b)
+{
+	const struct slat_stats *a = &R.t.stats;
+	if (memcmp(a->written, b->written, sizeof(a->written)) ||
+	    memcmp(a->tlbi, b->tlbi, sizeof(a->tlbi)))
+		return false;
+	return a->dcache_calls == b->dcache_calls &&
+	       a->icache_calls == b->icache_calls &&
+	       a->pages_alloc == b->pages_alloc &&
+	       a->pages_freed == b->pages_freed;
+}
+
+/* ------------------------------------------------------------ cache */
+
+static uint64_t pages_needed(enum slat_op op, uint64_t ipa, uint64_t size)
+{
+	return slat_pages_needed(&R.t, op, slat_ipa(ipa), size);
+}
+
+/*
+ * Fill the cache for an operation: usually with what slat_pages_needed
+ * says (then SLAT_E_NOMEM is a bug), sometimes with less (starved).
+ * Returns whether SLAT_E_NOMEM is acceptable.
+ */
+static bool prepare_cache(enum slat_op op, uint64_t ipa, uint64_t size)
+{
+	uint64_t need = pages_needed(op, ipa, size);
+	bool starve = need > 0 && chance(8);
+	uint32_t n;
+	if (starve) {
+		R.cur = &R.scache;
+		n = (uint32_t)below(need < R.cache_limit ? need : R.cache_limit);
+		if (R.scache.nr > n) {
+			slat_hosted_cache_drain(&R.h, &R.scache);
+		}
+	} else {
+		R.cur = &R.cache;
+		n = need < R.cache_limit ? (uint32_t)need : R.cache_limit;
+	}
+	if (n > R.cur->nr &&
+	    slat_hosted_cache_topup(&R.h, R.cur, n) != SLAT_OK)
+		die("arena exhausted topping up %u pages", n);
+	return starve || need > R.cache_limit;
+}
+
+/* ------------------------------------------------------------ generation */
+
+static uint64_t cap_size(uint32_t flags)
+{
+	unsigned c = SLAT_MAP_CAP_SHIFT(flags);
+	return c ? 1ull << c : UINT64_MAX;
+}
+
+/* Largest leaf for [ipa..) -> pa.. by alignment of IPA and PA and the cap. */
+static uint64_t max_leaf(uint64_t ipa, uint64_t pa, uint32_t flags)
+{
+	uint64_t cap = cap_size(flags);
+	for (int l = R.start_level; l <= 3; l++) {
+		uint64_t s = R.lsize[l];
+		if (!(R.leaf_levels & (1u << l)) || (s > cap && l != 3))
+			continue;
+		if (((ipa ^ pa) & (s - 1)) == 0)
+			return s;
+	}
+	return R.G;
+}
+
+static void gen_range(uint64_t *ipa, uint64_t *size, struct window **wp)
+{
+	struct window *w = &R.win[below(NR_WIN)];
+	uint64_t G = R.G, s, sz;
+	unsigned cls = (unsigned)below(100);
+	*wp = w;
+	if (cls < 45) {
+		uint64_t hot = w->hot[below(NR_HOT)];
+		int64_t off = (int64_t)below(129) - 64;
+		s = hot + (uint64_t)off * G;
+		if (s < w->base || s >= w->base + w->size)
+			s = hot;
+		sz = (1 + below(16)) * G;
+	} else if (cls < 80) {
+		int levels[4], n = 0;
+		for (int l = R.start_level; l < 3; l++)
+			if (R.leaf_levels & (1u << l))
+				levels[n++] = l;
+		uint64_t S = n ? R.lsize[levels[below(n)]] : 16 * G;
+		if (S > w->size)
+			S = w->size;
+		sz = (1 + below(3)) * S;
+		if (chance(40)) {
+			int64_t adj = (int64_t)below(7) - 3;
+			if ((int64_t)sz + adj * (int64_t)G > 0)
+				sz += (uint64_t)(adj * (int64_t)G);
+		}
+		s = w->base + align_down(below(w->size), S);
+		if (chance(30))
+			s += below(8) * G;
+	} else if (cls < 98) {
+		sz = G * (1 + below(512));
+		s = w->base + align_down(below(w->size), G);
+	} else {
+		s = w->base + align_down(below(w->size), R.top);
+		sz = R.top * (1 + below(w->size / R.top));
+	}
+	if (s + sz > w->base + w->size)
+		sz = w->base + w->size - s;
+	if (sz == 0)
+		sz = G;
+	*ipa = s;
+	*size = sz;
+}
+
+static uint64_t gen_pa(uint64_t ipa, uint64_t size, struct window *w)
+{
+	uint64_t delta = w->delta[below(NR_DELTA)];
+	unsigned c = (unsigned)below(100);
+	struct model_run run;
+	if (c < 45) {
+		/* block-friendly */
+	} else if (c < 65) {
+		if (model_find(R.m, ipa, &run))
+			delta = run.pa - run.start; /* same translation */
+	} else if (c < 85) {
+		uint64_t S = R.lsize[3 - 1] < R.top ? R.lsize[2] : 16 * R.G;
+		delta += S * (1 + below(7));
+	} else {
+		delta += R.G * (1 + below(1000));
+	}
+	uint64_t pa = ipa + delta;
+	if (pa + size > R.pa_end || pa + size < pa)
+		pa = ipa + w->delta[0];
+	return pa;
+}
+
+static uint32_t gen_perms(bool allow_x)
+{
+	uint32_t p = 0;
+	if (chance(85))
+		p |= SLAT_R;
+	if (chance(60))
+		p |= SLAT_W;
+	if (allow_x && chance(35)) {
+		if (R.fmt->separate_exec(&R.cfg)) {
+			static const uint32_t xs[] = { SLAT_X, SLAT_XK, SLAT_XU };
+			p |= xs[below(3)];
+		} else {
+			p |= SLAT_X;
+		}
+	}
+	return p;
+}
+
+static uint32_t gen_attrs(void)
+{
+	unsigned c = (unsigned)below(100);
+	uint32_t mt = c < 70 ? SLAT_MT_NORMAL
+		      : c < 85 ? SLAT_MT_NORMAL_NC
+			       : SLAT_MT_DEVICE;
+	uint32_t a = mt | gen_perms(mt != SLAT_MT_DEVICE);
+	if (chance(30))
+		a |= SLAT_SW(below(16));
+	return a;
+}
+
+/* ------------------------------------------------------------ map */
+
+/*
+ * A pre-op leaf's pages in the map range are left alone when it already
+ * translates to the same pa + offset with the same memory type.
+ */
+static bool leaf_kept(const struct check_leaf *l, uint64_t ipa, uint64_t pa,
+		      uint32_t attrs)
+{
+	return l->oa - l->base == pa - ipa &&
+	       SLAT_MT(l->attrs) == SLAT_MT(attrs);
+}
+
+/*
+ * A post-op leaf that keeps a pre-op kept leaf's translation and attributes
+ * (the same leaf, or a piece of it if the core split it needlessly).
+ */
+static bool post_is_kept(const struct check_leaf *n, uint64_t ipa,
+			 uint64_t pa, uint32_t attrs)
+{
+	size_t lo = 0, hi = R.pre.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (R.pre.v[mid].base + R.pre.v[mid].size <= n->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == R.pre.n)
+		return false;
+	const struct check_leaf *l = &R.pre.v[lo];
+	return l->base <= n->base &&
+	       l->base + l->size >= n->base + n->size &&
+	       leaf_kept(l, ipa, pa, attrs) &&
+	       l->oa - l->base == n->oa - n->base &&
+	       (l->attrs & ~SLAT_YOUNG) == (n->attrs & ~SLAT_YOUNG);
+}
+
+/* The pre-op leaves a map leaves alone, in address order. */
+static struct vec_leaf kept_leaves;
+
+static void collect_kept(uint64_t ipa, uint64_t pa, uint32_t attrs)
+{
+	kept_leaves.n = 0;
+	for (size_t i = 0; i < R.pre.n; i++)
+		if (leaf_kept(&R.pre.v[i], ipa, pa, attrs))
+			vec_push(&kept_leaves, &R.pre.v[i]);
+}
+
+/* Is there a pre-op kept page in [s, e)? */
+static bool pre_kept_in(uint64_t s, uint64_t e)
+{
+	size_t lo = 0, hi = kept_leaves.n;
+	const struct check_leaf *v = kept_leaves.v;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].base + v[mid].size <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < kept_leaves.n && v[lo].base < e;
+}
+
+static uint64_t expected_leaf(uint64_t b, uint64_t ipa, uint64_t size,
+			      uint64_t pa, uint32_t flags)
+{
+	uint64_t cap = cap_size(flags);
+	for (int l = R.start_level; l < 3; l++) {
+		uint64_t S = R.lsize[l];
+		if (!(R.leaf_levels & (1u << l)) || S > cap)
+			continue;
+		uint64_t r = align_down(b, S);
+		if (r < ipa || r + S > ipa + size)
+			continue;
+		if ((pa + (r - ipa)) & (S - 1))
+			continue;
+		if (pre_kept_in(r, r + S))
+			continue;
+		return S;
+	}
+	return R.G;
+}
+
+struct ival {
+	uint64_t s, e;
+};
+
+static int ival_cmp(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Sort, refuse overlaps, merge touching intervals; returns the new count. */
+static size_t ival_norm(struct ival *v, size_t n, bool *overlap)
+{
+	size_t k = 0;
+	qsort(v, n, sizeof(*v), ival_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[i].s < v[k - 1].e)
+			*overlap = true;
+		if (k && v[i].s <= v[k - 1].e) {
+			if (v[i].e > v[k - 1].e)
+				v[k - 1].e = v[i].e;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	return k;
+}
+
+/* Bytes of [s, e) inside the normalised intervals @v[0..n). */
+static uint64_t ival_covered(const struct ival *v, size_t n, uint64_t s,
+			     uint64_t e)
+{
+	size_t lo = 0, hi = n;
+	uint64_t c = 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && v[i].s < e; i++) {
+		uint64_t a = v[i].s > s ? v[i].s : s;
+		uint64_t b = v[i].e < e ? v[i].e : e;
+		if (a < b)
+			c += b - a;
+	}
+	return c;
+}
+
+/*
+ * Cache maintenance of @kind must cover exactly the memory of the new
+ * leaves that need it, each byte once (the core may batch leaves that are
+ * contiguous in PA into one call).
+ */
+static void check_cache_events(enum slat_hosted_event_kind kind,
+			       const bool *wanted, size_t nnew,
+			       const struct check_leaf *const *newl)
+{
+	size_t ne = 0, nw = 0;
+	for (size_t i = 0; i < R.nev; i++)
+		ne += R.ev[i].ev.kind == kind;
+	struct ival *ev = malloc((ne + 1) * sizeof(*ev));
+	struct ival *w = malloc((nnew + 1) * sizeof(*w));
+	if (!ev || !w)
+		abort();
+	ne = 0;
+	for (size_t i = 0; i < R.nev; i++)
+		if (R.ev[i].ev.kind == kind)
+			ev[ne++] = (struct ival){ R.ev[i].ev.addr,
+						  R.ev[i].ev.addr +
+							  R.ev[i].ev.size };
+	for (size_t j = 0; j < nnew; j++)
+		if (wanted[j])
+			w[nw++] = (struct ival){ newl[j]->oa,
+						 newl[j]->oa + newl[j]->size };
+	bool overlap = false, dummy = false;
+	ne = ival_norm(ev, ne, &overlap);
+	nw = ival_norm(w, nw, &dummy);
+	ECHECK(!overlap, "%s: the same memory twice", ev_name(kind));
+	bool same = ne == nw;
+	for (size_t i = 0; same && i < ne; i++)
+		same = ev[i].s == w[i].s && ev[i].e == w[i].e;
+	if (!same) {
+		for (size_t i = 0; i < nw && i < 10; i++)
+			fprintf(stderr,
+				"  wanted PA %#" PRIx64 "..%#" PRIx64 "\n",
+				w[i].s, w[i].e);
+	}
+	ECHECK(same,
+	       "%s does not cover exactly the new leaves that need it",
+	       ev_name(kind));
+	free(ev);
+	free(w);
+}
+
+static void op_map(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	uint64_t pa = gen_pa(ipa, size, w);
+	uint32_t attrs = gen_attrs();
+	uint32_t flags = 0;
+	unsigned c = (unsigned)below(100);
+	if (c < 10) {
+		flags |= SLAT_MAP_PAGES;
+	} else if (c < 25) {
+		/* a level's size, or something between two levels */
+		int l = R.start_level + (int)below(4 - R.start_level);
+		unsigned sh = (unsigned)__builtin_ctzll(R.lsize[l]);
+		if (chance(30))
+			sh += (unsigned)below(R.ck.geo.bits_per_level);
+		flags |= SLAT_MAP_CAP(sh);
+	}
+	if (chance(10))
+		flags |= SLAT_MAP_NO_REPLACE;
+	if (chance(10))
+		flags |= SLAT_SHARED;
+	/* bound the number of leaves one map may create */
+	uint64_t ml = max_leaf(ipa, pa, flags);
+	if (size / ml > MAX_LEAVES)
+		size = MAX_LEAVES * ml;
+	if (!R.fmt->attrs_ok(&R.cfg, attrs))
+		attrs &= ~SLAT_X; /* bad attributes are OP_BAD's business */
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_map(ipa %#" PRIx64 ", size %#" PRIx64 ", pa %#" PRIx64
+		 ", attrs %#x, flags %#x)",
+		 ipa, size, pa, attrs, flags);
+
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	R.post.n = 0;
+	bool conflict = (flags & SLAT_MAP_NO_REPLACE) &&
+			model_map_conflicts(R.m, ipa, e, pa, attrs);
+	uint64_t kept = 0;
+	collect_kept(ipa, pa, attrs);
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (leaf_kept(l, ipa, pa, attrs)) {
+			uint64_t s0 = l->base < ipa ? ipa : l->base;
+			uint64_t e0 = l->base + l->size > e ? e
+							    : l->base + l->size;
+			kept += e0 - s0;
+		}
+	}
+	bool allow_nomem = prepare_cache(SLAT_OP_MAP, ipa, size);
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+	uint64_t done = 0xdead;
+
+	start_recording();
+	int ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
+			   flags, R.cur, &done);
+	R.recording = false;
+	index_events();
+
+	if (conflict) {
+		CHECK(ret == SLAT_E_EXISTS,
+		      "NO_REPLACE over a different mapping returned %s, "
+		      "expected SLAT_E_EXISTS",
+		      check_status_name(ret));
+		CHECK(stats_unchanged(&st0) && R.nev == 0 &&
+			      R.cur->nr == nr0,
+		      "SLAT_E_EXISTS changed the table");
+		CHECK(done == 0, "*done %#" PRIx64 " after SLAT_E_EXISTS", done);
+		R.exists++;
+		check_range(ts, te);
+		return;
+	}
+	if (ret == SLAT_E_NOMEM) {
+		CHECK(allow_nomem,
+		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
+		      " pages in the cache",
+		      pages_needed(SLAT_OP_MAP, ipa, size));
+		CHECK(done < size && done % R.G == 0,
+		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
+		R.nomem++;
+	} else {
+		uint64_t written = size - kept;
+		int want = written ? SLAT_OK : SLAT_NOTHING_TO_DO;
+		CHECK(ret == want, "returned %s, expected %s (%#" PRIx64
+				   " bytes to write)",
+		      check_status_name(ret), check_status_name(want),
+		      written);
+		CHECK(done == size, "*done %#" PRIx64 " after success", done);
+		if (ret == SLAT_NOTHING_TO_DO) {
+			R.nothing++;
+			CHECK(R.nev == 0 && R.t.stats.written[SLAT_WRITE_LEAF] ==
+						    st0.written[SLAT_WRITE_LEAF],
+			      "SLAT_NOTHING_TO_DO but something was done");
+		}
+	}
+	uint64_t de = ipa + done;
+
+	/* new leaves: inside [ipa, ipa+done) and not unchanged pre leaves */
+	collect(&R.post, ipa, de);
+	const struct check_leaf *newl[R.post.n ? R.post.n : 1];
+	bool dwant[R.post.n ? R.post.n : 1], iwant[R.post.n ? R.post.n : 1];
+	size_t nnew = 0;
+	for (size_t i = 0; i < R.post.n; i++) {
+		const struct check_leaf *l = &R.post.v[i];
+		if (l->base < ipa || l->base + l->size > de)
+			continue;
+		if (post_is_kept(l, ipa, pa, attrs))
+			continue;
+		uint64_t want = expected_leaf(l->base, ipa, size, pa, flags);
+		ECHECK(l->size == want,
+		       "new leaf %#" PRIx64 "+%#" PRIx64
+		       " but the largest allowed is %#" PRIx64,
+		       l->base, l->size, want);
+		dwant[nnew] = R.fmt->dcache_on_install(&R.cfg, attrs);
+		iwant[nnew] = (attrs & SLAT_X) && R.fmt->icache_on_exec(&R.cfg);
+		newl[nnew++] = l;
+	}
+	check_cache_events(SLAT_EV_DCACHE_CLEAN, dwant, nnew, newl);
+	check_cache_events(SLAT_EV_ICACHE_INVAL, iwant, nnew, newl);
+
+	/* break-before-make for every replaced leaf */
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!in_done(l, ipa, de) || leaf_kept(l, ipa, pa, attrs))
+			continue;
+		ECHECK(tlbi_covers(l, true),
+		       "replaced leaf %#" PRIx64 "+%#" PRIx64
+		       " level %d got no TLB invalidation while invalid",
+		       l->base, l->size, l->level);
+	}
+	bool replaced = false;
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		bool straddles = l->base < ipa || l->base + l->size > e;
+		if (leaf_kept(l, ipa, pa, attrs))
+			continue;
+		/* replaced, or split (also when it then ran out of pages) */
+		if (in_done(l, ipa, de) || straddles)
+			replaced = true;
+	}
+	if (!replaced)
+		ECHECK(count_events(SLAT_EV_TLBI_IPA) +
+				       count_events(SLAT_EV_TLBI_RANGE) +
+				       count_events(SLAT_EV_TLBI_VMID) ==
+			       0,
+		       "TLB invalidation although no valid leaf was replaced");
+	check_stats_delta(&st0, nr0 - R.cur->nr);
+
+	model_map(R.m, ipa, done, pa, attrs);
+	check_range(ts, te);
+}
+
+/* ------------------------------------------------------------ unmap, wrprotect */
+
+/* Is [s, e) inside the union of the range invalidations? */
+static bool range_events_cover(uint64_t s, uint64_t e)
+{
+	size_t lo = 0, hi = X.nunion;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (X.runion[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < X.nunion && X.runion[lo].s <= s && X.runion[lo].e >= e;
+}
+
+/* A freed table page was invalidated first (the walker may cache it). */
+static void check_frees_after_tlbi(void)
+{
+	bool tlbi = false;
+	for (size_t i = 0; i < R.nev; i++) {
+		enum slat_hosted_event_kind k = R.ev[i].ev.kind;
+		if (k == SLAT_EV_TLBI_IPA || k == SLAT_EV_TLBI_RANGE ||
+		    k == SLAT_EV_TLBI_VMID)
+			tlbi = true;
+		ECHECK(k != SLAT_EV_PAGE_FREE || tlbi,
+		       "table page freed before any TLB invalidation");
+	}
+}
+
+static void check_policy(enum slat_tlbi_policy policy, bool changed,
+			 uint64_t ipa, uint64_t de, uint64_t e,
+			 bool (*affected)(const struct check_leaf *),
+			 bool bbm_invalid)
+{
+	size_t nipa = count_events(SLAT_EV_TLBI_IPA);
+	size_t nrange = count_events(SLAT_EV_TLBI_RANGE);
+	size_t nvmid = count_events(SLAT_EV_TLBI_VMID);
+	size_t nfree = count_events(SLAT_EV_PAGE_FREE);
+	check_frees_after_tlbi();
+	if (!changed) {
+		/* splits alone (no leaf changed) may still break-before-make */
+		bool split = false;
+		for (size_t i = 0; i < R.pre.n; i++) {
+			const struct check_leaf *l = &R.pre.v[i];
+			if (l->base < ipa || l->base + l->size > e)
+				split = split || affected(l);
+		}
+		ECHECK(split || nipa + nrange + nvmid + nfree == 0,
+		       "TLB invalidation although nothing changed");
+		ECHECK(nrange + nvmid == 0,
+		       "range/VMID invalidation although nothing changed");
+		return;
+	}
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!in_done(l, ipa, de) || !affected(l))
+			continue;
+		bool partial = l->base < ipa || l->base + l->size > de;
+		uint64_t s0 = l->base < ipa ? ipa : l->base;
+		uint64_t e0 = l->base + l->size > de ? de : l->base + l->size;
+		if (partial) {
+			ECHECK(tlbi_covers(l, true),
+			       "split leaf %#" PRIx64 "+%#" PRIx64
+			       " level %d: no invalidation while invalid",
+			       l->base, l->size, l->level);
+		}
+		switch (policy) {
+		case SLAT_FLUSH_ENTRY:
+			if (!partial)
+				ECHECK(tlbi_covers(l, bbm_invalid),
+				       "leaf %#" PRIx64 "+%#" PRIx64
+				       " level %d: no TLB invalidation by IPA%s",
+				       l->base, l->size, l->level,
+				       bbm_invalid ? " after it was cleared"
+						   : "");
+			break;
+		case SLAT_FLUSH_RANGE:
+			ECHECK(range_events_cover(s0, e0),
+			       "range invalidations miss %#" PRIx64
+			       "..%#" PRIx64,
+			       s0, e0);
+			break;
+		default:
+			break;
+		}
+	}
+	switch (policy) {
+	case SLAT_FLUSH_ENTRY:
+		ECHECK(nrange + nvmid == 0,
+		       "SLAT_FLUSH_ENTRY issued range/VMID invalidations");
+		break;
+	case SLAT_FLUSH_RANGE:
+		ECHECK(nvmid == 0 && nrange >= 1,
+		       "SLAT_FLUSH_RANGE: %zu range and %zu VMID "
+		       "invalidations",
+		       nrange, nvmid);
+		break;
+	case SLAT_FLUSH_VMID:
+		/* one, or one per batch of freed tables */
+		ECHECK(nvmid >= 1 && nrange == 0 && (nvmid == 1 || nfree),
+		       "SLAT_FLUSH_VMID: %zu VMID and %zu range "
+		       "invalidations",
+		       nvmid, nrange);
+		break;
+	case SLAT_FLUSH_NONE:
+		/* only to free tables the hardware may still walk */
+		ECHECK(nrange + nvmid == 0 || nfree,
+		       "SLAT_FLUSH_NONE issued range/VMID invalidations "
+		       "without freeing tables");
+		break;
+	}
+}
+
+static bool affected_any(const struct check_leaf *l)
+{
+	(void)l;
+	return true;
+}
+
+static bool affected_writable(const struct check_leaf *l)
+{
+	return l->attrs & SLAT_W;
+}
+
+static void op_unmap_wrprotect(bool wrprotect)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	enum slat_tlbi_policy policy = (enum slat_tlbi_policy)below(4);
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_%s(ipa %#" PRIx64 ", size %#" PRIx64 ", policy %d)",
+		 wrprotect ? "wrprotect" : "unmap", ipa, size, policy);
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	R.post.n = 0;
+	enum slat_op op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
+	bool allow_nomem = prepare_cache(op, ipa, size);
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+	uint64_t done = 0xdead;
+
+	start_recording();
+	int ret = wrprotect ? slat_wrprotect(&R.t, slat_ipa(ipa), size, policy,
+					     R.cur, &done)
+			    : slat_unmap(&R.t, slat_ipa(ipa), size, policy,
+					 R.cur, &done);
+	R.recording = false;
+	index_events();
+
+	if (ret == SLAT_E_NOMEM) {
+		CHECK(allow_nomem,
+		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
+		      " pages in the cache",
+		      pages_needed(op, ipa, size));
+		CHECK(done < size && done % R.G == 0,
+		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
+		R.nomem++;
+	} else {
+		CHECK(ret == SLAT_OK || (wrprotect && ret == SLAT_NOTHING_TO_DO),
+		      "returned %s", check_status_name(ret));
+		CHECK(done == size, "*done %#" PRIx64 " after success", done);
+	}
+	uint64_t de = ipa + done;
+	bool changed = false;
+	for (size_t i = 0; i < R.pre.n; i++)
+		if (in_done(&R.pre.v[i], ipa, de) &&
+		    (!wrprotect || (R.pre.v[i].attrs & SLAT_W)))
+			changed = true;
+	if (ret == SLAT_NOTHING_TO_DO)
+		CHECK(!changed, "SLAT_NOTHING_TO_DO but write permission was "
+				"removed");
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) +
+			       count_events(SLAT_EV_ICACHE_INVAL) ==
+		       0,
+	       "cache maintenance during %s",
+	       wrprotect ? "wrprotect" : "unmap");
+	check_policy(policy, changed, ipa, de, e,
+		     wrprotect ? affected_writable : affected_any, !wrprotect);
+	for (size_t i = 0; i < R.nev; i++)
+		ECHECK(R.ev[i].ev.kind != SLAT_EV_TLBI_IPA ||
+			       R.ev[i].ev.scope == SLAT_TLBI_INNER_SHAREABLE,
+		       "local TLB invalidation while removing permissions");
+	check_stats_delta(&st0, nr0 - R.cur->nr);
+
+	if (wrprotect)
+		model_wrprotect(R.m, ipa, done);
+	else
+		model_unmap(R.m, ipa, done);
+	check_range(ts, te);
+}
+
+/* ------------------------------------------------------------ relax */
+
+struct relax_arg {
+	uint32_t perms;
+	bool bad;
+};
+
+static int relax_attr_cb(void *arg, const struct model_run *r)
+{
+	struct relax_arg *a = arg;
+	if (!R.fmt->attrs_ok(&R.cfg, r->attrs | a->perms))
+		a->bad = true;
+	return 0;
+}
+
+static void op_relax(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	uint32_t perms;
+	do
+		perms = gen_perms(true);
+	while (!perms);
+	/* prefer ranges that are mapped: relax is for faults on mappings */
+	struct model_run run;
+	if (chance(70) && model_find(R.m, ipa, &run) && run.end - ipa < size)
+		size = run.end - ipa;
+	if ((avoid & AVOID_RELAX_HOLE) && !model_fully_mapped(R.m, ipa, ipa + size)) {
+		if (!model_find(R.m, ipa, &run))
+			return;
+		size = run.end - ipa < size ? run.end - ipa : size;
+	}
+	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_relax(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", perms %#x, flags %#x)",
+		 ipa, size, perms, flags);
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	R.post.n = 0;
+	bool hole = !model_fully_mapped(R.m, ipa, e);
+	struct relax_arg ra = { perms, false };
+	model_for_each(R.m, ipa, e, relax_attr_cb, &ra);
+	bool allow_nomem = prepare_cache(SLAT_OP_RELAX, ipa, size);
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+	uint64_t done = 0xdead;
+
+	start_recording();
+	int ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, flags,
+			     R.cur, &done);
+	R.recording = false;
+	index_events();
+
+	if (hole || ra.bad) {
+		CHECK((hole && ret == SLAT_E_NOENT) ||
+			      (ra.bad && ret == SLAT_E_ATTR),
+		      "returned %s, expected %s", check_status_name(ret),
+		      hole ? "SLAT_E_NOENT" : "SLAT_E_ATTR");
+		CHECK(stats_unchanged(&st0) && R.nev == 0 &&
+			      R.cur->nr == nr0,
+		      "%s changed the table", check_status_name(ret));
+		CHECK(done == 0 || (avoid & AVOID_RELAX_DONE),
+		      "*done %#" PRIx64 " after %s", done,
+		      check_status_name(ret));
+		R.noent += hole;
+		check_range(ts, te);
+		return;
+	}
+	if (ret == SLAT_E_NOMEM) {
+		CHECK(allow_nomem,
+		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
+		      " pages in the cache",
+		      pages_needed(SLAT_OP_RELAX, ipa, size));
+		CHECK(done < size && done % R.G == 0,
+		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
+		R.nomem++;
+	} else {
+		CHECK(ret == SLAT_OK || ret == SLAT_NOTHING_TO_DO,
+		      "returned %s", check_status_name(ret));
+		CHECK(done == size, "*done %#" PRIx64 " after success", done);
+	}
+	uint64_t de = ipa + done;
+
+	/* what the model knows must change: permissions, known-old pages */
+	bool perms_change = false, old = false, unknown = false;
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!in_done(l, ipa, de))
+			continue;
+		if ((l->attrs | perms) & ~l->attrs & SLAT_PERMS)
+			perms_change = true;
+		if (!(l->attrs & SLAT_YOUNG))
+			old = true;
+	}
+	(void)unknown;
+	if (ret == SLAT_NOTHING_TO_DO)
+		CHECK(!perms_change && !old,
+		      "SLAT_NOTHING_TO_DO but a leaf lacked a permission or "
+		      "was old");
+	if (ret == SLAT_OK && done == size)
+		CHECK(perms_change || old,
+		      "SLAT_OK but every leaf had the permissions and was "
+		      "young (expected SLAT_NOTHING_TO_DO)");
+	if (ret == SLAT_NOTHING_TO_DO)
+		ECHECK(R.nev == 0, "events although nothing changed");
+
+	/* no D-cache; I-cache only for pages that became executable */
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) == 0,
+	       "D-cache clean during relax");
+	/* the memory that gained execute, as PA intervals */
+	struct ival *gain = malloc((R.pre.n + 1) * sizeof(*gain));
+	if (!gain)
+		abort();
+	size_t ngain = 0;
+	for (size_t j = 0; j < R.pre.n; j++) {
+		const struct check_leaf *l = &R.pre.v[j];
+		uint64_t s0 = l->base < ipa ? ipa : l->base;
+		uint64_t e0 = l->base + l->size > de ? de : l->base + l->size;
+		if (s0 >= e0 || !((l->attrs | perms) & ~l->attrs & SLAT_X))
+			continue;
+		gain[ngain++] = (struct ival){ l->oa + (s0 - l->base),
+					       l->oa + (e0 - l->base) };
+	}
+	bool gov = false;
+	ngain = ival_norm(gain, ngain, &gov);
+	for (size_t i = 0; i < R.nev; i++) {
+		const struct slat_hosted_event *ev = &R.ev[i].ev;
+		if (ev->kind == SLAT_EV_TLBI_RANGE ||
+		    ev->kind == SLAT_EV_TLBI_VMID)
+			ECHECK(false, "relax: unexpected %s", ev_name(ev->kind));
+		if (ev->kind != SLAT_EV_ICACHE_INVAL)
+			continue;
+		ECHECK(R.fmt->icache_on_exec(&R.cfg),
+		       "I-cache invalidation with DIC");
+		ECHECK(ival_covered(gain, ngain, ev->addr,
+				    ev->addr + ev->size) == ev->size,
+		       "I-cache invalidation of PA %#" PRIx64 "+%#" PRIx64
+		       " is not for memory that gained execute",
+		       ev->addr, ev->size);
+	}
+	free(gain);
+	if (R.fmt->icache_on_exec(&R.cfg)) {
+		size_t nic = 0;
+		struct ival *icache = malloc((R.nev + 1) * sizeof(*icache));
+		if (!icache)
+			abort();
+		for (size_t i = 0; i < R.nev; i++)
+			if (R.ev[i].ev.kind == SLAT_EV_ICACHE_INVAL)
+				icache[nic++] = (struct ival){
+					R.ev[i].ev.addr,
+					R.ev[i].ev.addr + R.ev[i].ev.size
+				};
+		bool ov = false;
+		nic = ival_norm(icache, nic, &ov);
+		for (size_t j = 0; j < R.pre.n; j++) {
+			const struct check_leaf *l = &R.pre.v[j];
+			uint64_t s0 = l->base < ipa ? ipa : l->base;
+			uint64_t e0 = l->base + l->size > de ? de
+							     : l->base + l->size;
+			if (s0 >= e0 || (l->attrs & SLAT_X) || !(perms & SLAT_X))
+				continue;
+			uint64_t p0 = l->oa + (s0 - l->base);
+			uint64_t p1 = l->oa + (e0 - l->base);
+			uint64_t covered = ival_covered(icache, nic, p0, p1);
+			ECHECK(covered >= p1 - p0,
+			       "memory that became executable (PA %#" PRIx64
+			       "..%#" PRIx64 ") got no I-cache invalidation",
+			       p0, p1);
+		}
+		free(icache);
+	}
+	check_stats_delta(&st0, nr0 - R.cur->nr);
+
+	/*
+	 * Leaves straddling the ends: when their permissions change they are
+	 * split (the outside part keeps its young state); when only the young
+	 * state changes, the whole leaf may be made young.
+	 */
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!in_done(l, ipa, de) || (l->attrs & SLAT_YOUNG))
+			continue;
+		if ((l->attrs | perms) & ~l->attrs & SLAT_PERMS)
+			continue;
+		if (l->base < ipa)
+			model_old_to_unknown(R.m, l->base, ipa);
+		if (l->base + l->size > de)
+			model_old_to_unknown(R.m, de, l->base + l->size);
+	}
+	model_relax(R.m, ipa, done, perms, NULL);
+	check_range(ts, te);
+}
+
+/* ------------------------------------------------------------ young */
+
+static void op_mkyoung(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	ipa += below(size / R.G) * R.G + below(R.G); /* any byte */
+	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_mkyoung(ipa %#" PRIx64 ", flags %#x)", ipa, flags);
+	struct check_leaf l;
+	int k = checker_leaf_at(&R.ck, ipa, &l);
+	CHECK(k >= 0, "raw walk: %s", R.ck.msg);
+	struct slat_stats st0 = R.t.stats;
+	start_recording();
+	int ret = slat_mkyoung(&R.t, slat_ipa(ipa), flags);
+	R.recording = false;
+	index_events();
+	ECHECK(R.nev == 0, "mkyoung caused maintenance");
+	if (k == 0) {
+		CHECK(ret == SLAT_E_NOENT, "returned %s on a hole",
+		      check_status_name(ret));
+		CHECK(stats_unchanged(&st0), "SLAT_E_NOENT changed counters");
+		R.noent++;
+		return;
+	}
+	int want = (l.attrs & SLAT_YOUNG) ? SLAT_NOTHING_TO_DO : SLAT_OK;
+	CHECK(ret == want, "returned %s, expected %s (leaf pte %#018" PRIx64
+			   ")",
+	      check_status_name(ret), check_status_name(want), l.pte);
+	model_set_young(R.m, l.base, l.base + l.size, MODEL_YOUNG);
+	check_range(l.base, l.base + l.size);
+}
+
+static int young_leaf_cb(void *arg, const struct check_leaf *l)
+{
+	int *y = arg;
+	if (l->valid && (l->attrs & SLAT_YOUNG))
+		*y = 1;
+	return 0;
+}
+
+static void op_tcy(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	bool mkold = chance(70);
+	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_test_clear_young(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", mkold %d, flags %#x)",
+		 ipa, size, mkold, flags);
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	int young = 0;
+	if (checker_walk(&R.ck, ipa, e, young_leaf_cb, &young))
+		die("raw walk: %s", R.ck.msg);
+	int msum = model_young_summary(R.m, ipa, e);
+	CHECK(msum < 0 || msum == young, "model and table disagree on young");
+	struct slat_stats st0 = R.t.stats;
+	start_recording();
+	int ret = slat_test_clear_young(&R.t, slat_ipa(ipa), size, mkold,
+					flags);
+	R.recording = false;
+	index_events();
+	ECHECK(R.nev == 0, "test_clear_young caused maintenance");
+	CHECK(ret == young, "returned %s (%d), expected %d",
+	      ret < 0 ? check_status_name(ret) : "", ret, young);
+	if (!mkold || !young)
+		CHECK(stats_unchanged(&st0), "counters changed but nothing to do");
+	if (mkold)
+		model_set_young(R.m, ts, te, MODEL_OLD);
+	check_range(ts, te);
+}
+
+static void op_lookup(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	ipa += below(size); /* any byte */
+	snprintf(R.opdesc, sizeof(R.opdesc), "slat_lookup(ipa %#" PRIx64 ")",
+		 ipa);
+	struct slat_leaf l;
+	struct model_run run;
+	int ret = slat_lookup(&R.t, slat_ipa(ipa), &l);
+	bool mapped = model_find(R.m, align_down(ipa, R.G), &run);
+	if (!mapped) {
+		CHECK(ret == SLAT_E_NOENT, "returned %s on a hole",
+		      check_status_name(ret));
+		return;
+	}
+	CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
+	uint64_t want = run.pa + (ipa - run.start);
+	CHECK(slat_pa_v(l.pa) == want,
+	      "pa %#" PRIx64 ", expected %#" PRIx64 " (the PA of the byte)",
+	      slat_pa_v(l.pa), want);
+	CHECK((l.attrs & ~SLAT_YOUNG) == run.attrs,
+	      "attrs %#x, expected %#x", l.attrs, run.attrs);
+	CHECK(slat_ipa_v(l.base) <= ipa && ipa - slat_ipa_v(l.base) < l.size,
+	      "leaf %#" PRIx64 "+%#" PRIx64 " does not contain the IPA",
+	      slat_ipa_v(l.base), l.size);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+/* A hash of every table page (contents, refcount) outside our cache. */
+static uint64_t table_hash(void)
+{
+	uint64_t hsh = 1469598103934665603ull;
+	uint8_t *incache = calloc(R.h.nr_pages, 1);
+	if (!incache)
+		abort();
+	for (uint32_t i = 0; i < R.cache.nr; i++)
+		incache[((uint8_t *)R.cache.pages[i] - R.h.arena) / R.h.granule] = 1;
+	for (uint32_t i = 0; i < R.scache.nr; i++)
+		incache[((uint8_t *)R.scache.pages[i] - R.h.arena) / R.h.granule] = 1;
+	for (uint32_t i = 0; i < R.h.nr_pages; i++) {
+		uint8_t *va = R.h.arena + (uint64_t)i * R.h.granule;
+		if (R.h.state[i] == SLAT_HOSTED_PAGE_FREE || incache[i])
+			continue;
+		const uint64_t *p = (const uint64_t *)va;
+		for (uint32_t j = 0; j < R.h.granule / 8; j++)
+			hsh = (hsh ^ p[j]) * 1099511628211ull;
+		hsh = (hsh ^ R.h.refcounts[i]) * 1099511628211ull;
+		hsh = (hsh ^ i) * 1099511628211ull;
+	}
+	free(incache);
+	return hsh;
+}
+
+static void op_bad(void)
+{
+	uint64_t ipa, size, G = R.G;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	if (ipa + size + 2 * G > R.ia_end)
+		ipa -= 2 * G; /* one error at a time: stay inside the IPA space */
+	uint64_t pa = ipa + w->delta[0];
+	uint32_t attrs = SLAT_RW, flags = 0, perms = SLAT_R;
+	enum slat_tlbi_policy policy = SLAT_FLUSH_ENTRY;
+	int want;
+	unsigned which = (unsigned)below(15);
+	unsigned op = (unsigned)below(5); /* map unmap wrprotect relax tcy */
+	switch (which) {
+	case 0: ipa += G / 2; want = SLAT_E_ALIGN; break;
+	case 1: size += 512; want = SLAT_E_ALIGN; break;
+	case 2: pa += 2048; op = 0; want = SLAT_E_ALIGN; break;
+	case 3: size = 0; want = SLAT_E_RANGE; break;
+	case 4: ipa = R.ia_end - G; size = 2 * G; want = SLAT_E_RANGE; break;
+	case 5: ipa = G; size = 0 - G; want = SLAT_E_RANGE; break; /* wraps */
+	case 6: ipa = R.ia_end; size = G; want = SLAT_E_RANGE; break;
+	case 7: pa = R.pa_end - G; size = 2 * G; op = 0; want = SLAT_E_RANGE; break;
+	case 8: attrs = SLAT_MT_DEVICE | SLAT_R | SLAT_X; op = 0; want = SLAT_E_ATTR; break;
+	case 9: attrs = SLAT_MT_MASK | SLAT_R; op = 0; want = SLAT_E_ATTR; break;
+	case 10:
+		if (R.fmt->separate_exec(&R.cfg))
+			attrs = SLAT_R | SLAT_YOUNG;
+		else
+			attrs = SLAT_R | (chance(50) ? SLAT_XU : SLAT_XK);
+		op = 0;
+		want = SLAT_E_ATTR;
+		break;
+	case 11: attrs = SLAT_R | (1u << (13 + below(19))); op = 0; want = SLAT_E_ATTR; break;
+	case 12:
+		if (op == 1 || op == 2) {
+			policy = (enum slat_tlbi_policy)(4 + below(100));
+		} else {
+			flags = 1u << (16 + below(16));
+			if (op == 0 && chance(50))
+				flags = 1u << 2;
+		}
+		want = SLAT_E_INVAL;
+		break;
+	case 13: op = 3; perms = SLAT_R | SLAT_MT_DEVICE; want = SLAT_E_ATTR; break;
+	default:
+		op = 3;
+		perms = SLAT_R | SLAT_SW(1 + below(15));
+		want = SLAT_E_ATTR;
+		break;
+	}
+	if (op == 4 && which == 12)
+		flags = 1u << (16 + below(16));
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "bad input %u to %s: ipa %#" PRIx64 " size %#" PRIx64
+		 " pa %#" PRIx64 " attrs %#x perms %#x flags %#x policy %d",
+		 which, op == 0 ? "map" : op == 1 ? "unmap" : op == 2 ? "wrprotect"
+			: op == 3 ? "relax" : "test_clear_young",
+		 ipa, size, pa, attrs, perms, flags, policy);
+	bool deep = R.count[OP_BAD] % 16 == 0;
+	uint64_t h0 = deep ? table_hash() : 0;
+	R.cur = &R.cache;
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+	uint64_t done = 0;
+	start_recording();
+	int ret;
+	switch (op) {
+	case 0:
+		ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
+			       flags, R.cur, &done);
+		break;
+	case 1:
+		ret = slat_unmap(&R.t, slat_ipa(ipa), size, policy, R.cur,
+				 &done);
+		break;
+	case 2:
+		ret = slat_wrprotect(&R.t, slat_ipa(ipa), size, policy,
+				     R.cur, &done);
+		break;
+	case 3:
+		ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, flags,
+				 R.cur, &done);
+		break;
+	default:
+		ret = slat_test_clear_young(&R.t, slat_ipa(ipa), size, true,
+					    flags);
+		break;
+	}
+	R.recording = false;
+	index_events();
+	CHECK(ret == want, "returned %s, expected %s", check_status_name(ret),
+	      check_status_name(want));
+	CHECK(done == 0, "*done %#" PRIx64 " after bad input", done);
+	CHECK(stats_unchanged(&st0) && R.nev == 0 && R.cur->nr == nr0,
+	      "bad input changed counters, caused events or took pages");
+	if (deep)
+		CHECK(table_hash() == h0, "bad input changed table memory");
+	R.bad_ok++;
+}
+
+/* ------------------------------------------------------------ driver */
+
+static void setup_windows(void)
+{
+	uint64_t wsize = 4 * R.top;
+	if (wsize < 512 * R.G)
+		wsize = 512 * R.G;
+	if (wsize > R.ia_end / 4)
+		wsize = R.ia_end / 4;
+	uint64_t top_entry = R.lsize[R.start_level];
+	for (int i = 0; i < NR_WIN; i++) {
+		struct window *w = &R.win[i];
+		uint64_t nslots = R.ia_end / wsize;
+		w->size = wsize;
+		if (i == 0 && R.ia_end / top_entry > 1) {
+			/* straddle the boundary between two top-level entries
+			 * (and root pages, when concatenated) */
+			uint64_t span = top_entry * R.t.geo.entries;
+			uint64_t b = span < R.ia_end ? span : top_entry;
+			w->base = b > wsize / 2 ? align_down(b - wsize / 2, R.top)
+						: 0;
+		} else if (i == 1) {
+			w->base = R.ia_end - wsize; /* the top of the IPA space */
+		} else {
+			w->base = below(nslots) * wsize;
+		}
+		for (int j = 0; j < NR_HOT; j++) {
+			uint64_t S = R.lsize[2] < wsize ? R.lsize[2] : R.G * 64;
+			w->hot[j] = w->base + align_down(below(wsize), S);
+		}
+		w->hot[0] = w->base + wsize / 2; /* a top-leaf boundary */
+		for (int j = 0; j < NR_DELTA; j++) {
+			uint64_t slots = (R.pa_end - 2 * wsize) / R.top;
+			uint64_t pbase = (1 + below(slots)) * R.top;
+			if (pbase + 2 * wsize > R.pa_end)
+				pbase = R.top;
+			w->delta[j] = pbase - w->base;
+		}
+	}
+}
+
+static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
+		      uint64_t check_every, bool verbose)
+{
+	memset(&R, 0, sizeof(R));
+	R.rc = rc;
+	R.cfg = rc->cfg;
+	R.seed = seed;
+	R.nops = nops;
+	R.check_every = check_every;
+	R.verbose = verbose;
+	snprintf(R.opdesc, sizeof(R.opdesc), "setup");
+	uint64_t x = seed ^ (uint64_t)(rc - configs) * 0x1000193ull;
+	for (int i = 0; i < 4; i++)
+		R.s[i] = splitmix(&x);
+
+	R.G = rc->cfg.granule;
+	uint64_t arena = 65536ull * R.G;
+	CHECK(slat_hosted_init(&R.h, arena, rc->cfg.granule, rc->pa_base) ==
+		      SLAT_OK,
+	      "slat_hosted_init");
+	slat_hosted_set_observer(&R.h, observe, NULL);
+	int ret = slat_table_init(&R.t, &rc->cfg, slat_hosted_ops(), &R.h);
+	CHECK(ret == SLAT_OK, "slat_table_init: %s", check_status_name(ret));
+	R.h.table = &R.t;
+	CHECK(checker_init(&R.ck, &R.t, &R.h) == 0, "%s", R.ck.msg);
+	R.fmt = R.ck.fmt;
+	R.m = model_new(R.G);
+	CHECK(slat_hosted_cache_init(&R.cache, 32768) == SLAT_OK &&
+		      slat_hosted_cache_init(&R.scache, 32768) == SLAT_OK,
+	      "cache");
+	R.cur = &R.cache;
+	R.cache_limit = (uint32_t)((16ull << 20) / R.G);
+
+	R.start_level = R.ck.geo.start_level;
+	R.leaf_levels = R.ck.geo.leaf_levels;
+	for (int l = 0; l < 4; l++)
+		R.lsize[l] = 1ull << check_level_shift(&R.ck.geo, l);
+	R.top = R.G;
+	for (int l = 3; l >= R.start_level; l--)
+		if (R.leaf_levels & (1u << l))
+			R.top = R.lsize[l];
+	R.ia_end = 1ull << R.ck.geo.ia_bits;
+	R.pa_end = 1ull << R.ck.geo.pa_bits;
+	setup_windows();
+	check_full();
+
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (R.opno = 0; R.opno < nops; R.opno++) {
+		unsigned c = (unsigned)below(100);
+		enum op_kind k = c < 34   ? OP_MAP
+				 : c < 48 ? OP_UNMAP
+				 : c < 56 ? OP_WRPROTECT
+				 : c < 67 ? OP_RELAX
+				 : c < 75 ? OP_MKYOUNG
+				 : c < 84 ? OP_TCY
+				 : c < 97 ? OP_LOOKUP
+					  : OP_BAD;
+		R.count[k]++;
+		switch (k) {
+		case OP_MAP: op_map(); break;
+		case OP_UNMAP: op_unmap_wrprotect(false); break;
+		case OP_WRPROTECT: op_unmap_wrprotect(true); break;
+		case OP_RELAX: op_relax(); break;
+		case OP_MKYOUNG: op_mkyoung(); break;
+		case OP_TCY: op_tcy(); break;
+		case OP_LOOKUP: op_lookup(); break;
+		default: op_bad(); break;
+		}
+		if (verbose)
+			fprintf(stderr, "%" PRIu64 " %s: %s\n", R.opno,
+				op_names[k], R.opdesc);
+		if (model_nr_runs(R.m) > R.max_runs)
+			R.max_runs = model_nr_runs(R.m);
+		if ((R.opno + 1) % check_every == 0)
+			check_full();
+	}
+	snprintf(R.opdesc, sizeof(R.opdesc), "final full check");
+	check_full();
+	uint64_t tables = R.ck.tables_seen, leaves = R.ck.leaves_seen;
+
+	/* tear down: unmap everything; no table may remain */
+	snprintf(R.opdesc, sizeof(R.opdesc), "final unmap of everything");
+	slat_hosted_cache_topup(&R.h, &R.cache, 8);
+	uint64_t done;
+	ret = slat_unmap(&R.t, slat_ipa(0), R.ia_end, SLAT_FLUSH_VMID, &R.cache,
+			 &done);
+	CHECK(ret == SLAT_OK, "unmap of everything: %s",
+	      check_status_name(ret));
+	model_unmap(R.m, 0, R.ia_end);
+	check_full();
+	CHECK(R.ck.tables_seen == 0, "tables left after unmapping everything");
+	slat_table_destroy(&R.t);
+	slat_hosted_cache_drain(&R.h, &R.cache);
+	slat_hosted_cache_drain(&R.h, &R.scache);
+	CHECK(R.h.pages_in_use == 0 && R.h.double_frees == 0,
+	      "after destroy: %" PRIu64 " pages in use, %" PRIu64
+	      " double frees",
+	      R.h.pages_in_use, R.h.double_frees);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) +
+		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+	printf("%-20s %" PRIu64 " ops in %.1fs: map %" PRIu64 " unmap %" PRIu64
+	       " wrprotect %" PRIu64 " relax %" PRIu64 " mkyoung %" PRIu64
+	       " tcy %" PRIu64 " lookup %" PRIu64 " bad %" PRIu64
+	       "; nomem %" PRIu64 " nothing-to-do %" PRIu64 " exists %" PRIu64
+	       " noent %" PRIu64 "; max tables %" PRIu64 " runs %" PRIu64
+	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves\n",
+	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
+	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
+	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_BAD], R.nomem,
+	       R.nothing, R.exists, R.noent, R.max_tables, R.max_runs, tables,
+	       leaves);
+	fflush(stdout);
+
+	slat_hosted_cache_fini(&R.cache);
+	slat_hosted_cache_fini(&R.scache);
+	checker_fini(&R.ck);
+	model_free(R.m);
+	slat_hosted_fini(&R.h);
+	free(R.ev);
+	free(R.pre.v);
+	free(R.post.v);
+	free(kept_leaves.v);
+	kept_leaves = (struct vec_leaf){ 0 };
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: test_random [--config NAME|all] [--seed N] [--ops N]\n"
+		"                   [--check-every N] [--list] [--verbose]\n"
+		"                   [--avoid relax-hole|relax-done]...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = "all";
+	uint64_t seed = 0x5eed, nops = 200000, every = 2000;
+	bool verbose = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--list")) {
+			for (size_t j = 0; j < NR_CONFIGS; j++)
+				printf("%s\n", configs[j].name);
+			return 0;
+		} else if (!strcmp(a, "--verbose")) {
+			verbose = true;
+		} else if (v && !strcmp(a, "--config")) {
+			config = v;
+			i++;
+		} else if (v && !strcmp(a, "--avoid")) {
+			size_t j, n = sizeof(avoid_names) / sizeof(avoid_names[0]);
+			for (j = 0; j < n; j++)
+				if (!strcmp(v, avoid_names[j].name))
+					break;
+			if (j == n)
+				usage();
+			avoid |= avoid_names[j].bit;
+			i++;
+		} else if (v && !strcmp(a, "--seed")) {
+			seed = strtoull(v, NULL, 0);
+			i++;
+		} else if (v && !strcmp(a, "--ops")) {
+			nops = strtoull(v, NULL, 0);
+			i++;
+		} else if (v && !strcmp(a, "--check-every")) {
+			every = strtoull(v, NULL, 0);
+			if (!every)
+				every = 1;
+			i++;
+		} else {
+			usage();
+		}
+	}
+	const char *env = getenv("SLAT_TEST_OPS");
+	if (env)
+		nops = strtoull(env, NULL, 0);
+	bool found = false;
+	for (size_t j = 0; j < NR_CONFIGS; j++) {
+		if (strcmp(config, "all") && strcmp(config, configs[j].name))
+			continue;
+		found = true;
+		run_config(&configs[j], seed, nops, every, verbose);
+	}
+	if (!found) {
+		fprintf(stderr, "no configuration %s (see --list)\n", config);
+		return 2;
+	}
+	return 0;
+}
