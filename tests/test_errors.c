@@ -63,45 +63,54 @@ static void snap(struct fx *f, struct snapshot *s)
 	s->nev = f->nev;
 }
 
-/* Everything as it was. */
-static void assert_unchanged(struct fx *f, const struct snapshot *s,
-			     const char *what)
+/* Everything as it was; returns 0, or 1 after printing what changed. */
+static int check_unchanged(struct fx *f, const struct snapshot *s,
+			   const char *what)
 {
 	uint64_t n = f->h.nr_pages, g = f->h.granule;
 	uint8_t *in = calloc(n, 1);
+	const char *bad = NULL;
 	in_cache_map(f, in);
-	for (uint64_t i = 0; i < n; i++) {
+	for (uint64_t i = 0; i < n && !bad; i++) {
 		bool used = f->h.state[i] != SLAT_HOSTED_PAGE_FREE && !in[i];
 		if (used != !!s->used[i])
-			fail_msg("%s: arena page %llu changed use", what,
-				 (unsigned long long)i);
-		if (!used)
-			continue;
-		if (memcmp(s->mem + i * g, f->h.arena + i * g, g))
-			fail_msg("%s: table page %llu changed", what,
-				 (unsigned long long)i);
-		if (s->refc[i] != f->h.refcounts[i])
-			fail_msg("%s: refcount of page %llu changed", what,
-				 (unsigned long long)i);
+			bad = "an arena page changed use";
+		else if (used && memcmp(s->mem + i * g, f->h.arena + i * g, g))
+			bad = "table memory changed";
+		else if (used && s->refc[i] != f->h.refcounts[i])
+			bad = "a refcount changed";
 	}
 	free(in);
-	if (f->h.pages_in_use != s->pages_in_use ||
-	    f->h.nr_free != s->nr_free ||
-	    f->h.double_frees != s->double_frees ||
-	    slat_hosted_table_pages(&f->h) != s->table_pages)
-		fail_msg("%s: the arena changed", what);
-	if (f->cache.nr != s->cache_nr)
-		fail_msg("%s: took pages from the cache", what);
-	if (f->nev != s->nev)
-		fail_msg("%s: %zu maintenance events", what, f->nev - s->nev);
 	const struct slat_stats *a = &f->t.stats, *b = &s->stats;
-	if (memcmp(a->written, b->written, sizeof(a->written)) ||
-	    memcmp(a->tlbi, b->tlbi, sizeof(a->tlbi)) ||
-	    a->dcache_calls != b->dcache_calls ||
-	    a->icache_calls != b->icache_calls ||
-	    a->pages_alloc != b->pages_alloc ||
-	    a->pages_freed != b->pages_freed)
-		fail_msg("%s: the counters say something was done", what);
+	if (bad)
+		;
+	else if (f->h.pages_in_use != s->pages_in_use ||
+		 f->h.nr_free != s->nr_free ||
+		 f->h.double_frees != s->double_frees ||
+		 slat_hosted_table_pages(&f->h) != s->table_pages)
+		bad = "the arena changed";
+	else if (f->cache.nr != s->cache_nr)
+		bad = "pages were taken from the cache";
+	else if (f->nev != s->nev)
+		bad = "maintenance events";
+	else if (memcmp(a->written, b->written, sizeof(a->written)) ||
+		 memcmp(a->tlbi, b->tlbi, sizeof(a->tlbi)) ||
+		 a->dcache_calls != b->dcache_calls ||
+		 a->icache_calls != b->icache_calls ||
+		 a->pages_alloc != b->pages_alloc ||
+		 a->pages_freed != b->pages_freed)
+		bad = "the counters say something was done";
+	if (!bad)
+		return 0;
+	print_error("%s: %s\n", what, bad);
+	return 1;
+}
+
+static void assert_unchanged(struct fx *f, const struct snapshot *s,
+			     const char *what)
+{
+	if (check_unchanged(f, s, what))
+		fail_msg("%s changed the table", what);
 }
 
 static void snap_free(struct snapshot *s)
@@ -109,7 +118,13 @@ static void snap_free(struct snapshot *s)
 	free(s->mem);
 	free(s->refc);
 	free(s->used);
+	s->mem = NULL;
+	s->refc = NULL;
+	s->used = NULL;
 }
+
+/* The snapshot of the running test (freed by teardown if it fails). */
+static struct snapshot cur;
 
 /* ------------------------------------------------------------ fixture */
 
@@ -148,6 +163,7 @@ static int setup_populated(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
+	snap_free(&cur);
 	if (checker_full(&f->ck, NULL))
 		fail_msg("checker: %s", f->ck.msg);
 	fx_fini(f);
@@ -242,14 +258,16 @@ static void every_error_leaves_the_table_unchanged(void **state)
 	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), G1, true, 0),
 			 1);
 	fx_clear_events(f);
+	int failures = 0;
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 		const struct err_case *c = &errs[i];
-		struct snapshot s;
+		struct snapshot *sp = &cur, s;
 		struct slat_leaf l;
 		uint64_t done = 0x5a5a;
 		int ret;
 		print_message("  %s\n", c->what);
-		snap(f, &s);
+		snap(f, sp);
+		s = *sp;
 		switch (c->op) {
 		case E_MAP:
 			ret = slat_map(&f->t, slat_ipa(c->ipa), c->size,
@@ -284,24 +302,29 @@ static void every_error_leaves_the_table_unchanged(void **state)
 			done = 0;
 			break;
 		}
-		if (ret != c->want)
-			fail_msg("%s: returned %s, expected %s", c->what,
-				 check_status_name(ret),
-				 check_status_name(c->want));
-		if (done != 0)
-			fail_msg("%s: *done = %#llx after an error", c->what,
-				 (unsigned long long)done);
-		assert_unchanged(f, &s, c->what);
-		snap_free(&s);
+		if (ret != c->want) {
+			print_error("%s: returned %s, expected %s\n", c->what,
+				    check_status_name(ret),
+				    check_status_name(c->want));
+			failures++;
+		}
+		if (done != 0) {
+			print_error("%s: *done = %#llx after an error\n",
+				    c->what, (unsigned long long)done);
+			failures++;
+		}
+		failures += check_unchanged(f, &s, c->what);
+		snap_free(sp);
 	}
+	if (failures)
+		fail_msg("%d of the error cases failed", failures);
 }
 
 /* Unknown flags and policies are refused even with nothing else to do. */
 static void errors_need_no_table_access(void **state)
 {
 	struct fx *f = *state;
-	struct snapshot s;
-	snap(f, &s);
+	snap(f, &cur);
 	/* no cache at all: input checks come first */
 	assert_int_equal(slat_map(&f->t, slat_ipa(0x1800), 0x1000,
 				  slat_pa(0x1000), SLAT_RW, 0, NULL, NULL),
@@ -309,8 +332,8 @@ static void errors_need_no_table_access(void **state)
 	assert_int_equal(slat_unmap(&f->t, slat_ipa(G1), 0x1000,
 				    (enum slat_tlbi_policy)9, NULL, NULL),
 			 SLAT_E_INVAL);
-	assert_unchanged(f, &s, "errors without a cache");
-	snap_free(&s);
+	assert_unchanged(f, &cur, "errors without a cache");
+	snap_free(&cur);
 }
 
 /* ------------------------------------------------------------ semantics */
@@ -855,6 +878,46 @@ static void pages_needed_is_enough(void **state)
 		}
 		if (checker_full(&f->ck, NULL))
 			fail_msg("%s", f->ck.msg);
+
+		/* the worst case for the others: both ends inside blocks of
+		 * the largest size, splitting all the way down */
+		uint64_t S = 0;
+		for (int l = f->t.geo.start_level; l < 3; l++)
+			if (!S && (f->t.geo.leaf_levels & (1u << l)))
+				S = slat_level_size(&f->t, l);
+		uint64_t B = 8 * S;
+		for (int op = SLAT_OP_UNMAP; op <= SLAT_OP_RELAX; op++) {
+			fx_topup(f, 64);
+			assert_int_equal(slat_unmap(&f->t, slat_ipa(B), 4 * S,
+						    SLAT_FLUSH_VMID, &f->cache,
+						    NULL),
+					 SLAT_OK);
+			assert_int_equal(fx_map(f, B, 4 * S, 0x100000000000ull,
+						SLAT_RW, 0),
+					 SLAT_OK);
+			uint64_t ipa = B + g, size = 3 * S - 2 * g;
+			uint64_t need = slat_pages_needed(
+				&f->t, (enum slat_op)op, slat_ipa(ipa), size);
+			slat_hosted_cache_drain(&f->h, &f->cache);
+			fx_topup(f, (uint32_t)need);
+			int ret = op == SLAT_OP_UNMAP
+				? slat_unmap(&f->t, slat_ipa(ipa), size,
+					     SLAT_FLUSH_ENTRY, &f->cache, NULL)
+				: op == SLAT_OP_WRPROTECT
+				? slat_wrprotect(&f->t, slat_ipa(ipa), size,
+						 SLAT_FLUSH_ENTRY, &f->cache,
+						 NULL)
+				: slat_relax(&f->t, slat_ipa(ipa), size,
+					     SLAT_X, 0, &f->cache, NULL);
+			if (ret < 0)
+				fail_msg("op %d over two partial %#llx blocks "
+					 "with %llu pages: %s",
+					 op, (unsigned long long)S,
+					 (unsigned long long)need,
+					 check_status_name(ret));
+			if (checker_full(&f->ck, NULL))
+				fail_msg("%s", f->ck.msg);
+		}
 		fx_fini(f);
 		free(f);
 	}

@@ -576,13 +576,17 @@ static bool prepare_cache(enum slat_op op, uint64_t ipa, uint64_t size)
 {
 	uint64_t need = pages_needed(op, ipa, size);
 	bool starve = need > 0 && chance(8);
+	bool exact = !starve && need <= 64 && chance(40);
 	uint32_t n;
-	if (starve) {
+	if (starve || exact) {
+		/* a cache of exactly @n pages: fewer than needed, or exactly
+		 * as many (then SLAT_E_NOMEM means slat_pages_needed lied) */
 		R.cur = &R.scache;
-		n = (uint32_t)below(need < R.cache_limit ? need : R.cache_limit);
-		if (R.scache.nr > n) {
+		n = exact ? (uint32_t)need
+			  : (uint32_t)below(need < R.cache_limit ? need
+								 : R.cache_limit);
+		if (R.scache.nr > n)
 			slat_hosted_cache_drain(&R.h, &R.scache);
-		}
 	} else {
 		R.cur = &R.cache;
 		n = need < R.cache_limit ? (uint32_t)need : R.cache_limit;
@@ -1256,6 +1260,12 @@ static int relax_attr_cb(void *arg, const struct model_run *r)
 	return 0;
 }
 
+static int first_run_cb(void *arg, const struct model_run *r)
+{
+	*(struct model_run *)arg = *r;
+	return 1;
+}
+
 static void op_relax(void)
 {
 	uint64_t ipa, size;
@@ -1267,8 +1277,13 @@ static void op_relax(void)
 	while (!perms);
 	/* prefer ranges that are mapped: relax is for faults on mappings */
 	struct model_run run;
-	if (chance(70) && model_find(R.m, ipa, &run) && run.end - ipa < size)
-		size = run.end - ipa;
+	if (chance(80) && model_for_each(R.m, ipa, w->base + w->size,
+					 first_run_cb, &run)) {
+		if (run.start > ipa)
+			ipa = run.start;
+		if (run.end - ipa < size)
+			size = run.end - ipa;
+	}
 	if ((avoid & AVOID_RELAX_HOLE) && !model_fully_mapped(R.m, ipa, ipa + size)) {
 		if (!model_find(R.m, ipa, &run))
 			return;
