@@ -443,7 +443,8 @@ static void index_events(void)
 		sorted = X.ipa[i - 1].addr <= X.ipa[i].addr;
 	if (!sorted)
 		qsort(X.ipa, X.nipa, sizeof(*X.ipa), ipa_ev_cmp);
-	qsort(X.range, X.nrange, sizeof(*X.range), rec_cmp);
+	if (X.nrange > 1)
+		qsort(X.range, X.nrange, sizeof(*X.range), rec_cmp);
 	for (size_t i = 0; i < X.nrange; i++) {
 		uint64_t s = X.range[i].ev.addr, e = s + X.range[i].ev.size;
 		if (X.nunion && s <= X.runion[X.nunion - 1].e) {
@@ -710,7 +711,10 @@ static uint32_t gen_attrs(void)
 	uint32_t mt = c < 70 ? SLAT_MT_NORMAL
 		      : c < 85 ? SLAT_MT_NORMAL_NC
 			       : SLAT_MT_DEVICE;
-	uint32_t a = mt | gen_perms(mt != SLAT_MT_DEVICE);
+	uint32_t a;
+	do
+		a = mt | gen_perms(mt != SLAT_MT_DEVICE);
+	while (!R.fmt->attrs_ok(&R.cfg, a)); /* e.g. EPT: no write-only */
 	if (chance(30))
 		a |= SLAT_SW(below(16));
 	return a;
@@ -923,8 +927,6 @@ static void op_map(void)
 	uint64_t ml = max_leaf(ipa, pa, flags);
 	if (size / ml > MAX_LEAVES)
 		size = MAX_LEAVES * ml;
-	if (!R.fmt->attrs_ok(&R.cfg, attrs))
-		attrs &= ~SLAT_X; /* bad attributes are OP_BAD's business */
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_map(ipa %#" PRIx64 ", size %#" PRIx64 ", pa %#" PRIx64
 		 ", attrs %#x, flags %#x)",
@@ -1607,17 +1609,30 @@ static void op_bad(void)
 	case 5: ipa = G; size = 0 - G; want = SLAT_E_RANGE; break; /* wraps */
 	case 6: ipa = R.ia_end; size = G; want = SLAT_E_RANGE; break;
 	case 7: pa = R.pa_end - G; size = 2 * G; op = 0; want = SLAT_E_RANGE; break;
-	case 8: attrs = SLAT_MT_DEVICE | SLAT_R | SLAT_X; op = 0; want = SLAT_E_ATTR; break;
-	case 9: attrs = SLAT_MT_MASK | SLAT_R; op = 0; want = SLAT_E_ATTR; break;
-	case 10:
-		if (R.fmt->separate_exec(&R.cfg))
-			attrs = SLAT_R | SLAT_YOUNG;
-		else
-			attrs = SLAT_R | (chance(50) ? SLAT_XU : SLAT_XK);
+	case 8: case 9: case 10: case 11: {
+		/* attributes the format refuses (asked from check_format) */
+		static const uint32_t cand[] = {
+			SLAT_MT_DEVICE | SLAT_R | SLAT_X,
+			SLAT_MT_DEVICE | SLAT_R | SLAT_XK,
+			SLAT_MT_DEVICE | SLAT_R | SLAT_XU,
+			SLAT_MT_MASK | SLAT_R,
+			SLAT_R | SLAT_XU,
+			SLAT_R | SLAT_XK,
+			SLAT_W,
+			SLAT_W | SLAT_X,
+			SLAT_R | SLAT_YOUNG,
+		};
+		uint32_t bad[sizeof(cand) / sizeof(cand[0]) + 1];
+		size_t nb = 0;
+		for (size_t k = 0; k < sizeof(cand) / sizeof(cand[0]); k++)
+			if (!R.fmt->attrs_ok(&R.cfg, cand[k]))
+				bad[nb++] = cand[k];
+		attrs = which == 11 || !nb ? SLAT_R | (1u << (13 + below(19)))
+					   : bad[below(nb)];
 		op = 0;
 		want = SLAT_E_ATTR;
 		break;
-	case 11: attrs = SLAT_R | (1u << (13 + below(19))); op = 0; want = SLAT_E_ATTR; break;
+	}
 	case 12:
 		if (op == 1 || op == 2) {
 			policy = (enum slat_tlbi_policy)(4 + below(100));
