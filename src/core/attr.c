@@ -194,11 +194,15 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		slat_pte_t pte = pte_read(&ctx->ptep[n]);
 		if (pte_table(t, pte, ctx->level))
 			break;
-		if (!pte_valid(t, pte))
-			return pte_locked(t, pte) ? SLAT_E_AGAIN : SLAT_E_NOENT;
-		int ret = relax_leaf(ctx, d, &ctx->ptep[n], pte, ctx->addr + n * size);
-		if (ret)
+		int ret = !pte_valid(t, pte) ? (pte_locked(t, pte) ? SLAT_E_AGAIN
+								   : SLAT_E_NOENT)
+					     : relax_leaf(ctx, d, &ctx->ptep[n], pte,
+							  ctx->addr + n * size);
+		if (ret) {
+			d->fail_addr = ctx->addr + n * size > ctx->start
+					       ? ctx->addr + n * size : ctx->start;
 			return ret;
+		}
 	}
 	return n ? (int)n : 1;
 }
