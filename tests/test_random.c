@@ -139,23 +139,6 @@ struct rt {
 
 static struct rt R;
 
-/*
- * Known core bugs the generator can steer around (--avoid NAME), so that a
- * run can look for other bugs meanwhile. CTest runs avoid nothing.
- */
-enum {
-	AVOID_RELAX_HOLE = 1u << 0, /* relax over a range with a hole */
-	AVOID_RELAX_DONE = 1u << 1, /* *done after relax's SLAT_E_NOENT */
-};
-static const struct {
-	const char *name;
-	unsigned bit;
-} avoid_names[] = {
-	{ "relax-hole", AVOID_RELAX_HOLE },
-	{ "relax-done", AVOID_RELAX_DONE },
-};
-static unsigned avoid;
-
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rotl(uint64_t x, int k)
@@ -1286,11 +1269,6 @@ static void op_relax(void)
 		if (run.end - ipa < size)
 			size = run.end - ipa;
 	}
-	if ((avoid & AVOID_RELAX_HOLE) && !model_fully_mapped(R.m, ipa, ipa + size)) {
-		if (!model_find(R.m, ipa, &run))
-			return;
-		size = run.end - ipa < size ? run.end - ipa : size;
-	}
 	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_relax(ipa %#" PRIx64 ", size %#" PRIx64
@@ -1322,7 +1300,7 @@ static void op_relax(void)
 		CHECK(stats_unchanged(&st0) && R.nev == 0 &&
 			      R.cur->nr == nr0,
 		      "%s changed the table", check_status_name(ret));
-		CHECK(done == 0 || (avoid & AVOID_RELAX_DONE),
+		CHECK(done == 0,
 		      "*done %#" PRIx64 " after %s", done,
 		      check_status_name(ret));
 		R.noent += hole;
@@ -1874,8 +1852,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: test_random [--config NAME|all] [--seed N] [--ops N]\n"
-		"                   [--check-every N] [--list] [--verbose]\n"
-		"                   [--avoid relax-hole|relax-done]...\n");
+		"                   [--check-every N] [--list] [--verbose]\n");
 	exit(2);
 }
 
@@ -1895,15 +1872,6 @@ int main(int argc, char **argv)
 			verbose = true;
 		} else if (v && !strcmp(a, "--config")) {
 			config = v;
-			i++;
-		} else if (v && !strcmp(a, "--avoid")) {
-			size_t j, n = sizeof(avoid_names) / sizeof(avoid_names[0]);
-			for (j = 0; j < n; j++)
-				if (!strcmp(v, avoid_names[j].name))
-					break;
-			if (j == n)
-				usage();
-			avoid |= avoid_names[j].bit;
 			i++;
 		} else if (v && !strcmp(a, "--seed")) {
 			seed = strtoull(v, NULL, 0);

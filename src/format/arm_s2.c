@@ -77,6 +77,8 @@ static int arm_geometry(const struct slat_config *cfg, struct slat_geometry *geo
 		geo->leaf_levels |= 1u << 2;
 	if (g == 16 && pa == 52)
 		geo->leaf_levels |= 1u << 1;
+	/* Levels above the start level do not exist in this walk. */
+	geo->leaf_levels &= (uint8_t)~((1u << start) - 1);
 	if (geo->root_pages > 16)
 		return SLAT_E_CONFIG;
 	return SLAT_OK;
