@@ -25,12 +25,19 @@ enum slat_format_id {
 #define SLAT_FEAT_FWB  (1u << 0) /* Arm FEAT_S2FWB: no D-cache clean needed */
 #define SLAT_FEAT_XNX  (1u << 1) /* Arm FEAT_XNX: separate EL0/EL1 execute */
 #define SLAT_FEAT_DIC  (1u << 2) /* CTR_EL0.DIC: no I-cache invalidation */
+/* Hardware dirty state: Arm FEAT_HAFDBS with VTCR_EL2.HA/HD (DBM bit);
+ * EPT accessed/dirty flags (EPTP bit 6). */
+#define SLAT_FEAT_HWDIRTY (1u << 3)
+#define SLAT_FEAT_EPT_MBEC  (1u << 4) /* EPT mode-based execute control */
+#define SLAT_FEAT_EPT_XONLY (1u << 5) /* EPT execute-only translations */
 
 struct slat_config {
 	enum slat_format_id format;
-	uint32_t granule;  /* bytes: 4096, 16384 or 65536 */
-	uint8_t ia_bits;   /* input (IPA) size: 32..48, 52 with 64K */
-	uint8_t pa_bits;   /* output size: 32..48, 52 with 64K; 0 means 48 */
+	uint32_t granule;  /* bytes: 4096, 16384 or 65536 (EPT: 4096) */
+	uint8_t ia_bits;   /* input size: Arm 32..48, 52 with 64K;
+			      EPT 32..48 (4-level) or 49..57 (5-level) */
+	uint8_t pa_bits;   /* output size: 32..48 (52 with 64K or EPT);
+			      0: 48, or 52 when ia_bits is above 48 */
 	uint32_t features; /* SLAT_FEAT_* */
 };
 
@@ -224,12 +231,59 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
 int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
 			  uint64_t size, bool mkold, uint32_t flags);
 
+/*
+ * Hardware dirty state (SLAT_FEAT_HWDIRTY): report which pages of
+ * [ipa, ipa+size) were written since the last clear. Bit i of @bitmap
+ * (uint64_t words, size / granule bits, all written) is set when page
+ * ipa + i * granule is dirty; a dirty block reports all its pages in the
+ * range. With @clear, dirty leaves become writable-clean (Arm: S2AP.W
+ * cleared, DBM kept; EPT: D cleared) and are invalidated per @policy, so the
+ * next write is seen again.
+ * Returns the number of dirty pages, or SLAT_E_CONFIG (no hardware dirty
+ * state), SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL.
+ */
+int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			uint64_t *bitmap, bool clear,
+			enum slat_tlbi_policy policy, uint32_t flags);
+
+/* Kinds of access, for slat_hw_access(). */
+#define SLAT_ACCESS_READ  0u
+#define SLAT_ACCESS_WRITE 1u
+#define SLAT_ACCESS_EXEC_EL1 2u /* supervisor */
+#define SLAT_ACCESS_EXEC_EL0 3u /* user */
+
+enum slat_fault {
+	SLAT_FAULT_NONE = 0,
+	SLAT_FAULT_TRANSLATION, /* no valid leaf (Arm translation fault,
+				   EPT violation on a non-present entry) */
+	SLAT_FAULT_PERMISSION,  /* the leaf forbids the access */
+	SLAT_FAULT_ACCESS_FLAG, /* Arm: AF clear and no hardware AF update */
+};
+
+struct slat_hw_result {
+	enum slat_fault fault;
+	int level;     /* level of the leaf, or where the walk stopped */
+	slat_pa_t pa;  /* output address when no fault */
+	uint32_t attrs;
+};
+
+/*
+ * Translate @ipa for one access as the CPU's table walker would, including
+ * its atomic updates of the access flag and dirty state (SLAT_FEAT_HWDIRTY:
+ * Arm HA/HD, EPT A/D). Safe against concurrent updates by libslat. Used by
+ * software MMUs and by tests that play the hardware.
+ * Returns SLAT_OK (see res->fault) or SLAT_E_RANGE / SLAT_E_INVAL.
+ */
+int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
+		   struct slat_hw_result *res);
+
 /* Operations, for slat_pages_needed(). */
 enum slat_op {
 	SLAT_OP_MAP,
 	SLAT_OP_UNMAP,
 	SLAT_OP_WRPROTECT,
 	SLAT_OP_RELAX,
+	SLAT_OP_DIRTY_CLEAR,
 };
 
 /*

@@ -83,9 +83,17 @@ const char *slat_strerror(int status);
 
 /* Reported by lookup: the access flag is set. map always installs young. */
 #define SLAT_YOUNG         (1u << 12)
+/* Reported by lookup: hardware dirty state says written (Arm DBM+S2AP.W,
+ * EPT D bit). A writable leaf is installed dirty. */
+#define SLAT_DIRTY         (1u << 13)
 
-/* Everything a caller may pass to map. */
-#define SLAT_ATTR_INPUT    (SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK)
+/* EPT only: ignore the guest PAT (bit 6), suppress #VE (bit 63). */
+#define SLAT_IPAT          (1u << 16)
+#define SLAT_SVE           (1u << 17)
+
+/* Everything a caller may pass to map (each format refuses what it lacks). */
+#define SLAT_ATTR_INPUT    (SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK | \
+			    SLAT_IPAT | SLAT_SVE)
 
 /* Levels: the last level is always 3 (4K pages at 4K granule); the start
  * level depends on the configuration. */
