@@ -238,13 +238,15 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
  * ipa + i * granule is dirty; a dirty block reports all its pages in the
  * range. With @clear, dirty leaves become writable-clean (Arm: S2AP.W
  * cleared, DBM kept; EPT: D cleared) and are invalidated per @policy, so the
- * next write is seen again.
- * Returns the number of dirty pages, or SLAT_E_CONFIG (no hardware dirty
+ * next write is seen again. @cache supplies pages to split a dirty block the
+ * range covers only partly (SLAT_OP_DIRTY_CLEAR pages suffice).
+ * Returns the number of dirty pages, or SLAT_E_NOMEM, SLAT_E_CONFIG (no hardware dirty
  * state), SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL.
  */
 int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			uint64_t *bitmap, bool clear,
-			enum slat_tlbi_policy policy, uint32_t flags);
+			enum slat_tlbi_policy policy, uint32_t flags,
+			struct slat_page_cache *cache);
 
 /* Kinds of access, for slat_hw_access(). */
 #define SLAT_ACCESS_READ  0u

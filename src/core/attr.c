@@ -146,7 +146,7 @@ static int relax_leaf(const struct slat_walk_ctx *ctx, struct attr_data *d,
 	if (new == old)
 		return SLAT_OK;
 
-	bool adds_exec = (d->perms & ~attrs & SLAT_X) &&
+	bool adds_exec = (d->perms & ~attrs & SLAT_X) && t->fmt->cache_maintenance &&
 			 !(t->cfg.features & SLAT_FEAT_DIC);
 	uint64_t size = level_size(t, ctx->level);
 	if (adds_exec) {

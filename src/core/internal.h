@@ -40,6 +40,15 @@ struct slat_format {
 	slat_pte_t (*leaf_for_level)(const struct slat_table *t, slat_pte_t pte,
 				     int level);
 
+	/* Hardware dirty state: written since the last clean? */
+	bool (*leaf_dirty)(const struct slat_table *t, slat_pte_t pte);
+	/* The leaf made writable-clean. */
+	slat_pte_t (*leaf_cleaned)(const struct slat_table *t, slat_pte_t pte);
+	/* The CPU's walker on a leaf: may @access go ahead, and what does it
+	 * write back (access flag, dirty state)? */
+	enum slat_fault (*hw_update)(const struct slat_table *t, slat_pte_t pte,
+				     unsigned access, slat_pte_t *new);
+
 	slat_pte_t present_mask; /* valid iff (pte & present_mask) != 0 */
 	slat_pte_t table_bit;    /* below the last level, this bit ... */
 	bool table_bit_set;      /* ... set (Arm) or clear (EPT) means table */
@@ -48,9 +57,14 @@ struct slat_format {
 	slat_pte_t locked;       /* invalid marker held during shared BBM */
 	/* Block <-> table changes need break-before-make (Arm without BBM). */
 	bool split_needs_bbm;
+	/* TLB invalidation by address exists (Arm); else a full flush (EPT). */
+	bool tlbi_by_address;
+	/* New leaves may need D-cache clean / I-cache invalidate (Arm). */
+	bool cache_maintenance;
 };
 
 extern const struct slat_format slat_format_arm_s2;
+extern const struct slat_format slat_format_ept;
 
 /* ---- Geometry ---- */
 

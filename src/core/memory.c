@@ -91,6 +91,10 @@ void slat_free_unlinked(struct slat_table *t, void *va, int level)
 void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
 		 enum slat_tlbi_scope scope, struct slat_stats *st)
 {
+	if (!t->fmt->tlbi_by_address) {
+		slat_tlbi_vmid(t, st);
+		return;
+	}
 	st->tlbi[scope == SLAT_TLBI_LOCAL ? SLAT_TLBI_IPA_LOCAL : SLAT_TLBI_IPA]++;
 	t->mm->tlbi_ipa(t->mm_ctx, slat_ipa(ipa), level, scope);
 }
@@ -98,6 +102,10 @@ void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
 void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
 		   struct slat_stats *st)
 {
+	if (!t->fmt->tlbi_by_address) {
+		slat_tlbi_vmid(t, st);
+		return;
+	}
 	st->tlbi[SLAT_TLBI_RANGE]++;
 	t->mm->tlbi_range(t->mm_ctx, slat_ipa(ipa), size);
 }
@@ -111,6 +119,8 @@ void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
 void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
 		  uint32_t attrs, struct slat_stats *st)
 {
+	if (!t->fmt->cache_maintenance)
+		return;
 	if (SLAT_MT(attrs) == SLAT_MT_NORMAL &&
 	    !(t->cfg.features & SLAT_FEAT_FWB)) {
 		st->dcache_calls++;

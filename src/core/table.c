@@ -6,6 +6,7 @@ static const struct slat_format *format_of(enum slat_format_id id)
 {
 	switch (id) {
 	case SLAT_FMT_ARM_S2: return &slat_format_arm_s2;
+	case SLAT_FMT_EPT: return &slat_format_ept;
 	default: return NULL;
 	}
 }
@@ -40,8 +41,6 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 {
 	if (!t || !cfg || !hooks_complete(mm))
 		return SLAT_E_INVAL;
-	if (cfg->features & ~(SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC))
-		return SLAT_E_CONFIG;
 
 	struct slat_geometry geo;
 	int ret = slat_config_geometry(cfg, &geo);

@@ -14,6 +14,7 @@
 #define S2_AP_W         (1ull << 7)
 #define S2_SH_IS        (3ull << 8)
 #define S2_AF           (1ull << 10)
+#define S2_DBM          (1ull << 51)
 #define S2_XN0          (1ull << 53)
 #define S2_XN1          (1ull << 54)
 #define S2_XN_MASK      (S2_XN0 | S2_XN1)
@@ -44,6 +45,9 @@ static int arm_geometry(const struct slat_config *cfg, struct slat_geometry *geo
 {
 	uint8_t g;
 	if (!granule_ok(cfg->granule, &g))
+		return SLAT_E_CONFIG;
+	if (cfg->features & ~(SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC |
+			      SLAT_FEAT_HWDIRTY))
 		return SLAT_E_CONFIG;
 
 	unsigned max_bits = g == 16 ? 52 : 48;
@@ -89,9 +93,15 @@ static bool xnx(const struct slat_table *t)
 	return (t->cfg.features & SLAT_FEAT_XNX) != 0;
 }
 
+static bool hwdirty(const struct slat_table *t)
+{
+	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
+}
+
 static int arm_check_attrs(const struct slat_table *t, uint32_t attrs)
 {
-	if (attrs & ~SLAT_ATTR_INPUT)
+	/* SLAT_IPAT and SLAT_SVE are EPT's. */
+	if (attrs & ~(SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK))
 		return SLAT_E_ATTR;
 	uint32_t mt = SLAT_MT(attrs);
 	if (mt != SLAT_MT_NORMAL && mt != SLAT_MT_NORMAL_NC && mt != SLAT_MT_DEVICE)
@@ -141,13 +151,14 @@ static slat_pte_t memattr(const struct slat_table *t, uint32_t mt)
 	}
 }
 
-static slat_pte_t perm_bits(uint32_t perms)
+/* With hardware dirty state a writable leaf also carries DBM. */
+static slat_pte_t perm_bits(const struct slat_table *t, uint32_t perms)
 {
 	slat_pte_t v = 0;
 	if (perms & SLAT_R)
 		v |= S2_AP_R;
 	if (perms & SLAT_W)
-		v |= S2_AP_W;
+		v |= hwdirty(t) ? S2_AP_W | S2_DBM : S2_AP_W;
 	switch (perms & SLAT_X) {
 	case SLAT_X: break;                       /* XN 00 */
 	case SLAT_XU: v |= S2_XN0; break;         /* XN 01: EL0 only */
@@ -164,7 +175,7 @@ static slat_pte_t arm_make_leaf(const struct slat_table *t, slat_pa_t pa,
 						   : S2_VALID;
 	return type | encode_oa(t, pa.pa) |
 	       memattr(t, SLAT_MT(attrs)) << S2_MEMATTR_SHIFT |
-	       perm_bits(attrs) | S2_SH_IS | S2_AF |
+	       perm_bits(t, attrs) | S2_SH_IS | S2_AF |
 	       (slat_pte_t)((attrs & SLAT_SW_MASK) >> SLAT_SW_SHIFT) << S2_SW_SHIFT;
 }
 
@@ -179,8 +190,10 @@ static uint32_t arm_leaf_attrs(const struct slat_table *t, slat_pte_t pte)
 	uint32_t a = 0;
 	if (pte & S2_AP_R)
 		a |= SLAT_R;
-	if (pte & S2_AP_W)
+	if (pte & (S2_AP_W | S2_DBM))
 		a |= SLAT_W;
+	if ((pte & S2_AP_W) && (pte & S2_DBM))
+		a |= SLAT_DIRTY;
 	switch (pte & S2_XN_MASK) {
 	case 0: a |= SLAT_X; break;
 	case S2_XN0: a |= SLAT_XU; break;
@@ -201,9 +214,8 @@ static uint32_t arm_leaf_attrs(const struct slat_table *t, slat_pte_t pte)
 static slat_pte_t arm_leaf_with_perms(const struct slat_table *t,
 				      slat_pte_t pte, uint32_t perms)
 {
-	(void)t;
-	pte &= ~(S2_AP_R | S2_AP_W | S2_XN_MASK);
-	return pte | perm_bits(perms);
+	pte &= ~(S2_AP_R | S2_AP_W | S2_DBM | S2_XN_MASK);
+	return pte | perm_bits(t, perms);
 }
 
 static slat_pte_t arm_leaf_for_level(const struct slat_table *t,
@@ -213,6 +225,56 @@ static slat_pte_t arm_leaf_for_level(const struct slat_table *t,
 	if (level == SLAT_LAST_LEVEL)
 		return pte | S2_TABLE_OR_PAGE;
 	return pte & ~S2_TABLE_OR_PAGE;
+}
+
+static bool arm_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
+{
+	return hwdirty(t) && (pte & S2_DBM) && (pte & S2_AP_W);
+}
+
+/* Writable-clean: DBM stays, so the hardware sets S2AP.W on a write. */
+static slat_pte_t arm_leaf_cleaned(const struct slat_table *t, slat_pte_t pte)
+{
+	(void)t;
+	return pte & ~S2_AP_W;
+}
+
+static bool exec_allowed(const struct slat_table *t, slat_pte_t pte, bool el0)
+{
+	slat_pte_t xn = pte & S2_XN_MASK;
+	if (!xnx(t))
+		return !(pte & S2_XN1);
+	if (el0)
+		return xn == 0 || xn == S2_XN0;
+	return xn == 0 || xn == (S2_XN0 | S2_XN1);
+}
+
+/* The stage-2 walker of a CPU with (or without) FEAT_HAFDBS HA/HD. */
+static enum slat_fault arm_hw_update(const struct slat_table *t, slat_pte_t pte,
+				     unsigned access, slat_pte_t *new)
+{
+	*new = pte;
+	/* The access flag fault comes before the permission fault. */
+	if (!(pte & S2_AF)) {
+		if (!hwdirty(t))
+			return SLAT_FAULT_ACCESS_FLAG;
+		*new |= S2_AF;
+	}
+	switch (access) {
+	case SLAT_ACCESS_READ:
+		return (pte & S2_AP_R) ? SLAT_FAULT_NONE : SLAT_FAULT_PERMISSION;
+	case SLAT_ACCESS_WRITE:
+		if (pte & S2_AP_W)
+			return SLAT_FAULT_NONE;
+		if (hwdirty(t) && (pte & S2_DBM)) {
+			*new |= S2_AP_W;
+			return SLAT_FAULT_NONE;
+		}
+		return SLAT_FAULT_PERMISSION;
+	default:
+		return exec_allowed(t, pte, access == SLAT_ACCESS_EXEC_EL0)
+			       ? SLAT_FAULT_NONE : SLAT_FAULT_PERMISSION;
+	}
 }
 
 const struct slat_format slat_format_arm_s2 = {
@@ -227,11 +289,16 @@ const struct slat_format slat_format_arm_s2 = {
 	.leaf_attrs = arm_leaf_attrs,
 	.leaf_with_perms = arm_leaf_with_perms,
 	.leaf_for_level = arm_leaf_for_level,
+	.leaf_dirty = arm_leaf_dirty,
+	.leaf_cleaned = arm_leaf_cleaned,
+	.hw_update = arm_hw_update,
 	.present_mask = S2_VALID,
 	.table_bit = S2_TABLE_OR_PAGE,
 	.table_bit_set = true,
-	.write_bit = S2_AP_W,
+	.write_bit = S2_AP_W | S2_DBM,
 	.young_bit = S2_AF,
 	.locked = S2_LOCKED,
 	.split_needs_bbm = true,
+	.tlbi_by_address = true,
+	.cache_maintenance = true,
 };
