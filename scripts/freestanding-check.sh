@@ -20,7 +20,7 @@ NM="${CROSS}nm"
 # -mno-outline-atomics: GCC for aarch64-linux defaults to -moutline-atomics,
 # which calls helpers in libgcc (__aarch64_cas8_acq_rel, ...) that select
 # LSE at run time from HWCAP; bare metal has neither, so atomics are inline.
-CFLAGS=(-ffreestanding -nostdlib -fno-builtin -O2 -Wall -Wextra -Werror
+CFLAGS=(-ffreestanding -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns -O2 -Wall -Wextra -Werror
 	-mno-outline-atomics
 	-mgeneral-regs-only -Iinclude -Isrc)
 

@@ -125,7 +125,8 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.cb = wrprotect_visitor, .arg = &d, .flags = SLAT_VISIT_LEAF,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	ret = slat_walk(t, ipa.ipa, size, &w, &st);
 	flush_after(t, &d, ipa.ipa, size, &st);
 	if (done)
@@ -248,7 +249,8 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct attr_data d = {
 		.perms = perms, .cache = cache, .fail_addr = ipa.ipa + size,
 	};
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	/* One page cannot be half changed; a larger range is checked first. */
 	if (size > (1ull << t->geo.granule_shift) || (perms & SLAT_X)) {
 		struct slat_walker check = {
@@ -317,7 +319,8 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
 		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	ret = slat_walk(t, ipa.ipa, size, &w, &st);
 	slat_stats_commit(t, &st, shared);
 	if (ret)
@@ -334,7 +337,8 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 	if (ret)
 		return ret;
 
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	slat_pte_t *table = t->root;
 	int level = t->geo.start_level;
 	for (;;) {

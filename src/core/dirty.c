@@ -118,7 +118,8 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	ret = slat_walk(t, ipa.ipa, size, &w, &st);
 	if (d.changed && policy == SLAT_FLUSH_RANGE)
 		slat_tlbi_range(t, ipa.ipa, size, &st);

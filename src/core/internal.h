@@ -179,6 +179,7 @@ void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st);
 void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
 		  uint32_t attrs, struct slat_stats *st);
 
+void slat_stats_clear(struct slat_stats *s);
 void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
 		  bool shared);
 

@@ -317,7 +317,8 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.fail_addr = ipa.ipa + size,
 	};
 	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 
 	ret = 1;
 	if (flags & SLAT_MAP_NO_REPLACE) {
@@ -483,16 +484,21 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	if (ret)
 		return ret;
 
-	struct unmap_data d = {
-		.policy = policy, .cache = cache, .flushed_to = ipa.ipa,
-		.fail_addr = ipa.ipa + size,
-	};
+	/* Field by field: the pending list needs no zeroing. */
+	struct unmap_data d;
+	d.policy = policy;
+	d.cache = cache;
+	d.flushed_to = ipa.ipa;
+	d.fail_addr = ipa.ipa + size;
+	d.changed = false;
+	d.nr_pending = 0;
 	struct slat_walker w = {
 		.cb = unmap_visitor, .arg = &d,
 		.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	ret = slat_walk(t, ipa.ipa, size, &w, &st);
 	unmap_flush(t, &d, ipa.ipa + size, &st);
 	if (done)

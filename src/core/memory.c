@@ -84,7 +84,8 @@ void slat_release_unlinked(struct slat_table *t, void *table, int level, bool sh
 void slat_free_unlinked(struct slat_table *t, void *va, int level)
 {
 	/* Counted when it was unlinked. */
-	struct slat_stats ignored = { 0 };
+	struct slat_stats ignored;
+	slat_stats_clear(&ignored);
 	slat_free_subtree(t, va, level, &ignored);
 }
 

@@ -30,10 +30,13 @@ static bool hooks_complete(const struct slat_mm_ops *mm)
 	       mm->tlbi_range && mm->tlbi_vmid;
 }
 
-static void zero_stats(struct slat_stats *s)
+/* Word by word: an aggregate initialiser may become a call to memset,
+ * which a freestanding core cannot assume. */
+void slat_stats_clear(struct slat_stats *s)
 {
-	/* Field by field: the core may not call memset. */
-	*s = (struct slat_stats){ 0 };
+	uint64_t *w = (uint64_t *)s;
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		w[i] = 0;
 }
 
 int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
@@ -60,7 +63,7 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->geo = geo;
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
-	zero_stats(&t->stats);
+	slat_stats_clear(&t->stats);
 	return SLAT_OK;
 }
 
@@ -68,7 +71,8 @@ void slat_table_destroy(struct slat_table *t)
 {
 	if (!t || !t->root)
 		return;
-	struct slat_stats st = { 0 };
+	struct slat_stats st;
+	slat_stats_clear(&st);
 	slat_pte_t *root = t->root;
 	int level = t->geo.start_level;
 
@@ -122,7 +126,7 @@ void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add)
 
 void slat_stats_reset(struct slat_table *t)
 {
-	zero_stats(&t->stats);
+	slat_stats_clear(&t->stats);
 }
 
 static void add_atomic(uint64_t *dst, uint64_t v)

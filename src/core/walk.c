@@ -88,15 +88,15 @@ static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
 	if (last > nr_entries)
 		last = nr_entries;
 
-	struct slat_walk_ctx ctx = {
-		.t = wk->t,
-		.start = wk->start,
-		.end = wk->end,
-		.level = level,
-		.flags = wk->w->flags,
-		.arg = wk->w->arg,
-		.stats = wk->stats,
-	};
+	/* Field by field: every one is set below before a visitor sees it. */
+	struct slat_walk_ctx ctx;
+	ctx.t = wk->t;
+	ctx.start = wk->start;
+	ctx.end = wk->end;
+	ctx.level = level;
+	ctx.flags = wk->w->flags;
+	ctx.arg = wk->w->arg;
+	ctx.stats = wk->stats;
 	while (i < last) {
 		ctx.ptep = &table[i];
 		ctx.old = pte_read(ctx.ptep);
