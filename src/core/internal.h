@@ -206,6 +206,34 @@ void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new);
 int slat_split_block(const struct slat_walk_ctx *ctx,
 		struct slat_page_cache *cache);
 
+/* ---- Batched invalidation (batch.c) ---- */
+
+#define SLAT_BATCH_MAX 64
+
+struct slat_batch {
+	enum slat_tlbi_policy policy;
+	uint64_t flushed_to;   /* invalidated below this IPA */
+	bool changed;          /* translations changed since flushed_to */
+	uint32_t nr;
+	struct {
+		void *table;       /* unlinked subtree to free, or NULL */
+		int level;         /* its level */
+		slat_pte_t *ptep;  /* entry to publish after the flush, or NULL */
+		slat_pte_t make;   /* ... with this value */
+	} e[SLAT_BATCH_MAX];
+};
+
+void slat_batch_init(struct slat_batch *b, enum slat_tlbi_policy policy,
+		     uint64_t from);
+/* Queue work for after the next invalidation; @at is where the walk is
+ * (everything changed so far lies below it). */
+void slat_batch_add(struct slat_table *t, struct slat_batch *b, uint64_t at,
+		    void *table, int level, slat_pte_t *ptep, slat_pte_t make,
+		    struct slat_stats *st);
+/* Invalidate per policy what changed below @upto, then do the queued work. */
+void slat_batch_flush(struct slat_table *t, struct slat_batch *b,
+		      uint64_t upto, struct slat_stats *st);
+
 static inline bool walk_shared(const struct slat_walk_ctx *ctx)
 {
 	return (ctx->flags & SLAT_WALK_SHARED) != 0;

@@ -350,43 +350,11 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 
 /* ---- unmap ---- */
 
-#define UNMAP_PENDING 32
-
 struct unmap_data {
-	enum slat_tlbi_policy policy;
+	struct slat_batch batch;
 	struct slat_page_cache *cache;
-	uint64_t flushed_to;    /* TLB already invalidated below this IPA */
 	uint64_t fail_addr;
-	bool changed;           /* something since flushed_to needs a flush */
-	uint32_t nr_pending;
-	struct { void *table; int level; } pending[UNMAP_PENDING];
 };
-
-/* Invalidate what changed in [flushed_to, upto), then free what waited. */
-static void unmap_flush(struct slat_table *t, struct unmap_data *d,
-			uint64_t upto, struct slat_stats *st)
-{
-	if (d->changed || d->nr_pending) {
-		switch (d->policy) {
-		case SLAT_FLUSH_VMID:
-			slat_tlbi_vmid(t, st);
-			break;
-		case SLAT_FLUSH_ENTRY:
-			break; /* done entry by entry */
-		default:
-			/* SLAT_FLUSH_NONE too: a table is never freed while the
-			 * hardware may still walk it. */
-			if (d->policy == SLAT_FLUSH_RANGE || d->nr_pending)
-				slat_tlbi_range(t, d->flushed_to, upto - d->flushed_to, st);
-			break;
-		}
-	}
-	for (uint32_t i = 0; i < d->nr_pending; i++)
-		slat_free_subtree(t, d->pending[i].table, d->pending[i].level, st);
-	d->nr_pending = 0;
-	d->changed = false;
-	d->flushed_to = upto;
-}
 
 static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 {
@@ -396,17 +364,14 @@ static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 	pte_write(ctx->ptep, 0);
 	ctx->stats->written[SLAT_WRITE_CLEAR]++;
 	slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
-	if (d->policy == SLAT_FLUSH_ENTRY) {
+	if (d->batch.policy == SLAT_FLUSH_ENTRY) {
 		slat_tlbi_ipa(t, ctx->addr, SLAT_LEVEL_ANY,
-			    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+			      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
 		slat_free_subtree(t, table, ctx->level + 1, ctx->stats);
 		return;
 	}
-	if (d->nr_pending == UNMAP_PENDING)
-		unmap_flush(t, d, ctx->addr, ctx->stats);
-	d->pending[d->nr_pending].table = table;
-	d->pending[d->nr_pending].level = ctx->level + 1;
-	d->nr_pending++;
+	slat_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1, NULL, 0,
+		       ctx->stats);
 }
 
 static uint32_t covered_entries(const struct slat_walk_ctx *ctx)
@@ -429,13 +394,13 @@ static int unmap_leaf_run(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 			break;
 		__atomic_store_n(&ctx->ptep[n], 0, __ATOMIC_RELAXED);
 		cleared++;
-		if (d->policy == SLAT_FLUSH_ENTRY)
+		if (d->batch.policy == SLAT_FLUSH_ENTRY)
 			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
 				    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
 	}
 	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
 	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
-	d->changed |= cleared != 0;
+	d->batch.changed |= cleared != 0;
 	return (int)n;
 }
 
@@ -446,10 +411,10 @@ static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	switch (visit) {
 	case SLAT_VISIT_TABLE_PRE:
-		if (!entry_covered(ctx) || d->policy == SLAT_FLUSH_ENTRY)
+		if (!entry_covered(ctx) || d->batch.policy == SLAT_FLUSH_ENTRY)
 			return 0;
 		unlink_table(ctx, d);
-		d->changed = true;
+		d->batch.changed = true;
 		return 1;
 	case SLAT_VISIT_TABLE_POST:
 		if (slat_refcount_get(t, table_va(t, ctx->old)) == 0)
@@ -484,14 +449,11 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	if (ret)
 		return ret;
 
-	/* Field by field: the pending list needs no zeroing. */
+	/* Field by field: the batch's array needs no zeroing. */
 	struct unmap_data d;
-	d.policy = policy;
+	slat_batch_init(&d.batch, policy, ipa.ipa);
 	d.cache = cache;
-	d.flushed_to = ipa.ipa;
 	d.fail_addr = ipa.ipa + size;
-	d.changed = false;
-	d.nr_pending = 0;
 	struct slat_walker w = {
 		.cb = unmap_visitor, .arg = &d,
 		.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST,
@@ -500,7 +462,7 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct slat_stats st;
 	slat_stats_clear(&st);
 	ret = slat_walk(t, ipa.ipa, size, &w, &st);
-	unmap_flush(t, &d, ipa.ipa + size, &st);
+	slat_batch_flush(t, &d.batch, ipa.ipa + size, &st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
 	slat_stats_commit(t, &st, false);
