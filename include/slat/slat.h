@@ -279,6 +279,52 @@ struct slat_hw_result {
 int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		   struct slat_hw_result *res);
 
+#define SLAT_SPLIT_NO_SKIP (1u << 2) /* split: walk every level (no skipping) */
+
+/*
+ * Eager page splitting: turn every block that meets [ipa, ipa+size) into
+ * tables down to leaves of @leaf_size bytes (0: the granule), keeping every
+ * translation. Each block's subtree is built off-line from @cache, then
+ * installed: with break-before-make on Arm, in place on EPT. The walk reads
+ * only the levels that can hold a block larger than @leaf_size and never
+ * walks a subtree it has just built (seed 002), unless SLAT_SPLIT_NO_SKIP.
+ * With slat_pages_needed(SLAT_OP_SPLIT) pages it cannot run out; without
+ * them it stops at a block boundary with SLAT_E_NOMEM, *done telling how far
+ * it got. Returns SLAT_OK, SLAT_E_NOMEM, SLAT_E_ALIGN, SLAT_E_RANGE or
+ * SLAT_E_INVAL (@leaf_size not a leaf size of the format).
+ */
+int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       uint64_t leaf_size, uint32_t flags,
+	       struct slat_page_cache *cache, uint64_t *done);
+
+enum slat_recover_strategy {
+	/* Unmap every last-level entry, each with its own invalidation under
+	 * SLAT_FLUSH_ENTRY; the guest refaults with blocks. */
+	SLAT_RECOVER_ZAP_LEAF,
+	/* Replace each table that could be one block by an invalid entry. */
+	SLAT_RECOVER_ZAP_TABLE,
+	/* Replace such a table by the block its leaves add up to, when they
+	 * are all valid, map one aligned contiguous PA range and have the same
+	 * attributes (the access flag and dirty state are merged). */
+	SLAT_RECOVER_PROMOTE,
+};
+
+/* The lowest-numbered (largest) leaf level the backing allows at @ipa. */
+typedef int (*slat_max_level_fn)(void *arg, slat_ipa_t ipa);
+
+/*
+ * Huge-page recovery when dirty logging ends (seed 001): for every table in
+ * [ipa, ipa+size) whose whole span may be one block (a level that allows
+ * blocks and @max_level, which may be NULL for no limit), apply @strategy.
+ * Invalidation follows @policy; freed tables go through the deferred-free
+ * path once no walker can see them. Allocates nothing.
+ * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE or SLAT_E_INVAL.
+ */
+int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		 enum slat_recover_strategy strategy,
+		 enum slat_tlbi_policy policy, slat_max_level_fn max_level,
+		 void *arg);
+
 /* Operations, for slat_pages_needed(). */
 enum slat_op {
 	SLAT_OP_MAP,
@@ -286,6 +332,7 @@ enum slat_op {
 	SLAT_OP_WRPROTECT,
 	SLAT_OP_RELAX,
 	SLAT_OP_DIRTY_CLEAR,
+	SLAT_OP_SPLIT,
 };
 
 /*

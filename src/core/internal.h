@@ -199,6 +199,9 @@ int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size
 int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table);
 void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new);
 
+void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
+		     int level, struct slat_stats *st);
+
 /*
  * Turn the block at ctx->ptep into a table of next-level leaves with the
  * same translation (one page from @cache). The walker then descends into it.

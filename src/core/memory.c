@@ -148,12 +148,21 @@ uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
 {
 	if (slat_check_ipa_range(t, ipa.ipa, size))
 		return 0;
-	uint64_t end = ipa.ipa + size, n = 0;
+	uint64_t start = ipa.ipa, end = ipa.ipa + size, n = 0;
+	if (op == SLAT_OP_SPLIT) {
+		/* A block that meets the range is split whole. */
+		int top = t->geo.start_level;
+		while (!leaf_allowed(t, top))
+			top++;
+		uint64_t block = level_size(t, top);
+		start &= ~(block - 1);
+		end = (end + block - 1) & ~(block - 1);
+	}
 	for (int level = t->geo.start_level + 1; level <= SLAT_LAST_LEVEL; level++) {
-		uint64_t spanned = tables_spanned(t, level, ipa.ipa, end);
-		/* Only map creates tables inside the range; the others split
-		 * at most the blocks under its two ends. */
-		if (op != SLAT_OP_MAP && spanned > 2)
+		uint64_t spanned = tables_spanned(t, level, start, end);
+		/* Only map and split create tables inside the range; the
+		 * others split at most the blocks under its two ends. */
+		if (op != SLAT_OP_MAP && op != SLAT_OP_SPLIT && spanned > 2)
 			spanned = 2;
 		n += spanned;
 	}

@@ -35,8 +35,8 @@ void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new)
 	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
 }
 
-/* Fill @page with the @n next-level leaves that translate like @block. */
-static void fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
+/* Fill @page with the next-level leaves that translate like @block. */
+void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 		       int level, struct slat_stats *st)
 {
 	uint32_t n = t->geo.entries;
@@ -67,7 +67,7 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
 	if (!t->fmt->split_needs_bbm) {
-		fill_split(t, page, ctx->old, ctx->level, ctx->stats);
+		slat_fill_split(t, page, ctx->old, ctx->level, ctx->stats);
 		if (walk_shared(ctx) && !pte_cas(ctx->ptep, ctx->old, table)) {
 			/* Lost: the page goes back zeroed, as it came. */
 			for (uint32_t i = 0; i < t->geo.entries; i++)
@@ -87,7 +87,7 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 		slat_cache_unpop(cache, page, ctx->stats);
 		return ret;
 	}
-	fill_split(t, page, ctx->old, ctx->level, ctx->stats);
+	slat_fill_split(t, page, ctx->old, ctx->level, ctx->stats);
 	slat_make_entry(ctx, table);
 	return SLAT_OK;
 }

@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Eager page splitting (seed 002) and huge-page recovery (seed 001).
+ */
+#include "internal.h"
+
+/* ---- split ---- */
+
+struct split_data {
+	int target;              /* level of the leaves wanted */
+	bool skip;               /* never walk a subtree just built */
+	struct slat_page_cache *cache;
+	uint64_t fail_addr;
+};
+
+/* Table pages to split one block at @level down to @target. */
+static uint64_t pages_for_block(const struct slat_table *t, int level, int target)
+{
+	uint64_t n = 0, per_level = 1;
+	for (int l = level + 1; l <= target; l++) {
+		n += per_level;
+		per_level *= t->geo.entries;
+	}
+	return n;
+}
+
+/* Build, off-line, the subtree that translates like @leaf (at @level). */
+static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
+				 int level, int target,
+				 struct slat_page_cache *cache,
+				 struct slat_stats *st)
+{
+	slat_pte_t *page = slat_cache_pop(t, cache, st);
+	if (level + 1 == target) {
+		slat_fill_split(t, page, leaf, level, st);
+		return page;
+	}
+	uint64_t step = level_size(t, level + 1);
+	slat_pte_t child = t->fmt->leaf_for_level(t, leaf, level + 1);
+	uint64_t pa = t->fmt->pte_pa(t, leaf).pa;
+	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		slat_pte_t c = t->fmt->pte_with_pa(t, child, slat_pa(pa + i * step));
+		slat_pte_t *sub = build_subtree(t, c, level + 1, target, cache, st);
+		slat_pa_t sub_pa = t->mm->virt_to_phys(t->mm_ctx, sub);
+		__atomic_store_n(&page[i], t->fmt->make_table(t, sub_pa),
+				 __ATOMIC_RELAXED);
+	}
+	*t->mm->refcount(t->mm_ctx, page) = t->geo.entries;
+	st->written[SLAT_WRITE_TABLE] += t->geo.entries;
+	return page;
+}
+
+static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	(void)visit;
+	struct split_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+
+	if (!pte_valid(t, ctx->old) || ctx->level >= d->target)
+		return 1;
+	uint64_t need = pages_for_block(t, ctx->level, d->target);
+	if (!d->cache || d->cache->nr < need) {
+		d->fail_addr = ctx->addr > ctx->start ? ctx->addr : ctx->start;
+		return SLAT_E_NOMEM;
+	}
+	slat_pte_t *sub = build_subtree(t, ctx->old, ctx->level, d->target,
+					d->cache, ctx->stats);
+	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub));
+	/* Same translation, so x86 needs no flush; Arm needs the invalid step. */
+	if (t->fmt->split_needs_bbm)
+		slat_break_entry(ctx, false);
+	slat_make_entry(ctx, table);
+	return d->skip ? 1 : 0;
+}
+
+static int leaf_level_of(const struct slat_table *t, uint64_t leaf_size)
+{
+	if (leaf_size == 0)
+		return SLAT_LAST_LEVEL;
+	for (int l = t->geo.start_level; l <= SLAT_LAST_LEVEL; l++)
+		if (leaf_allowed(t, l) && level_size(t, l) == leaf_size)
+			return l;
+	return SLAT_E_INVAL;
+}
+
+int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       uint64_t leaf_size, uint32_t flags,
+	       struct slat_page_cache *cache, uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!t || (flags & ~SLAT_SPLIT_NO_SKIP))
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+	int target = leaf_level_of(t, leaf_size);
+	if (target < 0)
+		return SLAT_E_INVAL;
+
+	bool skip = !(flags & SLAT_SPLIT_NO_SKIP);
+	struct split_data d = {
+		.target = target, .skip = skip, .cache = cache,
+		.fail_addr = ipa.ipa + size,
+	};
+	struct slat_walker w = {
+		.cb = split_visitor, .arg = &d, .flags = SLAT_VISIT_LEAF,
+		/* Entries at the target level cannot be blocks to split. */
+		.stop_level = skip ? target - 1 : SLAT_LAST_LEVEL,
+	};
+	struct slat_stats st;
+	slat_stats_clear(&st);
+	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	if (done)
+		*done = d.fail_addr - ipa.ipa;
+	slat_stats_commit(t, &st, false);
+	return ret;
+}
+
+/* ---- recover ---- */
+
+struct recover_data {
+	enum slat_recover_strategy strategy;
+	slat_max_level_fn max_level;
+	void *arg;
+	uint64_t zap_end;        /* zap-leaf: clearing leaves below this IPA */
+	struct slat_batch batch;
+};
+
+/* What a uniform subtree adds up to, found by promote_scan(). */
+struct promote_scan {
+	uint64_t pa;             /* PA the next leaf must have */
+	uint32_t attrs;          /* attributes every leaf must have */
+	slat_pte_t tmpl;         /* a leaf to build the block from */
+	bool first, young;
+};
+
+#define MERGED_ATTRS (SLAT_YOUNG | SLAT_DIRTY)
+
+static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
+			 struct promote_scan *s, struct slat_stats *st)
+{
+	uint64_t size = level_size(t, level);
+	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		slat_pte_t pte = pte_read(&table[i]);
+		st->visited++;
+		if (pte_table(t, pte, level)) {
+			if (!promote_scan(t, table_va(t, pte), level + 1, s, st))
+				return false;
+			continue;
+		}
+		if (!pte_valid(t, pte) || t->fmt->pte_pa(t, pte).pa != s->pa)
+			return false;
+		uint32_t attrs = t->fmt->leaf_attrs(t, pte);
+		if (s->first) {
+			s->attrs = attrs & ~MERGED_ATTRS;
+			s->tmpl = pte;
+			s->first = false;
+		} else if ((attrs & ~MERGED_ATTRS) != s->attrs) {
+			return false;
+		}
+		/* Build from a dirty leaf if any: dirty state must not be lost. */
+		if ((attrs & SLAT_DIRTY) && !(t->fmt->leaf_attrs(t, s->tmpl) & SLAT_DIRTY))
+			s->tmpl = pte;
+		s->young |= (attrs & SLAT_YOUNG) != 0;
+		s->pa += size;
+	}
+	return true;
+}
+
+/* The block the table at ctx->ptep can become, or 0. */
+static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t *table = table_va(t, ctx->old);
+	slat_pte_t first = pte_read(&table[0]);
+	int level = ctx->level + 1;
+	while (pte_table(t, first, level)) {
+		first = pte_read(&((slat_pte_t *)table_va(t, first))[0]);
+		level++;
+	}
+	if (!pte_valid(t, first))
+		return 0;
+	uint64_t base = t->fmt->pte_pa(t, first).pa;
+	if (base & (level_size(t, ctx->level) - 1))
+		return 0;
+	struct promote_scan s = { .pa = base, .first = true };
+	if (!promote_scan(t, table, ctx->level + 1, &s, ctx->stats))
+		return 0;
+	slat_pte_t block = t->fmt->leaf_for_level(t, s.tmpl, ctx->level);
+	block = t->fmt->pte_with_pa(t, block, slat_pa(base));
+	return s.young ? block | t->fmt->young_bit : block & ~t->fmt->young_bit;
+}
+
+static void recover_unlink(const struct slat_walk_ctx *ctx,
+			   struct recover_data *d, slat_pte_t *publish,
+			   slat_pte_t block)
+{
+	struct slat_table *t = ctx->t;
+	void *table = table_va(t, ctx->old);
+	uint64_t size = level_size(t, ctx->level);
+
+	if (d->batch.policy == SLAT_FLUSH_ENTRY) {
+		if (t->fmt->tlbi_by_address)
+			slat_tlbi_range(t, ctx->addr, size, ctx->stats);
+		else
+			slat_tlbi_vmid(t, ctx->stats);
+		if (publish)
+			slat_make_entry(ctx, block);
+		slat_free_subtree(t, table, ctx->level + 1, ctx->stats);
+		return;
+	}
+	d->batch.changed = true;
+	slat_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1, publish,
+		       block, ctx->stats);
+}
+
+static int recover_table(const struct slat_walk_ctx *ctx, struct recover_data *d)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t block = 0;
+
+	switch (d->strategy) {
+	case SLAT_RECOVER_ZAP_LEAF:
+		d->zap_end = ctx->addr + level_size(t, ctx->level);
+		return 0;
+	case SLAT_RECOVER_ZAP_TABLE:
+		pte_write(ctx->ptep, 0);
+		ctx->stats->written[SLAT_WRITE_CLEAR]++;
+		slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
+		recover_unlink(ctx, d, NULL, 0);
+		return 1;
+	default:
+		block = promoted_block(ctx);
+		if (!block)
+			return 0; /* a lower level may still promote */
+		if (!t->fmt->split_needs_bbm) {
+			/* Same translation: x86 swaps in place. */
+			slat_make_entry(ctx, block);
+			recover_unlink(ctx, d, NULL, 0);
+			return 1;
+		}
+		pte_write(ctx->ptep, 0);
+		ctx->stats->written[SLAT_WRITE_BREAK]++;
+		recover_unlink(ctx, d, ctx->ptep, block);
+		return 1;
+	}
+}
+
+static int zap_leaves(const struct slat_walk_ctx *ctx, struct recover_data *d)
+{
+	struct slat_table *t = ctx->t;
+	uint64_t size = level_size(t, ctx->level);
+	uint32_t n, cleared = 0;
+	for (n = 0; n < ctx->nr_left && ctx->addr + n * size < d->zap_end; n++) {
+		slat_pte_t pte = pte_read(&ctx->ptep[n]);
+		if (pte_table(t, pte, ctx->level))
+			break;
+		if (pte == 0)
+			continue;
+		__atomic_store_n(&ctx->ptep[n], 0, __ATOMIC_RELAXED);
+		cleared++;
+		if (d->batch.policy == SLAT_FLUSH_ENTRY)
+			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
+				      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+	}
+	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
+	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
+	d->batch.changed |= cleared != 0;
+	return n ? (int)n : 1;
+}
+
+static bool may_be_block(const struct slat_walk_ctx *ctx,
+			 const struct recover_data *d)
+{
+	struct slat_table *t = ctx->t;
+	return leaf_allowed(t, ctx->level) &&
+	       ctx->addr >= ctx->start &&
+	       ctx->end - ctx->addr >= level_size(t, ctx->level) &&
+	       (!d->max_level || d->max_level(d->arg, slat_ipa(ctx->addr)) <= ctx->level);
+}
+
+static int recover_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	struct recover_data *d = ctx->arg;
+	struct slat_table *t = ctx->t;
+	bool zapping = ctx->addr < d->zap_end;
+
+	switch (visit) {
+	case SLAT_VISIT_TABLE_PRE:
+		return !zapping && may_be_block(ctx, d) ? recover_table(ctx, d) : 0;
+	case SLAT_VISIT_TABLE_POST:
+		if (zapping && slat_refcount_get(t, table_va(t, ctx->old)) == 0) {
+			pte_write(ctx->ptep, 0);
+			ctx->stats->written[SLAT_WRITE_CLEAR]++;
+			slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
+			recover_unlink(ctx, d, NULL, 0);
+		}
+		return 0;
+	default:
+		return zapping ? zap_leaves(ctx, d) : 1;
+	}
+}
+
+int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		 enum slat_recover_strategy strategy,
+		 enum slat_tlbi_policy policy, slat_max_level_fn max_level,
+		 void *arg)
+{
+	if (!t || (unsigned)strategy > SLAT_RECOVER_PROMOTE ||
+	    (unsigned)policy > SLAT_FLUSH_NONE)
+		return SLAT_E_INVAL;
+	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+
+	/* Field by field: the batch's array needs no zeroing. */
+	struct recover_data d;
+	d.strategy = strategy;
+	d.max_level = max_level;
+	d.arg = arg;
+	d.zap_end = 0;
+	slat_batch_init(&d.batch, policy, ipa.ipa);
+	uint32_t visits = SLAT_VISIT_TABLE_PRE;
+	int stop = SLAT_LAST_LEVEL - 1;
+	/* Tables below the deepest block level cannot become blocks. */
+	while (stop > t->geo.start_level && !leaf_allowed(t, stop))
+		stop--;
+	if (strategy == SLAT_RECOVER_ZAP_LEAF) {
+		visits |= SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_POST;
+		stop = SLAT_LAST_LEVEL;
+	}
+	struct slat_walker w = {
+		.cb = recover_visitor, .arg = &d, .flags = visits,
+		.stop_level = stop,
+	};
+	struct slat_stats st;
+	slat_stats_clear(&st);
+	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	slat_batch_flush(t, &d.batch, ipa.ipa + size, &st);
+	slat_stats_commit(t, &st, false);
+	return ret;
+}
