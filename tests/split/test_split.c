@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Eager page splitting (seed 002) and huge-page recovery (seed 001): split
+ * then recover leaves the same translations, the split walk skips what
+ * cannot hold a block, promote refuses every table that is not one block in
+ * disguise, and running out of pages leaves a valid table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "model.h"
+
+#define K4 0x1000ull
+#define M2 0x200000ull
+#define G1 0x40000000ull
+#define PA_BASE 0x100000000ull
+
+static uint64_t rng_state = 0x5eed;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (rng_state >> 33) % n;
+}
+
+static void check_against(struct fx *f, const struct model *m)
+{
+	if (checker_full(&f->ck, m)) {
+		fprintf(stderr, "checker: %s\n", f->ck.msg);
+		fail();
+	}
+}
+
+static void topup_for(struct fx *f, enum slat_op op, uint64_t ipa, uint64_t size)
+{
+	uint64_t need = slat_pages_needed(&f->t, op, slat_ipa(ipa), size);
+	assert_true(need <= f->cache.capacity);
+	fx_topup(f, (uint32_t)need);
+}
+
+/* A random layout of 1G blocks, 2M blocks and pages in [0, 4G). */
+static void random_layout(struct fx *f, struct model *m)
+{
+	for (int i = 0; i < 12; i++) {
+		uint64_t unit = (uint64_t[]){ G1, M2, K4 }[rnd(3)];
+		uint64_t ipa = rnd(4 * G1 / unit) * unit;
+		uint64_t size = unit * (1 + rnd(unit == K4 ? 600 : 3));
+		if (ipa + size > 4 * G1)
+			size = 4 * G1 - ipa;
+		uint32_t attrs = (uint32_t[]){ SLAT_RW, SLAT_R, SLAT_RWX,
+					       SLAT_RW | SLAT_MT_DEVICE }[rnd(4)];
+		topup_for(f, SLAT_OP_MAP, ipa, size);
+		int ret = slat_map(&f->t, slat_ipa(ipa), size,
+				   slat_pa(PA_BASE + ipa), attrs, 0, &f->cache, NULL);
+		assert_true(ret >= 0);
+		model_map(m, ipa, size, PA_BASE + ipa, attrs);
+	}
+}
+
+static void split_then_recover_keeps_translations(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 6; round++) {
+		struct fx f;
+		assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+		struct model *m = model_new(4096);
+		random_layout(&f, m);
+		check_against(&f, m);
+
+		topup_for(&f, SLAT_OP_SPLIT, 0, 4 * G1);
+		assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0, 0,
+					    &f.cache, NULL), SLAT_OK);
+		check_against(&f, m);
+
+		assert_int_equal(slat_recover(&f.t, slat_ipa(0), 4 * G1,
+					      SLAT_RECOVER_PROMOTE,
+					      SLAT_FLUSH_VMID, NULL, NULL),
+				 SLAT_OK);
+		/* Promotion merges access flags: old pages may become young. */
+		model_old_to_unknown(m, 0, 4 * G1);
+		check_against(&f, m);
+		model_free(m);
+		fx_fini(&f);
+	}
+}
+
+static void split_leaves_only_target_size_leaves(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	struct model *m = model_new(4096);
+	random_layout(&f, m);
+	topup_for(&f, SLAT_OP_SPLIT, 0, 4 * G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, M2, 0, &f.cache,
+				    NULL), SLAT_OK);
+	check_against(&f, m);
+	for (uint64_t ipa = 0; ipa < 4 * G1; ipa += M2) {
+		struct slat_leaf l;
+		if (fx_lookup(&f, ipa, &l) == SLAT_OK)
+			assert_true(l.size <= M2);
+	}
+	model_free(m);
+	fx_fini(&f);
+}
+
+/* Seed 002: an already split range costs one visit per entry above the
+ * last level, and nothing is written. */
+static void split_skips_levels_that_cannot_hold_blocks(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	topup_for(&f, SLAT_OP_MAP, 0, 2 * G1);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), 2 * G1, slat_pa(PA_BASE),
+				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+	fx_clear_events(&f);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	/* 2 entries at L1, 1024 at L2; no L3 entry is read. */
+	assert_int_equal(f.t.stats.visited, 2 + 1024);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
+
+	fx_clear_events(&f);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
+				    SLAT_SPLIT_NO_SKIP, &f.cache, NULL), SLAT_OK);
+	assert_int_equal(f.t.stats.visited, 2 + 1024 + 1024 * 512);
+	fx_fini(&f);
+}
+
+static void split_block_breaks_before_make_on_arm(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
+				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+	fx_clear_events(&f);
+	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	/* One block, one subtree of 1 + 512 tables, built off-line. */
+	assert_int_equal(f.t.stats.pages_alloc, 513);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_BREAK], 1);
+	assert_int_equal(f.t.stats.tlbi[SLAT_TLBI_IPA], 1);
+	assert_int_equal(fx_count(&f, SLAT_EV_TLBI_IPA), 1);
+	assert_false(f.ev[0].mapped); /* invalid while invalidated */
+	assert_int_equal(f.t.stats.dcache_calls, 0);
+	fx_fini(&f);
+}
+
+static void split_without_pages_stops_at_a_block_and_stays_valid(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	struct model *m = model_new(4096);
+	topup_for(&f, SLAT_OP_MAP, 0, 4 * G1);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), 4 * G1, slat_pa(PA_BASE),
+				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+	model_map(m, 0, 4 * G1, PA_BASE, SLAT_RW);
+	slat_hosted_cache_drain(&f.h, &f.cache);
+	fx_topup(&f, 513 * 2 + 100); /* two blocks and a bit */
+	uint64_t done = 0;
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0, 0, &f.cache,
+				    &done), SLAT_E_NOMEM);
+	assert_int_equal(done, 2 * G1);
+	assert_int_equal(f.cache.nr, 100);
+	check_against(&f, m);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(&f, G1, &l), SLAT_OK);
+	assert_int_equal(l.size, K4);
+	assert_int_equal(fx_lookup(&f, 3 * G1, &l), SLAT_OK);
+	assert_int_equal(l.size, G1);
+	model_free(m);
+	fx_fini(&f);
+}
+
+/* Build a 2M range of pages at [0, 2M), then spoil it with @spoil. */
+static void promote_refuses(int spoil)
+{
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	uint64_t pa = PA_BASE + (spoil == 3 ? K4 : 0);
+	topup_for(&f, SLAT_OP_MAP, 0, M2);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), M2, slat_pa(pa), SLAT_RW,
+				  SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+	uint64_t page = 17 * K4;
+	switch (spoil) {
+	case 0: /* a hole */
+		assert_int_equal(fx_unmap(&f, page, K4, SLAT_FLUSH_RANGE), SLAT_OK);
+		break;
+	case 1: /* a different attribute */
+		topup_for(&f, SLAT_OP_UNMAP, page, K4);
+		assert_int_equal(slat_wrprotect(&f.t, slat_ipa(page), K4,
+						SLAT_FLUSH_RANGE, &f.cache, NULL),
+				 SLAT_OK);
+		break;
+	case 2: /* a discontiguous PA */
+		assert_int_equal(fx_map(&f, page, K4, PA_BASE + 0x10000000,
+					SLAT_RW, 0), SLAT_OK);
+		break;
+	default: /* contiguous, but not aligned to 2M */
+		break;
+	}
+	struct slat_leaf before;
+	assert_int_equal(fx_lookup(&f, 0, &before), SLAT_OK);
+	fx_clear_events(&f);
+	assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, SLAT_RECOVER_PROMOTE,
+				      SLAT_FLUSH_VMID, NULL, NULL), SLAT_OK);
+	struct slat_leaf after;
+	assert_int_equal(fx_lookup(&f, 0, &after), SLAT_OK);
+	assert_int_equal(after.size, K4);
+	assert_int_equal(after.pte, before.pte);
+	assert_int_equal(f.t.stats.pages_freed, 0);
+	assert_int_equal(f.t.stats.tlbi[SLAT_TLBI_VMID], 0);
+	fx_fini(&f);
+}
+
+static void promote_refuses_a_hole(void **s) { (void)s; promote_refuses(0); }
+static void promote_refuses_a_different_attribute(void **s) { (void)s; promote_refuses(1); }
+static void promote_refuses_a_discontiguous_pa(void **s) { (void)s; promote_refuses(2); }
+static void promote_refuses_a_misaligned_pa(void **s) { (void)s; promote_refuses(3); }
+
+static int max_2m(void *arg, slat_ipa_t ipa)
+{
+	(void)arg, (void)ipa;
+	return 2;
+}
+
+static void promote_respects_the_backing_limit_and_batches_flushes(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
+				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+	fx_clear_events(&f);
+	assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, SLAT_RECOVER_PROMOTE,
+				      SLAT_FLUSH_VMID, max_2m, NULL), SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(&f, G1 - K4, &l), SLAT_OK);
+	assert_int_equal(l.size, M2);
+	assert_int_equal(l.pa.pa, PA_BASE + G1 - K4);
+	/* 512 promotions, batched 64 to a flush; 512 page tables freed. */
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 512);
+	assert_int_equal(f.t.stats.tlbi[SLAT_TLBI_VMID], 512 / 64);
+	assert_int_equal(f.t.stats.pages_freed, 512);
+	assert_int_equal(slat_hosted_table_pages(&f.h), 1 + f.t.geo.root_pages);
+	fx_fini(&f);
+}
+
+static void zap_strategies_remove_what_could_be_blocks(void **state)
+{
+	(void)state;
+	for (int s = SLAT_RECOVER_ZAP_LEAF; s <= SLAT_RECOVER_ZAP_TABLE; s++) {
+		struct fx f;
+		assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+		topup_for(&f, SLAT_OP_MAP, 0, G1);
+		assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
+					  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL),
+				 SLAT_OK);
+		fx_clear_events(&f);
+		assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, s,
+					      SLAT_FLUSH_ENTRY, NULL, NULL), SLAT_OK);
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(&f, 0, &l), SLAT_E_NOENT);
+		assert_int_equal(slat_hosted_table_pages(&f.h), f.t.geo.root_pages);
+		if (s == SLAT_RECOVER_ZAP_LEAF)
+			/* the slow way: one invalidation per leaf */
+			assert_int_equal(f.t.stats.tlbi[SLAT_TLBI_IPA], 512 * 512);
+		else
+			assert_int_equal(f.t.stats.written[SLAT_WRITE_CLEAR], 1);
+		fx_fini(&f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(split_then_recover_keeps_translations),
+		cmocka_unit_test(split_leaves_only_target_size_leaves),
+		cmocka_unit_test(split_skips_levels_that_cannot_hold_blocks),
+		cmocka_unit_test(split_block_breaks_before_make_on_arm),
+		cmocka_unit_test(split_without_pages_stops_at_a_block_and_stays_valid),
+		cmocka_unit_test(promote_refuses_a_hole),
+		cmocka_unit_test(promote_refuses_a_different_attribute),
+		cmocka_unit_test(promote_refuses_a_discontiguous_pa),
+		cmocka_unit_test(promote_refuses_a_misaligned_pa),
+		cmocka_unit_test(promote_respects_the_backing_limit_and_batches_flushes),
+		cmocka_unit_test(zap_strategies_remove_what_could_be_blocks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
