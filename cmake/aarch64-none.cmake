@@ -6,4 +6,4 @@ set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 # No libc to link test programs against: check the compiler with a library.
 set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
-set(CMAKE_C_FLAGS_INIT "-ffreestanding -nostdlib -mgeneral-regs-only -mno-outline-atomics")
+set(CMAKE_C_FLAGS_INIT "-ffreestanding -nostdlib -mgeneral-regs-only -mno-outline-atomics -fno-tree-loop-distribute-patterns")

@@ -4,8 +4,9 @@
 #     <stdint.h>, <stdbool.h>, <stddef.h>, <slat/...> core headers and local
 #     headers of src/;
 #  2. every src/**/*.c is listed in src/CMakeLists.txt;
-#  3. every src/**/*.c compiles for aarch64 with -ffreestanding -nostdlib
-#     -fno-builtin -mgeneral-regs-only -Wall -Wextra -Werror;
+#  3. every src/**/*.c compiles for aarch64 with the library's flags
+#     (-ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns) and
+#     -nostdlib -mgeneral-regs-only -Wall -Wextra -Werror;
 #  4. linked with scripts/freestanding-entry.c alone (no libc, no libgcc,
 #     no start files), nothing is left undefined: the core calls no memset,
 #     memcpy or any other function the platform does not pass it.
@@ -20,7 +21,8 @@ NM="${CROSS}nm"
 # -mno-outline-atomics: GCC for aarch64-linux defaults to -moutline-atomics,
 # which calls helpers in libgcc (__aarch64_cas8_acq_rel, ...) that select
 # LSE at run time from HWCAP; bare metal has neither, so atomics are inline.
-CFLAGS=(-ffreestanding -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns -O2 -Wall -Wextra -Werror
+CFLAGS=(-ffreestanding -nostdlib -fno-builtin -fno-tree-loop-distribute-patterns
+	-O2 -Wall -Wextra -Werror
 	-mno-outline-atomics
 	-mgeneral-regs-only -Iinclude -Isrc)
 
