@@ -54,6 +54,7 @@ struct slat_format {
 	bool table_bit_set;      /* ... set (Arm) or clear (EPT) means table */
 	slat_pte_t write_bit;    /* cleared by wrprotect */
 	slat_pte_t young_bit;    /* access flag */
+	slat_pte_t dirty_bit;    /* with hardware dirty state: set when written */
 	slat_pte_t locked;       /* invalid marker held during shared BBM */
 	/* Block <-> table changes need break-before-make (Arm without BBM). */
 	bool split_needs_bbm;

@@ -127,15 +127,18 @@ struct recover_data {
 	struct slat_batch batch;
 };
 
-/* What a uniform subtree adds up to, found by promote_scan(). */
+/*
+ * What a uniform subtree adds up to. Leaves are compared as descriptors:
+ * each must equal the first one with its output address advanced, except
+ * for the access flag and the dirty state, which are merged.
+ */
 struct promote_scan {
-	uint64_t pa;             /* PA the next leaf must have */
-	uint32_t attrs;          /* attributes every leaf must have */
-	slat_pte_t tmpl;         /* a leaf to build the block from */
-	bool first, young;
+	slat_pte_t expect;       /* the next leaf, as it must be */
+	slat_pte_t ignore;       /* bits that may differ: AF, dirty */
+	slat_pte_t young, dirty; /* merged */
+	bool linear;             /* OA field linear over the block */
+	uint64_t pa;             /* PA of the next leaf when not linear */
 };
-
-#define MERGED_ATTRS (SLAT_YOUNG | SLAT_DIRTY)
 
 static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 			 struct promote_scan *s, struct slat_stats *st)
@@ -143,28 +146,25 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 	uint64_t size = level_size(t, level);
 	for (uint32_t i = 0; i < t->geo.entries; i++) {
 		slat_pte_t pte = pte_read(&table[i]);
-		st->visited++;
 		if (pte_table(t, pte, level)) {
+			st->visited++;
 			if (!promote_scan(t, table_va(t, pte), level + 1, s, st))
 				return false;
 			continue;
 		}
-		if (!pte_valid(t, pte) || t->fmt->pte_pa(t, pte).pa != s->pa)
-			return false;
-		uint32_t attrs = t->fmt->leaf_attrs(t, pte);
-		if (s->first) {
-			s->attrs = attrs & ~MERGED_ATTRS;
-			s->tmpl = pte;
-			s->first = false;
-		} else if ((attrs & ~MERGED_ATTRS) != s->attrs) {
+		slat_pte_t expect = s->linear ? s->expect
+			: t->fmt->pte_with_pa(t, s->expect, slat_pa(s->pa));
+		if (!pte_valid(t, pte) ||
+		    ((pte ^ t->fmt->leaf_for_level(t, expect, level)) & ~s->ignore)) {
+			st->visited += i + 1;
 			return false;
 		}
-		/* Build from a dirty leaf if any: dirty state must not be lost. */
-		if ((attrs & SLAT_DIRTY) && !(t->fmt->leaf_attrs(t, s->tmpl) & SLAT_DIRTY))
-			s->tmpl = pte;
-		s->young |= (attrs & SLAT_YOUNG) != 0;
+		s->young |= pte;
+		s->dirty |= pte;
+		s->expect += size;
 		s->pa += size;
 	}
+	st->visited += t->geo.entries;
 	return true;
 }
 
@@ -182,14 +182,23 @@ static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 	if (!pte_valid(t, first))
 		return 0;
 	uint64_t base = t->fmt->pte_pa(t, first).pa;
-	if (base & (level_size(t, ctx->level) - 1))
+	uint64_t block_size = level_size(t, ctx->level);
+	if (base & (block_size - 1))
 		return 0;
-	struct promote_scan s = { .pa = base, .first = true };
+
+	bool hwdirty = t->cfg.features & SLAT_FEAT_HWDIRTY;
+	slat_pte_t dirty = hwdirty ? t->fmt->dirty_bit : 0;
+	struct promote_scan s = {
+		.expect = first & ~(t->fmt->young_bit | dirty),
+		.ignore = t->fmt->young_bit | dirty,
+		.linear = pa_run_linear(slat_pa(base), block_size),
+		.pa = base,
+	};
 	if (!promote_scan(t, table, ctx->level + 1, &s, ctx->stats))
 		return 0;
-	slat_pte_t block = t->fmt->leaf_for_level(t, s.tmpl, ctx->level);
-	block = t->fmt->pte_with_pa(t, block, slat_pa(base));
-	return s.young ? block | t->fmt->young_bit : block & ~t->fmt->young_bit;
+	slat_pte_t block = t->fmt->leaf_for_level(t, first, ctx->level);
+	block &= ~(t->fmt->young_bit | dirty);
+	return block | (s.young & t->fmt->young_bit) | (s.dirty & dirty);
 }
 
 static void recover_unlink(const struct slat_walk_ctx *ctx,

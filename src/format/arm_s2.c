@@ -297,6 +297,7 @@ const struct slat_format slat_format_arm_s2 = {
 	.table_bit_set = true,
 	.write_bit = S2_AP_W | S2_DBM,
 	.young_bit = S2_AF,
+	.dirty_bit = S2_AP_W, /* with DBM set */
 	.locked = S2_LOCKED,
 	.split_needs_bbm = true,
 	.tlbi_by_address = true,

@@ -243,6 +243,7 @@ const struct slat_format slat_format_ept = {
 	.table_bit_set = false,
 	.write_bit = EPT_W,
 	.young_bit = EPT_A,
+	.dirty_bit = EPT_D,
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,
 	.tlbi_by_address = false,
