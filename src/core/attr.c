@@ -125,13 +125,13 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.cb = wrprotect_visitor, .arg = &d, .flags = SLAT_VISIT_LEAF,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
-	flush_after(t, &d, ipa.ipa, size, &st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
+	flush_after(t, &d, ipa.ipa, size, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_commit(t, &st, false);
+	slat_stats_end(t, st, false);
 	return ret;
 }
 
@@ -249,26 +249,26 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct attr_data d = {
 		.perms = perms, .cache = cache, .fail_addr = ipa.ipa + size,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared);
 	/* One page cannot be half changed; a larger range is checked first. */
 	if (size > (1ull << t->geo.granule_shift) || (perms & SLAT_X)) {
 		struct slat_walker check = {
 			.cb = relax_check_visitor, .arg = &d, .flags = wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
-		ret = slat_walk(t, ipa.ipa, size, &check, &st);
+		ret = slat_walk(t, ipa.ipa, size, &check, st);
 	}
 	if (!ret) {
 		struct slat_walker w = {
 			.cb = relax_visitor, .arg = &d, .flags = wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
-		ret = slat_walk(t, ipa.ipa, size, &w, &st);
+		ret = slat_walk(t, ipa.ipa, size, &w, st);
 		if (done)
 			*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
 	}
-	slat_stats_commit(t, &st, shared);
+	slat_stats_end(t, st, shared);
 	if (ret)
 		return ret;
 	return d.changed ? SLAT_OK : SLAT_NOTHING_TO_DO;
@@ -319,10 +319,10 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
 		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
-	slat_stats_commit(t, &st, shared);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
+	slat_stats_end(t, st, shared);
 	if (ret)
 		return ret;
 	return d.young ? 1 : 0;
@@ -337,8 +337,8 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 	if (ret)
 		return ret;
 
-	struct slat_stats st;
-	slat_stats_clear(&st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, flags & SLAT_SHARED);
 	slat_pte_t *table = t->root;
 	int level = t->geo.start_level;
 	for (;;) {
@@ -347,14 +347,14 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 						   ? t->geo.root_entries - 1
 						   : t->geo.entries - 1)];
 		slat_pte_t pte = pte_read(ptep);
-		st.visited++;
+		st->visited++;
 		if (pte_table(t, pte, level)) {
 			table = table_va(t, pte);
 			level++;
 			continue;
 		}
 		if (pte_locked(t, pte)) {
-			st.retries++;
+			st->retries++;
 			ret = SLAT_E_AGAIN;
 		} else if (!pte_valid(t, pte)) {
 			ret = SLAT_E_NOENT;
@@ -364,17 +364,17 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 			ret = SLAT_OK;
 			if (flags & SLAT_SHARED) {
 				if (!pte_cas(ptep, pte, pte | t->fmt->young_bit)) {
-					st.retries++;
+					st->retries++;
 					ret = SLAT_E_AGAIN;
 				}
 			} else {
 				pte_write(ptep, pte | t->fmt->young_bit);
 			}
 			if (!ret)
-				st.written[SLAT_WRITE_ATTR]++;
+				st->written[SLAT_WRITE_ATTR]++;
 		}
 		break;
 	}
-	slat_stats_commit(t, &st, flags & SLAT_SHARED);
+	slat_stats_end(t, st, flags & SLAT_SHARED);
 	return ret;
 }

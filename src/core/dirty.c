@@ -118,14 +118,14 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	if (d.changed && policy == SLAT_FLUSH_RANGE)
-		slat_tlbi_range(t, ipa.ipa, size, &st);
+		slat_tlbi_range(t, ipa.ipa, size, st);
 	else if (d.changed && policy == SLAT_FLUSH_VMID)
-		slat_tlbi_vmid(t, &st);
-	slat_stats_commit(t, &st, shared);
+		slat_tlbi_vmid(t, st);
+	slat_stats_end(t, st, shared);
 	return ret ? ret : (int64_t)d.dirty_pages;
 }
 

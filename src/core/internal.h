@@ -181,8 +181,30 @@ void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
 		  uint32_t attrs, struct slat_stats *st);
 
 void slat_stats_clear(struct slat_stats *s);
+
+/*
+ * Where an operation counts: straight into the table when it holds it
+ * exclusively, else into @local, added atomically by slat_stats_end().
+ */
+static inline struct slat_stats *slat_stats_begin(struct slat_table *t,
+						  struct slat_stats *local,
+						  bool shared)
+{
+	if (!shared)
+		return &t->stats;
+	slat_stats_clear(local);
+	return local;
+}
+
 void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
-		  bool shared);
+		       bool shared);
+
+static inline void slat_stats_end(struct slat_table *t, struct slat_stats *st,
+				  bool shared)
+{
+	if (shared)
+		slat_stats_commit(t, st, true);
+}
 
 /* ---- Input checks shared by the operations ---- */
 

@@ -317,8 +317,8 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.fail_addr = ipa.ipa + size,
 	};
 	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
-	struct slat_stats st;
-	slat_stats_clear(&st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared);
 
 	ret = 1;
 	if (flags & SLAT_MAP_NO_REPLACE) {
@@ -327,10 +327,10 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			.flags = SLAT_VISIT_LEAF | wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
-		ret = slat_walk(t, ipa.ipa, size, &check, &st);
+		ret = slat_walk(t, ipa.ipa, size, &check, st);
 		ret = ret ? ret : 1;
 	} else if ((size & (size - 1)) == 0) {
-		ret = map_one_leaf(t, &d, size, wflags, &st);
+		ret = map_one_leaf(t, &d, size, wflags, st);
 	}
 	if (ret == 1) {
 		struct slat_walker w = {
@@ -338,11 +338,11 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
 			.stop_level = SLAT_LAST_LEVEL,
 		};
-		ret = slat_walk(t, ipa.ipa, size, &w, &st);
+		ret = slat_walk(t, ipa.ipa, size, &w, st);
 	}
 	if (done && ret != SLAT_E_EXISTS)
 		*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
-	slat_stats_commit(t, &st, shared);
+	slat_stats_end(t, st, shared);
 	if (ret)
 		return ret;
 	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
@@ -459,12 +459,12 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
-	slat_batch_flush(t, &d.batch, ipa.ipa + size, &st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
+	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_commit(t, &st, false);
+	slat_stats_end(t, st, false);
 	return ret;
 }

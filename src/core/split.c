@@ -108,12 +108,12 @@ int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		/* Entries at the target level cannot be blocks to split. */
 		.stop_level = skip ? target - 1 : SLAT_LAST_LEVEL,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_commit(t, &st, false);
+	slat_stats_end(t, st, false);
 	return ret;
 }
 
@@ -343,10 +343,10 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.cb = recover_visitor, .arg = &d, .flags = visits,
 		.stop_level = stop,
 	};
-	struct slat_stats st;
-	slat_stats_clear(&st);
-	ret = slat_walk(t, ipa.ipa, size, &w, &st);
-	slat_batch_flush(t, &d.batch, ipa.ipa + size, &st);
-	slat_stats_commit(t, &st, false);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	ret = slat_walk(t, ipa.ipa, size, &w, st);
+	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
+	slat_stats_end(t, st, false);
 	return ret;
 }

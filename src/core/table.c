@@ -71,21 +71,21 @@ void slat_table_destroy(struct slat_table *t)
 {
 	if (!t || !t->root)
 		return;
-	struct slat_stats st;
-	slat_stats_clear(&st);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, false);
 	slat_pte_t *root = t->root;
 	int level = t->geo.start_level;
 
 	for (uint32_t i = 0; i < t->geo.root_entries; i++) {
 		slat_pte_t pte = root[i];
 		if (pte_table(t, pte, level))
-			slat_free_subtree(t, table_va(t, pte), level + 1, &st);
+			slat_free_subtree(t, table_va(t, pte), level + 1, st);
 	}
-	slat_tlbi_vmid(t, &st);
+	slat_tlbi_vmid(t, st);
 	t->mm->free_root(t->mm_ctx, t->root,
 			 (size_t)t->geo.root_pages << t->geo.granule_shift);
 	t->root = NULL;
-	slat_stats_commit(t, &st, false);
+	slat_stats_end(t, st, false);
 }
 
 uint64_t slat_level_size(const struct slat_table *t, int level)
