@@ -135,9 +135,9 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 
 	uint64_t fit = (ctx->end - ctx->addr) / size;
 	uint32_t max = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
-	/* A table with no entries needs no scan. */
-	bool empty = !is_root_level(t, ctx->level) &&
-		     slat_refcount_get(t, table_page_of(t, ctx->ptep)) == 0;
+	/* One entry (the fault path) or a table with no entries: no scan. */
+	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
+		     slat_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
 	uint32_t n = empty ? max : empty_run(ctx, max);
 	slat_cmo_new_leaf(t, pa, n * size, d->attrs, ctx->stats);
 	store_leaf_run(t, ctx->ptep, n, leaf, size, pa);
@@ -244,12 +244,13 @@ static int map_one_leaf(struct slat_table *t, struct map_data *d,
 {
 	slat_pte_t *table = t->root;
 	uint32_t mask = t->geo.root_entries - 1;
+	unsigned shift = level_shift(t, t->geo.start_level);
 
-	for (int level = t->geo.start_level;; level++) {
-		slat_pte_t *ptep = &table[(d->ipa >> level_shift(t, level)) & mask];
+	for (int level = t->geo.start_level;; level++, shift -= t->geo.bits_per_level) {
+		slat_pte_t *ptep = &table[(d->ipa >> shift) & mask];
 		slat_pte_t pte = pte_read(ptep);
 		st->visited++;
-		if (level_size(t, level) == size) {
+		if ((1ull << shift) == size) {
 			if (pte != 0 || !leaf_fits(t, d, level, d->ipa, d->ipa + size))
 				return 1;
 			struct slat_walk_ctx ctx = {
