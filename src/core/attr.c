@@ -58,6 +58,43 @@ static int update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 
 /* ---- wrprotect ---- */
 
+/*
+ * The bulk case: a run of last-level entries (no tables there), one flush
+ * afterwards. A tight loop with no call per entry.
+ */
+static int wrprotect_pages(const struct slat_walk_ctx *ctx,
+			   struct attr_data *d, uint32_t max)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t wbit = t->fmt->write_bit, present = t->fmt->present_mask;
+	uint32_t n = max ? max : 1;
+	uint64_t changed = 0;
+	slat_pte_t *p = ctx->ptep;
+
+	if (walk_shared(ctx)) {
+		for (uint32_t i = 0; i < n; i++) {
+			slat_pte_t pte = pte_read(&p[i]);
+			while ((pte & present) && (pte & wbit) &&
+			       !__atomic_compare_exchange_n(&p[i], &pte, pte & ~wbit,
+							    false, __ATOMIC_ACQ_REL,
+							    __ATOMIC_RELAXED))
+				ctx->stats->retries++;
+			changed += (pte & present) && (pte & wbit);
+		}
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			slat_pte_t pte = pte_read(&p[i]);
+			if ((pte & present) && (pte & wbit)) {
+				__atomic_store_n(&p[i], pte & ~wbit, __ATOMIC_RELAXED);
+				changed++;
+			}
+		}
+	}
+	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
+	d->changed |= changed != 0;
+	return (int)n;
+}
+
 static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 			     enum slat_visit visit)
 {
@@ -73,6 +110,8 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 	}
 
 	uint32_t max = covered_entries(ctx), n;
+	if (ctx->level == SLAT_LAST_LEVEL && d->policy != SLAT_FLUSH_ENTRY)
+		return wrprotect_pages(ctx, d, max);
 	uint64_t size = level_size(t, ctx->level);
 	for (n = 0; n < (max ? max : 1); n++) {
 		slat_pte_t pte = pte_read(&ctx->ptep[n]);
@@ -276,6 +315,30 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 
 /* ---- access flag ---- */
 
+/* The bulk case: last-level entries, exclusive; no call per entry. */
+static int young_pages(const struct slat_walk_ctx *ctx, struct attr_data *d,
+		       uint32_t n)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t af = t->fmt->young_bit, present = t->fmt->present_mask;
+	slat_pte_t *p = ctx->ptep, seen = 0;
+	uint64_t cleared = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		slat_pte_t pte = pte_read(&p[i]);
+		if (!(pte & present))
+			continue;
+		seen |= pte;
+		if (d->mkold && (pte & af)) {
+			__atomic_store_n(&p[i], pte & ~af, __ATOMIC_RELAXED);
+			cleared++;
+		}
+	}
+	d->young |= (seen & af) != 0;
+	ctx->stats->written[SLAT_WRITE_ATTR] += cleared;
+	return (int)n;
+}
+
 static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
 	(void)visit;
@@ -283,6 +346,8 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	struct slat_table *t = ctx->t;
 	slat_pte_t af = t->fmt->young_bit;
 	uint32_t n, max = covered_entries(ctx);
+	if (ctx->level == SLAT_LAST_LEVEL && !walk_shared(ctx))
+		return young_pages(ctx, d, max ? max : 1);
 
 	for (n = 0; n < (max ? max : 1); n++) {
 		slat_pte_t *ptep = &ctx->ptep[n];
