@@ -58,6 +58,12 @@ struct slat_mm_ops {
 
 	slat_pa_t (*virt_to_phys)(void *ctx, void *va);
 	void *(*phys_to_virt)(void *ctx, slat_pa_t pa);
+	/*
+	 * Optional (may be NULL): when every table page sits in one linear
+	 * map, return virt - phys. The core then converts inline on every
+	 * descent instead of calling phys_to_virt.
+	 */
+	intptr_t (*linear_offset)(void *ctx);
 
 	/* Clean guest memory [pa, pa+size) to the point of coherency. */
 	void (*dcache_clean_poc)(void *ctx, slat_pa_t pa, uint64_t size);

@@ -99,6 +99,10 @@ struct slat_table {
 	void *root;
 	slat_pa_t root_pa;
 	struct slat_stats stats;
+	/* Fast paths of table_va(): a plain OA mask, a linear map. */
+	uint64_t oa_mask;       /* 0: decode through the format */
+	bool linear;
+	intptr_t linear_offset;
 };
 
 /*

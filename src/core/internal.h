@@ -26,6 +26,8 @@ struct slat_format {
 	slat_pte_t (*make_leaf)(const struct slat_table *t, slat_pa_t pa,
 				uint32_t attrs, int level);
 	slat_pte_t (*make_table)(const struct slat_table *t, slat_pa_t pa);
+	/* The output address is pte & mask for this table (0: it is not). */
+	uint64_t (*oa_mask)(const struct slat_table *t);
 	/* Output address of a leaf or table descriptor. */
 	slat_pa_t (*pte_pa)(const struct slat_table *t, slat_pte_t pte);
 	/* The same descriptor with another output address. */
@@ -141,7 +143,11 @@ static inline bool pa_run_linear(slat_pa_t first, uint64_t bytes)
 
 static inline void *table_va(const struct slat_table *t, slat_pte_t pte)
 {
-	return t->mm->phys_to_virt(t->mm_ctx, t->fmt->pte_pa(t, pte));
+	slat_pa_t pa = t->oa_mask ? slat_pa(pte & t->oa_mask)
+				  : t->fmt->pte_pa(t, pte);
+	if (t->linear)
+		return (void *)(uintptr_t)((intptr_t)pa.pa + t->linear_offset);
+	return t->mm->phys_to_virt(t->mm_ctx, pa);
 }
 
 static inline void *table_page_of(const struct slat_table *t,

@@ -63,6 +63,9 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->geo = geo;
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
+	t->oa_mask = t->fmt->oa_mask(t);
+	t->linear = mm->linear_offset != NULL;
+	t->linear_offset = t->linear ? mm->linear_offset(mm_ctx) : 0;
 	slat_stats_clear(&t->stats);
 	return SLAT_OK;
 }

@@ -132,6 +132,14 @@ static slat_pa_t arm_pte_pa(const struct slat_table *t, slat_pte_t pte)
 	return slat_pa(pa);
 }
 
+static uint64_t arm_oa_mask(const struct slat_table *t)
+{
+	/* 52-bit PAs with 64K pages keep PA[51:48] in bits [15:12]. */
+	if (t->geo.granule_shift == 16 && t->geo.pa_bits > 48)
+		return 0;
+	return OA_LOW_MASK(t->geo.granule_shift);
+}
+
 static slat_pte_t arm_pte_with_pa(const struct slat_table *t, slat_pte_t pte,
 				  slat_pa_t pa)
 {
@@ -284,6 +292,7 @@ const struct slat_format slat_format_arm_s2 = {
 	.check_attrs = arm_check_attrs,
 	.make_leaf = arm_make_leaf,
 	.make_table = arm_make_table,
+	.oa_mask = arm_oa_mask,
 	.pte_pa = arm_pte_pa,
 	.pte_with_pa = arm_pte_with_pa,
 	.leaf_attrs = arm_leaf_attrs,

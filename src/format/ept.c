@@ -83,6 +83,12 @@ static slat_pa_t ept_pte_pa(const struct slat_table *t, slat_pte_t pte)
 	return slat_pa(pte & EPT_PA_MASK);
 }
 
+static uint64_t ept_oa_mask(const struct slat_table *t)
+{
+	(void)t;
+	return EPT_PA_MASK;
+}
+
 static slat_pte_t ept_pte_with_pa(const struct slat_table *t, slat_pte_t pte,
 				  slat_pa_t pa)
 {
@@ -230,6 +236,7 @@ const struct slat_format slat_format_ept = {
 	.check_attrs = ept_check_attrs,
 	.make_leaf = ept_make_leaf,
 	.make_table = ept_make_table,
+	.oa_mask = ept_oa_mask,
 	.pte_pa = ept_pte_pa,
 	.pte_with_pa = ept_pte_with_pa,
 	.leaf_attrs = ept_leaf_attrs,
