@@ -1,0 +1,1180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The QEMU oracle's host driver. It builds random stage-2 layouts with
+ * libslat on the hosted platform (the arena stands for guest RAM at
+ * ORACLE_TABLE_BASE, so the table pages hold their real PAs), writes them
+ * with probe lists into one blob, boots the EL2 program (guest/) under
+ * qemu-system-aarch64 with the blob, and compares every probe result with
+ * what libslat says:
+ *
+ *  - AT S12E1R/W probes (random layouts anywhere in the IPA and PA space):
+ *    the PA, or the fault (translation / access flag / permission) and its
+ *    level, against slat_lookup (leaf, PA, permissions, young state), the
+ *    checker's raw walk (the level of an invalid entry), and
+ *    slat_hw_access;
+ *  - real accesses at EL1/EL0 (layouts that also identity-map the EL2
+ *    program so that EL1 can run its stubs): loads, stores, instruction
+ *    fetches at EL1 and EL0 (execute permissions with FEAT_XNX), the
+ *    stage-2 abort taken to EL2 (ESR_EL2 fault status and level, FAR_EL2,
+ *    HPFAR_EL2), the value loaded or stored at the expected PA, the BRK
+ *    reached by a fetch;
+ *  - hardware access-flag and dirty-state updates (VTCR_EL2.HA/HD with
+ *    SLAT_FEAT_HWDIRTY): the descriptor after each access against the one
+ *    slat_hw_access leaves in the host copy.
+ *
+ * Usage: oracle --guest ELF [--layouts N] [--seed N] [--config NAME|all]
+ *               [--qemu PATH] [--keep DIR] [--verbose] [--list]
+ * Exit: 0 all agree, 1 a disagreement, 77 skipped (no QEMU or no guest).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+#include "blob.h"
+#include "checker.h"
+
+#define SKIP 77
+
+/* ------------------------------------------------------------ configs */
+
+struct ocfg {
+	const char *name;
+	uint32_t granule;
+	uint8_t ia, pa;
+};
+
+static const struct ocfg configs[] = {
+	{ "4k-32", 4096, 32, 40 },   { "4k-36", 4096, 36, 36 },
+	{ "4k-39", 4096, 39, 40 },   { "4k-40", 4096, 40, 40 },
+	{ "4k-42", 4096, 42, 42 },   { "4k-44", 4096, 44, 44 },
+	{ "4k-48", 4096, 48, 48 },   { "16k-36", 16384, 36, 36 },
+	{ "16k-40", 16384, 40, 40 }, { "16k-42", 16384, 42, 42 },
+	{ "16k-47", 16384, 47, 48 }, { "16k-48", 16384, 48, 48 },
+	{ "64k-32", 65536, 32, 40 }, { "64k-40", 65536, 40, 40 },
+	{ "64k-44", 65536, 44, 44 }, { "64k-48", 65536, 48, 48 },
+	{ "64k-52", 65536, 52, 52 },
+};
+#define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+
+/* ------------------------------------------------------------ random */
+
+static uint64_t rng;
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t n)
+{
+	return n ? splitmix(&rng) % n : 0;
+}
+
+static bool chance(unsigned pct)
+{
+	return below(100) < pct;
+}
+
+static uint64_t align_down(uint64_t x, uint64_t a)
+{
+	return x & ~(a - 1);
+}
+
+/* ------------------------------------------------------------ state */
+
+enum flavor {
+	FL_AT,      /* random layout anywhere, AT probes */
+	FL_EXEC,    /* EL1/EL0 probes into guest RAM, no HA/HD */
+	FL_HWDIRTY, /* EL1 probes with VTCR_EL2.HA/HD and SLAT_FEAT_HWDIRTY */
+};
+static const char *flavor_names[] = { "at", "el1", "hafdbs" };
+
+/* What a probe must produce (filled from libslat before QEMU runs). */
+struct expect {
+	enum slat_fault fault;
+	int level;
+	uint64_t pa;         /* output address when no fault */
+	uint64_t desc_before, desc_after; /* HA/HD layouts: the descriptor */
+	/* the same from slat_hw_access, for the cross-check */
+	enum slat_fault hw_fault;
+	int hw_level;
+	uint64_t hw_pa;
+};
+
+struct layout_rec {
+	uint32_t id;
+	const struct ocfg *oc;
+	enum flavor fl;
+	struct slat_config cfg;
+	uint64_t seed;
+	uint32_t nr_probes;
+	struct oracle_probe *probes;
+	struct expect *exp;
+	char desc[160];
+};
+
+static struct {
+	const char *guest, *qemu, *keep;
+	bool verbose;
+	uint64_t seed;
+	/* blob under construction */
+	uint8_t *blob;
+	size_t blen, bcap;
+	struct layout_rec *recs;
+	size_t nrecs, reccap;
+	/* totals */
+	uint64_t layouts[3][NR_CONFIGS], probes, mismatches, runs;
+	uint64_t hw_disagree, lookup_disagree;
+	uint64_t by_flavor[3], gran_layouts[3];
+	uint64_t af_set, dirty_set;
+	double qemu_seconds;
+	unsigned hafdbs;
+	char banner[256];
+} O;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "oracle: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static void blob_put(const void *p, size_t n)
+{
+	if (O.blen + n > O.bcap) {
+		O.bcap = (O.blen + n) * 2;
+		O.blob = realloc(O.blob, O.bcap);
+		if (!O.blob)
+			die("out of memory");
+	}
+	memcpy(O.blob + O.blen, p, n);
+	O.blen += n;
+}
+
+/* ------------------------------------------------------------ a layout */
+
+struct gen {
+	const struct ocfg *oc;
+	enum flavor fl;
+	struct slat_config cfg;
+	struct slat_geometry geo;
+	struct slat_hosted h;
+	struct slat_table t;
+	struct slat_page_cache cache;
+	struct checker ck;
+	uint64_t G, lsize[4];
+	uint64_t ia_end, pa_end;
+	/* where leaves go */
+	uint64_t iwin, iwin_size, pwin, pwin_size;
+	/* leaves for probing */
+	struct check_leaf *leaves;
+	size_t nleaves, leafcap;
+};
+
+static uint64_t lvl_size(const struct gen *g, int l)
+{
+	return 1ull << (g->geo.bits_per_level * (3 - l) + g->geo.granule_shift);
+}
+
+static int gen_map(struct gen *g, uint64_t ipa, uint64_t size, uint64_t pa,
+		   uint32_t attrs, uint32_t flags)
+{
+	uint64_t need = slat_pages_needed(&g->t, SLAT_OP_MAP, slat_ipa(ipa),
+					  size);
+	if (need > 64)
+		need = 64;
+	if (need > g->cache.nr &&
+	    slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+		return SLAT_E_NOMEM;
+	return slat_map(&g->t, slat_ipa(ipa), size, slat_pa(pa), attrs, flags,
+			&g->cache, NULL);
+}
+
+static uint32_t gen_attrs(const struct gen *g, bool exec_ok)
+{
+	unsigned c = (unsigned)below(100);
+	uint32_t mt = c < 65 ? SLAT_MT_NORMAL
+		      : c < 80 ? SLAT_MT_NORMAL_NC : SLAT_MT_DEVICE;
+	uint32_t a = mt;
+	bool hw = g->fl == FL_HWDIRTY; /* accesses that succeed, mostly */
+	if (chance(hw ? 95 : 80))
+		a |= SLAT_R;
+	if (chance(hw ? 85 : 55))
+		a |= SLAT_W;
+	if (exec_ok && mt != SLAT_MT_DEVICE && chance(50)) {
+		if (g->cfg.features & SLAT_FEAT_XNX) {
+			static const uint32_t xs[] = { SLAT_X, SLAT_XK, SLAT_XU };
+			a |= xs[below(3)];
+		} else {
+			a |= SLAT_X;
+		}
+	}
+	if (chance(20))
+		a |= SLAT_SW(below(16));
+	return a;
+}
+
+static int leaf_cb(void *arg, const struct check_leaf *l)
+{
+	struct gen *g = arg;
+	if (!l->valid)
+		return 0;
+	if (g->nleaves == g->leafcap) {
+		g->leafcap = g->leafcap ? 2 * g->leafcap : 64;
+		g->leaves = realloc(g->leaves, g->leafcap * sizeof(*g->leaves));
+		if (!g->leaves)
+			die("out of memory");
+	}
+	g->leaves[g->nleaves++] = *l;
+	return 0;
+}
+
+/*
+ * Leaves and holes: blocks of every allowed level, runs of pages, holes
+ * punched into blocks, read-only / no-exec / write-only leaves, Device
+ * and Normal memory, old leaves.
+ */
+static void gen_items(struct gen *g)
+{
+	unsigned items = 3 + (unsigned)below(6);
+	bool exec = g->fl != FL_AT;
+	for (unsigned i = 0; i < items; i++) {
+		int lv[4], n = 0;
+		for (int l = g->geo.start_level; l <= 3; l++)
+			if ((g->geo.leaf_levels & (1u << l)) &&
+			    lvl_size(g, l) <= g->iwin_size / 2 &&
+			    lvl_size(g, l) <= g->pwin_size)
+				lv[n++] = l;
+		int l = n ? lv[below((uint64_t)n)] : 3;
+		uint64_t L = lvl_size(g, l);
+		uint64_t cnt = l == 3 ? 1 + below(40) : 1 + below(2);
+		uint64_t size = L * cnt;
+		if (size > g->iwin_size / 2 || size > g->pwin_size)
+			size = L;
+		uint64_t ipa = g->iwin + align_down(below(g->iwin_size - size + 1), L);
+		uint64_t pa = g->pwin + align_down(below(g->pwin_size - size + 1), L);
+		uint32_t flags = 0;
+		if (l == 3 && chance(50)) {
+			/* pages at an unaligned PA offset: no blocks */
+			flags = SLAT_MAP_PAGES;
+			ipa = g->iwin + align_down(below(g->iwin_size - size + 1), g->G);
+			pa = g->pwin + align_down(below(g->pwin_size - size + 1), g->G);
+		}
+		int ret = gen_map(g, ipa, size, pa, gen_attrs(g, exec), flags);
+		if (ret < 0)
+			die("layout map: %s", check_status_name(ret));
+	}
+	/* holes inside blocks, and protection changes */
+	unsigned holes = (unsigned)below(4);
+	for (unsigned i = 0; i < holes; i++) {
+		uint64_t ipa = g->iwin + align_down(below(g->iwin_size), g->G);
+		uint64_t size = g->G * (1 + below(20));
+		if (ipa + size > g->iwin + g->iwin_size)
+			continue;
+		uint64_t need = slat_pages_needed(&g->t, SLAT_OP_UNMAP,
+						  slat_ipa(ipa), size);
+		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+			die("arena exhausted");
+		int ret = chance(70)
+				  ? slat_unmap(&g->t, slat_ipa(ipa), size,
+					       SLAT_FLUSH_RANGE, &g->cache, NULL)
+				  : slat_wrprotect(&g->t, slat_ipa(ipa), size,
+						   SLAT_FLUSH_RANGE, &g->cache,
+						   NULL);
+		if (ret < 0)
+			die("layout unmap/wrprotect: %s", check_status_name(ret));
+	}
+	/* old leaves (the access flag) */
+	if (g->fl == FL_HWDIRTY && chance(70))
+		slat_test_clear_young(&g->t, slat_ipa(g->iwin), g->iwin_size,
+				      true, 0);
+	else if (chance(50)) {
+		uint64_t ipa = g->iwin + align_down(below(g->iwin_size), g->G);
+		uint64_t size = g->G * (1 + below(64));
+		if (ipa + size <= g->iwin + g->iwin_size)
+			slat_test_clear_young(&g->t, slat_ipa(ipa), size, true, 0);
+	}
+	/* clean (hardware-dirty) leaves */
+	if (g->fl == FL_HWDIRTY && chance(80)) {
+		uint64_t ipa = g->iwin + align_down(below(g->iwin_size / 2), g->G);
+		uint64_t size = align_down(g->iwin_size / 2, g->G);
+		uint64_t words = (size / g->G + 63) / 64;
+		uint64_t *bm = calloc(words, 8);
+		uint64_t need = slat_pages_needed(&g->t, SLAT_OP_DIRTY_CLEAR,
+						  slat_ipa(ipa), size);
+		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+			die("arena exhausted");
+		int64_t r = slat_dirty_read(&g->t, slat_ipa(ipa), size, bm, true,
+					    SLAT_FLUSH_RANGE, 0, &g->cache);
+		free(bm);
+		if (r < 0)
+			die("slat_dirty_read: %s", check_status_name((int)r));
+	}
+}
+
+static int open_gen(struct gen *g, const struct ocfg *oc, enum flavor fl)
+{
+	memset(g, 0, sizeof(*g));
+	g->oc = oc;
+	g->fl = fl;
+	g->cfg = (struct slat_config){
+		.format = SLAT_FMT_ARM_S2, .granule = oc->granule,
+		.ia_bits = oc->ia, .pa_bits = oc->pa,
+	};
+	if (chance(30))
+		g->cfg.features |= SLAT_FEAT_FWB;
+	if (chance(50))
+		g->cfg.features |= SLAT_FEAT_XNX;
+	if (fl == FL_HWDIRTY)
+		g->cfg.features |= SLAT_FEAT_HWDIRTY;
+	if (slat_config_geometry(&g->cfg, &g->geo))
+		die("config %s refused", oc->name);
+	g->G = oc->granule;
+	g->ia_end = 1ull << oc->ia;
+	g->pa_end = 1ull << oc->pa;
+	if (slat_hosted_init(&g->h, ORACLE_TABLE_MAX, oc->granule,
+			     ORACLE_TABLE_BASE))
+		die("slat_hosted_init");
+	int ret = slat_table_init(&g->t, &g->cfg, slat_hosted_ops(), &g->h);
+	if (ret == SLAT_E_CONFIG && (g->cfg.features & SLAT_FEAT_HWDIRTY)) {
+		slat_hosted_fini(&g->h);
+		return ret;
+	}
+	if (ret)
+		die("slat_table_init(%s): %s", oc->name, check_status_name(ret));
+	g->h.table = &g->t;
+	if (slat_hosted_cache_init(&g->cache, 256))
+		die("cache");
+	if (checker_init(&g->ck, &g->t, &g->h))
+		die("checker_init: %s", g->ck.msg);
+	return 0;
+}
+
+static void close_gen(struct gen *g)
+{
+	slat_table_destroy(&g->t);
+	slat_hosted_cache_fini(&g->cache);
+	checker_fini(&g->ck);
+	slat_hosted_fini(&g->h);
+	free(g->leaves);
+}
+
+/* The PA of the descriptor (in the arena) translating @ipa, or 0. */
+static uint64_t desc_pa_of(struct gen *g, uint64_t ipa)
+{
+	struct check_leaf l;
+	g->ck.tolerant = true; /* DBM leaves: the checker predates them */
+	int k = checker_leaf_at(&g->ck, ipa, &l);
+	g->ck.tolerant = false;
+	if (k < 0 || !l.ptep)
+		return 0;
+	return g->h.pa_base + (uint64_t)((uint8_t *)l.ptep - g->h.arena);
+}
+
+static uint64_t desc_value(struct gen *g, uint64_t desc_pa)
+{
+	return *(uint64_t *)(g->h.arena + (desc_pa - g->h.pa_base));
+}
+
+/* The level of the invalid entry met by a walk of @ipa (raw walk). */
+static int hole_level(struct gen *g, uint64_t ipa)
+{
+	struct check_leaf l;
+	g->ck.tolerant = true;
+	int k = checker_leaf_at(&g->ck, ipa, &l);
+	g->ck.tolerant = false;
+	if (k != 0)
+		die("raw walk of a hole at %#" PRIx64 " found %d", ipa, k);
+	return l.level;
+}
+
+static unsigned access_of(uint32_t kind)
+{
+	switch (kind) {
+	case ORACLE_AT_W:
+	case ORACLE_STORE: return SLAT_ACCESS_WRITE;
+	case ORACLE_FETCH: return SLAT_ACCESS_EXEC_EL1;
+	case ORACLE_FETCH_EL0: return SLAT_ACCESS_EXEC_EL0;
+	default: return SLAT_ACCESS_READ;
+	}
+}
+
+/*
+ * What the architecture says for @kind at @ipa, from slat_lookup (and the
+ * raw walk for holes): fault priority translation > access flag >
+ * permission.
+ */
+static void expect_from_lookup(struct gen *g, uint64_t ipa, uint32_t kind,
+			       struct expect *e)
+{
+	struct slat_leaf l;
+	int ret = slat_lookup(&g->t, slat_ipa(ipa), &l);
+	e->pa = 0;
+	if (ret == SLAT_E_NOENT) {
+		e->fault = SLAT_FAULT_TRANSLATION;
+		e->level = hole_level(g, ipa);
+		return;
+	}
+	if (ret != SLAT_OK)
+		die("slat_lookup(%#" PRIx64 "): %s", ipa, check_status_name(ret));
+	e->level = l.level;
+	bool ha = g->fl == FL_HWDIRTY;
+	if (!(l.attrs & SLAT_YOUNG) && !ha) {
+		e->fault = SLAT_FAULT_ACCESS_FLAG;
+		return;
+	}
+	uint32_t need;
+	switch (access_of(kind)) {
+	case SLAT_ACCESS_WRITE: need = SLAT_W; break;
+	case SLAT_ACCESS_EXEC_EL1: need = SLAT_XK; break;
+	case SLAT_ACCESS_EXEC_EL0: need = SLAT_XU; break;
+	default: need = SLAT_R; break;
+	}
+	if (!(l.attrs & need)) {
+		e->fault = SLAT_FAULT_PERMISSION;
+		return;
+	}
+	e->fault = SLAT_FAULT_NONE;
+	e->pa = slat_pa_v(l.pa);
+}
+
+static void add_probe(struct gen *g, struct layout_rec *r, uint64_t ipa,
+		      uint32_t kind)
+{
+	struct oracle_probe p = { .ipa = ipa, .kind = kind };
+	struct expect e = { 0 };
+	expect_from_lookup(g, ipa, kind, &e);
+	if (kind >= ORACLE_LOAD) {
+		uint64_t word = e.pa & ~7ull;
+		if (e.fault == SLAT_FAULT_NONE) {
+			if (kind == ORACLE_LOAD) {
+				p.poke_pa = word;
+				p.poke_val = 0x5a17000000000000ull ^ word;
+			} else if (kind == ORACLE_STORE) {
+				p.poke_pa = word;
+				p.poke_val = 0;
+				p.check_pa = word;
+			} else {
+				p.poke_pa = word;
+				p.poke_val = (uint64_t)ORACLE_BRK_INSN << 32 |
+					     ORACLE_BRK_INSN;
+			}
+		}
+		p.value = 0xd1e7000000000000ull ^ ipa;
+		if (g->fl == FL_HWDIRTY)
+			p.desc_pa = desc_pa_of(g, ipa);
+	}
+	if (p.desc_pa)
+		e.desc_before = desc_value(g, p.desc_pa);
+	/* libslat's own hardware walk, which also makes the AF/dirty
+	 * updates the CPU would make */
+	struct slat_hw_result hw;
+	int ret = slat_hw_access(&g->t, slat_ipa(ipa), access_of(kind), &hw);
+	if (ret)
+		die("slat_hw_access: %s", check_status_name(ret));
+	e.hw_fault = hw.fault;
+	e.hw_level = hw.level;
+	e.hw_pa = hw.fault == SLAT_FAULT_NONE ? slat_pa_v(hw.pa) : 0;
+	if (p.desc_pa)
+		e.desc_after = desc_value(g, p.desc_pa);
+	r->probes[r->nr_probes] = p;
+	r->exp[r->nr_probes] = e;
+	r->nr_probes++;
+}
+
+/* Probe IPAs: first, last and a random page of leaves, holes, anywhere. */
+static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
+{
+	g->nleaves = 0;
+	g->ck.tolerant = true;
+	if (checker_walk(&g->ck, g->iwin, g->iwin + g->iwin_size, leaf_cb, g))
+		die("raw walk: %s", g->ck.msg);
+	g->ck.tolerant = false;
+	r->probes = calloc(max, sizeof(*r->probes));
+	r->exp = calloc(max, sizeof(*r->exp));
+	if (!r->probes || !r->exp)
+		die("out of memory");
+	unsigned per = g->fl == FL_AT ? 2 : 1;
+	while (r->nr_probes + per <= max) {
+		uint64_t ipa;
+		unsigned c = (unsigned)below(100);
+		if (c < 80 && g->nleaves) {
+			const struct check_leaf *l = &g->leaves[below(g->nleaves)];
+			unsigned w = (unsigned)below(3);
+			uint64_t off = w == 0 ? 0
+				       : w == 1 ? l->size - g->G
+						: align_down(below(l->size), g->G);
+			ipa = l->base + off;
+		} else if (c < 95) {
+			ipa = g->iwin + align_down(below(g->iwin_size), g->G);
+		} else {
+			ipa = align_down(below(g->ia_end), g->G);
+			if (g->fl != FL_AT &&
+			    ipa >= ORACLE_IMAGE_BASE &&
+			    ipa < ORACLE_IMAGE_BASE + ORACLE_IMAGE_SIZE)
+				continue;
+		}
+		ipa += align_down(below(g->G), 8);
+		if (g->fl == FL_AT) {
+			add_probe(g, r, ipa, ORACLE_AT_R);
+			add_probe(g, r, ipa, ORACLE_AT_W);
+			continue;
+		}
+		static const uint32_t kinds[] = { ORACLE_LOAD, ORACLE_STORE,
+						  ORACLE_FETCH,
+						  ORACLE_FETCH_EL0 };
+		add_probe(g, r, ipa, kinds[below(g->fl == FL_HWDIRTY ? 2 : 4)]);
+	}
+}
+
+static uint64_t vtcr_of(const struct gen *g)
+{
+	uint64_t t0sz = 64 - g->geo.ia_bits;
+	uint64_t sl0 = g->G == 4096 ? (uint64_t)(2 - g->geo.start_level)
+				    : (uint64_t)(3 - g->geo.start_level);
+	uint64_t tg0 = g->G == 4096 ? 0 : g->G == 65536 ? 1 : 2;
+	uint64_t ps;
+	switch (g->geo.pa_bits) {
+	case 32: ps = 0; break;
+	case 36: ps = 1; break;
+	case 40: ps = 2; break;
+	case 42: ps = 3; break;
+	case 44: ps = 4; break;
+	case 48: ps = 5; break;
+	case 52: ps = 6; break;
+	default: die("no VTCR_EL2.PS for %u bits", g->geo.pa_bits);
+	}
+	uint64_t v = t0sz | sl0 << 6 | 1ull << 8 /* IRGN0 WBWA */ |
+		     1ull << 10 /* ORGN0 WBWA */ | 3ull << 12 /* SH0 IS */ |
+		     tg0 << 14 | ps << 16 | 1ull << 31 /* RES1 */;
+	if (g->fl == FL_HWDIRTY)
+		v |= 1ull << 21 | 1ull << 22; /* HA, HD */
+	return v;
+}
+
+/* Build one layout and append it to the blob. Returns false if skipped. */
+static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
+			 uint32_t id)
+{
+	struct gen g;
+	rng = seed;
+	if (open_gen(&g, oc, fl))
+		return false;
+	if (fl == FL_AT) {
+		/* a window of a few of the largest leaves, anywhere */
+		uint64_t top = g.G;
+		for (int l = 3; l >= g.geo.start_level; l--)
+			if (g.geo.leaf_levels & (1u << l))
+				top = lvl_size(&g, l);
+		g.iwin_size = 4 * top;
+		if (g.iwin_size > g.ia_end)
+			g.iwin_size = g.ia_end;
+		g.iwin = align_down(below(g.ia_end), g.iwin_size);
+		g.pwin_size = g.iwin_size * 4 > g.pa_end ? g.pa_end
+							 : g.iwin_size * 4;
+		g.pwin = align_down(below(g.pa_end), g.pwin_size);
+	} else {
+		/* the program's image identity-mapped, RWX */
+		int ret = gen_map(&g, ORACLE_IMAGE_BASE, ORACLE_IMAGE_SIZE,
+				  ORACLE_IMAGE_BASE,
+				  SLAT_RWX | SLAT_MT_NORMAL, 0);
+		if (ret < 0)
+			die("identity map: %s", check_status_name(ret));
+		g.iwin = 0x80000000ull;
+		g.iwin_size = 0x40000000ull;
+		g.pwin = ORACLE_TEST_RAM;
+		g.pwin_size = ORACLE_TEST_SIZE;
+	}
+	gen_items(&g);
+
+	struct layout_rec *r;
+	if (O.nrecs == O.reccap) {
+		O.reccap = O.reccap ? 2 * O.reccap : 256;
+		O.recs = realloc(O.recs, O.reccap * sizeof(*O.recs));
+		if (!O.recs)
+			die("out of memory");
+	}
+	r = &O.recs[O.nrecs++];
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->oc = oc;
+	r->fl = fl;
+	r->cfg = g.cfg;
+	r->seed = seed;
+	snprintf(r->desc, sizeof(r->desc),
+		 "%s %s start level %d fwb=%d xnx=%d hwdirty=%d seed %#" PRIx64,
+		 oc->name, flavor_names[fl], g.geo.start_level,
+		 !!(g.cfg.features & SLAT_FEAT_FWB),
+		 !!(g.cfg.features & SLAT_FEAT_XNX),
+		 !!(g.cfg.features & SLAT_FEAT_HWDIRTY), seed);
+
+	/* the image as the hardware finds it, before any probe updates it */
+	uint32_t nr_pages = 0;
+	uint8_t *pages = NULL;
+	size_t psz = 8 + g.G;
+	for (uint32_t i = 0; i < g.h.nr_pages; i++) {
+		void *va = g.h.arena + (uint64_t)i * g.G;
+		if (!slat_hosted_is_table_page(&g.h, va))
+			continue;
+		pages = realloc(pages, (nr_pages + 1) * psz);
+		if (!pages)
+			die("out of memory");
+		uint64_t pa = g.h.pa_base + (uint64_t)i * g.G;
+		memcpy(pages + nr_pages * psz, &pa, 8);
+		memcpy(pages + nr_pages * psz + 8, va, g.G);
+		nr_pages++;
+	}
+	gen_probes(&g, r, fl == FL_AT ? 48 : 32);
+
+	slat_pa_t root_pa;
+	slat_table_root(&g.t, &root_pa, NULL);
+	struct oracle_layout hdr = {
+		.magic = ORACLE_LAYOUT_MAGIC, .id = id, .granule = (uint32_t)g.G,
+		.nr_pages = nr_pages, .nr_probes = r->nr_probes,
+		.vtcr = vtcr_of(&g),
+		.vttbr = slat_pa_v(root_pa) | 1ull << 48,
+		.hcr = 1ull | 1ull << 31 |
+		       ((g.cfg.features & SLAT_FEAT_FWB) ? 1ull << 46 : 0),
+	};
+	blob_put(&hdr, sizeof(hdr));
+	blob_put(pages, nr_pages * psz);
+	blob_put(r->probes, r->nr_probes * sizeof(*r->probes));
+	free(pages);
+	close_gen(&g);
+	return true;
+}
+
+/* ------------------------------------------------------------ QEMU */
+
+static char *run_qemu(const char *blob_path, size_t *outlen, int *status)
+{
+	char out_path[] = "/tmp/slat-oracle-out-XXXXXX";
+	int fd = mkstemp(out_path);
+	if (fd < 0)
+		die("mkstemp: %s", strerror(errno));
+	char loader[1024];
+	snprintf(loader, sizeof(loader),
+		 "loader,file=%s,addr=%#llx,force-raw=on", blob_path,
+		 (unsigned long long)ORACLE_BLOB_ADDR);
+	const char *argv[] = {
+		O.qemu, "-M", "virt,virtualization=on", "-cpu", "max",
+		"-nic", "none", "-m", "1G", "-nographic", "-semihosting",
+		"-kernel", O.guest, "-device", loader, NULL,
+	};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(fd, 1);
+		setsid();
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	/* bounded: 120 s for one boot */
+	int st = 0;
+	for (int waited = 0;; waited++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+		if (w == pid)
+			break;
+		if (waited > 12000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fprintf(stderr, "oracle: QEMU timed out\n");
+			break;
+		}
+		usleep(10000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	O.qemu_seconds += (double)(t1.tv_sec - t0.tv_sec) +
+			  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	O.runs++;
+	*status = st;
+	off_t len = lseek(fd, 0, SEEK_END);
+	char *buf = malloc((size_t)len + 1);
+	if (!buf)
+		die("out of memory");
+	if (pread(fd, buf, (size_t)len, 0) != len)
+		die("reading QEMU's output");
+	buf[len] = 0;
+	close(fd);
+	unlink(out_path);
+	*outlen = (size_t)len;
+	return buf;
+}
+
+/* ------------------------------------------------------------ compare */
+
+static const char *fault_name(enum slat_fault f)
+{
+	switch (f) {
+	case SLAT_FAULT_NONE: return "no fault";
+	case SLAT_FAULT_TRANSLATION: return "translation fault";
+	case SLAT_FAULT_PERMISSION: return "permission fault";
+	case SLAT_FAULT_ACCESS_FLAG: return "access flag fault";
+	}
+	return "?";
+}
+
+static const char *kind_name(uint32_t k)
+{
+	switch (k) {
+	case ORACLE_AT_R: return "AT S12E1R";
+	case ORACLE_AT_W: return "AT S12E1W";
+	case ORACLE_LOAD: return "EL1 load";
+	case ORACLE_STORE: return "EL1 store";
+	case ORACLE_FETCH: return "EL1 fetch";
+	case ORACLE_FETCH_EL0: return "EL0 fetch";
+	}
+	return "?";
+}
+
+/* A fault status code (PAR_EL1.FST, ESR DFSC/IFSC): kind and level. */
+static bool decode_fsc(unsigned fsc, enum slat_fault *f, int *level)
+{
+	if (fsc == 0x2b) { /* translation fault, level -1 */
+		*f = SLAT_FAULT_TRANSLATION;
+		*level = -1;
+		return true;
+	}
+	*level = (int)(fsc & 3);
+	switch (fsc & 0x3c) {
+	case 0x04: *f = SLAT_FAULT_TRANSLATION; return true;
+	case 0x08: *f = SLAT_FAULT_ACCESS_FLAG; return true;
+	case 0x0c: *f = SLAT_FAULT_PERMISSION; return true;
+	default: return false;
+	}
+}
+
+static unsigned layout_mismatches;
+
+static void mismatch(const struct layout_rec *r, uint32_t i, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void mismatch(const struct layout_rec *r, uint32_t i, const char *fmt, ...)
+{
+	O.mismatches++;
+	if (layout_mismatches++ >= 5)
+		return;
+	const struct oracle_probe *p = &r->probes[i];
+	const struct expect *e = &r->exp[i];
+	va_list ap;
+	fprintf(stderr, "MISMATCH layout %u (%s), probe %u: %s at IPA %#" PRIx64
+			": ",
+		r->id, r->desc, i, kind_name(p->kind), p->ipa);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n  libslat expects %s level %d pa %#" PRIx64, fault_name(e->fault),
+		e->level, e->pa);
+	fprintf(stderr, " (slat_hw_access: %s level %d pa %#" PRIx64 ")\n",
+		fault_name(e->hw_fault), e->hw_level, e->hw_pa);
+	fprintf(stderr, "  replay: tests/oracle/oracle --config %s --seed %#" PRIx64
+			" --only %u --verbose\n",
+		r->oc->name, O.seed, r->id);
+}
+
+static void compare_at(const struct layout_rec *r, uint32_t i, uint64_t par)
+{
+	const struct expect *e = &r->exp[i];
+	if (!(par & 1)) {
+		uint64_t pa = par & 0x000ffffffffff000ull;
+		if (e->fault != SLAT_FAULT_NONE)
+			mismatch(r, i, "QEMU translates to %#" PRIx64
+				       " (PAR %#" PRIx64 ")", pa, par);
+		else if (pa != (e->pa & ~0xfffull))
+			mismatch(r, i, "QEMU translates to %#" PRIx64
+				       " (PAR %#" PRIx64 ")", pa, par);
+		return;
+	}
+	unsigned fst = (unsigned)(par >> 1) & 0x3f;
+	enum slat_fault f = SLAT_FAULT_NONE;
+	int level = 0;
+	if (!(par & (1u << 9)))
+		mismatch(r, i, "a stage-1 fault? PAR %#" PRIx64, par);
+	else if (!decode_fsc(fst, &f, &level))
+		mismatch(r, i, "QEMU reports fault status %#x (PAR %#" PRIx64
+			       ")", fst, par);
+	else if (f != e->fault || level != e->level)
+		mismatch(r, i, "QEMU reports %s level %d (PAR %#" PRIx64 ")",
+			 fault_name(f), level, par);
+}
+
+static void compare_el1(const struct layout_rec *r, uint32_t i, char code,
+			const uint64_t *v)
+{
+	const struct oracle_probe *p = &r->probes[i];
+	const struct expect *e = &r->exp[i];
+	uint64_t esr = v[0], far = v[1], hpfar = v[2], x0 = v[3];
+	uint64_t esr1 = v[4], elr1 = v[5], check = v[6], desc = v[7];
+	bool fetch = p->kind == ORACLE_FETCH || p->kind == ORACLE_FETCH_EL0;
+	if (e->fault == SLAT_FAULT_NONE) {
+		if (code != 'H') {
+			unsigned fsc = (unsigned)esr & 0x3f;
+			enum slat_fault f = SLAT_FAULT_NONE;
+			int level = 0;
+			decode_fsc(fsc, &f, &level);
+			mismatch(r, i, "QEMU: %s exception, ESR_EL2 %#" PRIx64
+				       " (%s level %d)", code == 'D' ? "data abort"
+				       : code == 'I' ? "instruction abort" : "other",
+				 esr, fault_name(f), level);
+			return;
+		}
+		unsigned imm = (unsigned)esr & 0xffff;
+		if (fetch) {
+			unsigned vec = p->kind == ORACLE_FETCH ? 0x104 : 0x108;
+			if (imm != vec || (esr1 >> 26) != 0x3c ||
+			    (esr1 & 0xffff) != 0x77 || elr1 != p->ipa)
+				mismatch(r, i, "the fetch did not reach the BRK at "
+					       "the expected PA: HVC #%#x, "
+					       "ESR_EL1 %#" PRIx64 ", ELR_EL1 %#" PRIx64,
+					 imm, esr1, elr1);
+		} else if (imm != 0) {
+			mismatch(r, i, "EL1 took an exception (HVC #%#x, ESR_EL1 "
+				       "%#" PRIx64 ", ELR_EL1 %#" PRIx64 ")",
+				 imm, esr1, elr1);
+		} else if (p->kind == ORACLE_LOAD && x0 != p->poke_val) {
+			mismatch(r, i, "loaded %#" PRIx64 ", the expected PA "
+				       "holds %#" PRIx64, x0, p->poke_val);
+		} else if (p->kind == ORACLE_STORE && check != p->value) {
+			mismatch(r, i, "the store did not reach the expected PA "
+				       "(it holds %#" PRIx64 ")", check);
+		}
+	} else {
+		char want = fetch ? 'I' : 'D';
+		if (code != want) {
+			mismatch(r, i, "QEMU: no stage-2 abort (%c, ESR_EL2 %#"
+				       PRIx64 ")", code, esr);
+			return;
+		}
+		enum slat_fault f = SLAT_FAULT_NONE;
+		int level = 0;
+		unsigned fsc = (unsigned)esr & 0x3f;
+		if (!decode_fsc(fsc, &f, &level) || f != e->fault ||
+		    level != e->level) {
+			mismatch(r, i, "QEMU: ESR_EL2 %#" PRIx64 " (%s level %d)",
+				 esr, fault_name(f), level);
+			return;
+		}
+		if (far != p->ipa)
+			mismatch(r, i, "FAR_EL2 %#" PRIx64, far);
+		/* HPFAR_EL2 holds the IPA for translation and access-flag
+		 * faults (for permission faults it may be UNKNOWN) */
+		if (f != SLAT_FAULT_PERMISSION &&
+		    (hpfar >> 4) << 12 != (p->ipa & ~0xfffull))
+			mismatch(r, i, "HPFAR_EL2 %#" PRIx64, hpfar);
+		if (!fetch && !!(esr & (1u << 6)) != (p->kind == ORACLE_STORE))
+			mismatch(r, i, "ESR_EL2.WnR wrong: %#" PRIx64, esr);
+	}
+	if (p->desc_pa) {
+		/* what the hardware did: AF set, S2AP.W set on a DBM leaf */
+		if (!(e->desc_before & (1ull << 10)) && (desc & (1ull << 10)))
+			O.af_set++;
+		if ((e->desc_before & (1ull << 51)) &&
+		    !(e->desc_before & (1ull << 7)) && (desc & (1ull << 7)))
+			O.dirty_set++;
+		if (desc != e->desc_after)
+			mismatch(r, i, "descriptor after the access %#018" PRIx64
+				       ", slat_hw_access leaves %#018" PRIx64,
+				 desc, e->desc_after);
+	}
+}
+
+static void check_libslat_consistent(const struct layout_rec *r, uint32_t i)
+{
+	const struct expect *e = &r->exp[i];
+	if (r->fl == FL_HWDIRTY)
+		return; /* hw_access made the updates; lookup saw them before */
+	if (e->fault != e->hw_fault || e->level != e->hw_level ||
+	    e->pa != e->hw_pa) {
+		O.hw_disagree++;
+		mismatch(r, i, "slat_hw_access disagrees with slat_lookup");
+	}
+}
+
+static void parse_and_compare(const char *out, size_t len, int status)
+{
+	const char *p = out, *end = out + len;
+	size_t next = 0;
+	struct layout_rec *r = NULL;
+	uint32_t probe = 0;
+	bool ended = false;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		char line[512];
+		size_t n = (size_t)(nl - p);
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, p, n);
+		line[n] = 0;
+		if (n && line[n - 1] == '\r')
+			line[n - 1] = 0;
+		p = nl + 1;
+		if (!strncmp(line, "ORACLE ", 7)) {
+			snprintf(O.banner, sizeof(O.banner), "%.200s", line);
+			char *h = strstr(line, "hafdbs=");
+			if (h)
+				O.hafdbs = (unsigned)strtoul(h + 7, NULL, 16);
+			continue;
+		}
+		if (!strncmp(line, "END ", 4)) {
+			ended = true;
+			continue;
+		}
+		if (line[0] == 'L' && line[1] == ' ') {
+			if (r && probe != r->nr_probes)
+				die("layout %u: %u of %u probe results", r->id,
+				    probe, r->nr_probes);
+			if (next >= O.nrecs)
+				die("QEMU reported more layouts than sent");
+			r = &O.recs[next++];
+			layout_mismatches = 0;
+			uint32_t id = (uint32_t)strtoul(line + 2, NULL, 16);
+			if (id != r->id)
+				die("layout %u reported as %u", r->id, id);
+			probe = 0;
+			continue;
+		}
+		if ((line[0] == 'A' || line[0] == 'E') && r) {
+			if (probe >= r->nr_probes)
+				die("layout %u: too many probe results", r->id);
+			if (line[0] == 'A') {
+				compare_at(r, probe, strtoull(line + 2, NULL, 16));
+			} else {
+				char code = line[2];
+				uint64_t v[8] = { 0 };
+				char *q = line + 3;
+				for (int k = 0; k < 8; k++)
+					v[k] = strtoull(q, &q, 16);
+				compare_el1(r, probe, code, v);
+			}
+			check_libslat_consistent(r, probe);
+			if (O.verbose)
+				fprintf(stderr, "  layout %u probe %u %s %#" PRIx64
+						": %s\n",
+					r->id, probe, kind_name(r->probes[probe].kind),
+					r->probes[probe].ipa, line);
+			O.probes++;
+			probe++;
+			continue;
+		}
+		if (line[0])
+			fprintf(stderr, "qemu: %s\n", line);
+	}
+	if (!ended || next != O.nrecs || (r && probe != r->nr_probes)) {
+		fprintf(stderr, "oracle: QEMU stopped early (status %#x) after %zu "
+				"of %zu layouts",
+			status, next, O.nrecs);
+		if (r)
+			fprintf(stderr, "; last: layout %u (%s), %u of %u probes",
+				r->id, r->desc, probe, r->nr_probes);
+		fprintf(stderr, "\n");
+		O.mismatches++;
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "oracle: QEMU exit status %#x\n", status);
+		O.mismatches++;
+	}
+}
+
+static void flush_batch(void)
+{
+	if (!O.nrecs)
+		return;
+	struct oracle_hdr *h = (struct oracle_hdr *)O.blob;
+	h->magic = ORACLE_MAGIC;
+	h->nr_layouts = (uint32_t)O.nrecs;
+	h->bytes = O.blen;
+	char path[512];
+	int fd;
+	if (O.keep) {
+		snprintf(path, sizeof(path), "%s/oracle-%" PRIu64 ".blob", O.keep,
+			 O.runs);
+		fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+	} else {
+		snprintf(path, sizeof(path), "/tmp/slat-oracle-XXXXXX");
+		fd = mkstemp(path);
+	}
+	if (fd < 0 || write(fd, O.blob, O.blen) != (ssize_t)O.blen)
+		die("writing %s: %s", path, strerror(errno));
+	close(fd);
+	size_t len;
+	int status;
+	char *out = run_qemu(path, &len, &status);
+	if (!O.keep)
+		unlink(path);
+	parse_and_compare(out, len, status);
+	free(out);
+	for (size_t i = 0; i < O.nrecs; i++) {
+		free(O.recs[i].probes);
+		free(O.recs[i].exp);
+	}
+	O.nrecs = 0;
+	O.blen = sizeof(struct oracle_hdr);
+}
+
+/* ------------------------------------------------------------ main */
+
+static bool on_path(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		return false;
+	char buf[4096];
+	while (*path) {
+		const char *c = strchr(path, ':');
+		size_t n = c ? (size_t)(c - path) : strlen(path);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (access(buf, X_OK) == 0)
+			return true;
+		if (!c)
+			break;
+		path = c + 1;
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cfgname = "all";
+	uint64_t per_granule = 120;
+	long only = -1;
+	O.qemu = "qemu-system-aarch64";
+	O.seed = 0x0facade;
+	const char *env = getenv("SLAT_ORACLE_LAYOUTS");
+	if (env)
+		per_granule = strtoull(env, NULL, 0);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--guest") && i + 1 < argc) {
+			O.guest = argv[++i];
+		} else if (!strcmp(argv[i], "--layouts") && i + 1 < argc) {
+			per_granule = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			O.seed = strtoull(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			cfgname = argv[++i];
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = strtol(argv[++i], NULL, 0);
+		} else if (!strcmp(argv[i], "--qemu") && i + 1 < argc) {
+			O.qemu = argv[++i];
+		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+			O.keep = argv[++i];
+		} else if (!strcmp(argv[i], "--verbose")) {
+			O.verbose = true;
+		} else if (!strcmp(argv[i], "--list")) {
+			for (size_t c = 0; c < NR_CONFIGS; c++)
+				printf("%s\n", configs[c].name);
+			return 0;
+		} else {
+			fprintf(stderr,
+				"usage: %s --guest ELF [--layouts N] [--seed N] "
+				"[--config NAME|all] [--only ID] [--qemu PATH] "
+				"[--keep DIR] [--verbose] [--list]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!on_path(O.qemu)) {
+		printf("SKIP: qemu-system-aarch64 not found (apt-get install "
+		       "qemu-system-arm)\n");
+		return SKIP;
+	}
+	if (!O.guest || !*O.guest || access(O.guest, R_OK)) {
+		printf("SKIP: the EL2 program was not built (needs "
+		       "aarch64-linux-gnu-gcc: apt-get install "
+		       "gcc-aarch64-linux-gnu)\n");
+		return SKIP;
+	}
+
+	O.blen = sizeof(struct oracle_hdr);
+	O.blob = calloc(1, sizeof(struct oracle_hdr));
+	O.bcap = sizeof(struct oracle_hdr);
+
+	/* the configurations of each granule share its layouts */
+	static const uint32_t grans[] = { 4096, 16384, 65536 };
+	uint32_t id = 0;
+	bool any = false;
+	for (int gi = 0; gi < 3; gi++) {
+		const struct ocfg *cands[NR_CONFIGS];
+		size_t nc = 0;
+		for (size_t c = 0; c < NR_CONFIGS; c++)
+			if (configs[c].granule == grans[gi] &&
+			    (!strcmp(cfgname, "all") ||
+			     !strcmp(cfgname, configs[c].name)))
+				cands[nc++] = &configs[c];
+		if (!nc)
+			continue;
+		any = true;
+		uint64_t x = O.seed ^ grans[gi];
+		for (uint64_t k = 0; k < per_granule; k++, id++) {
+			uint64_t s = splitmix(&x);
+			uint64_t pick = s % 100;
+			const struct ocfg *oc = cands[(s >> 8) % nc];
+			enum flavor fl = pick < 70 ? FL_AT
+					 : pick < 88 ? FL_EXEC : FL_HWDIRTY;
+			if (only >= 0 && id != (uint32_t)only)
+				continue;
+			if (!build_layout(oc, fl, s, id))
+				continue;
+			O.layouts[fl][oc - configs]++;
+			O.by_flavor[fl]++;
+			O.gran_layouts[gi]++;
+			if (O.blen > ORACLE_BLOB_MAX / 2)
+				flush_batch();
+		}
+	}
+	if (!any) {
+		fprintf(stderr, "unknown config %s (see --list)\n", cfgname);
+		return 2;
+	}
+	flush_batch();
+
+	printf("%s\n", O.banner);
+	printf("oracle: %" PRIu64 " layouts (4K %" PRIu64 ", 16K %" PRIu64
+	       ", 64K %" PRIu64 "; AT %" PRIu64 ", EL1/EL0 %" PRIu64
+	       ", HA/HD %" PRIu64 "), %" PRIu64 " probes, %" PRIu64
+	       " QEMU boots (%.2f s)\n",
+	       O.gran_layouts[0] + O.gran_layouts[1] + O.gran_layouts[2],
+	       O.gran_layouts[0], O.gran_layouts[1], O.gran_layouts[2],
+	       O.by_flavor[FL_AT], O.by_flavor[FL_EXEC], O.by_flavor[FL_HWDIRTY],
+	       O.probes, O.runs, O.qemu_seconds);
+	printf("oracle: hardware updates seen with VTCR_EL2.HA/HD: %" PRIu64
+	       " access flags set, %" PRIu64 " leaves made dirty\n",
+	       O.af_set, O.dirty_set);
+	if (O.mismatches) {
+		printf("oracle: %" PRIu64 " disagreements with QEMU\n",
+		       O.mismatches);
+		return 1;
+	}
+	printf("oracle: every probe agrees with QEMU\n");
+	return 0;
+}
