@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to libslat-sim: the VM, its slots, vCPUs and TLBs. */
+#ifndef SLAT_SIM_INTERNAL_H
+#define SLAT_SIM_INTERNAL_H
+
+#define _GNU_SOURCE
+#include <slat/hosted.h>
+#include <slat/sim.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <urcu/urcu-memb.h>
+
+#define SIM_MAX_VCPUS 512
+#define SIM_INVAL_RING 64          /* invalidations a vCPU can catch up on */
+#define SIM_HPA_ALIGN (1ull << 30) /* fake host PA ranges start 1 GiB apart */
+
+enum backing_kind {
+	BACK_ANON, BACK_THP, BACK_HUGETLB, BACK_SHMEM, BACK_SYNTH,
+};
+
+/* A memslot, or an MMIO region (device). */
+struct sim_slot {
+	uint32_t id;
+	uint32_t flags;
+	uint64_t gpa, size;
+	uint64_t hpa;              /* fake host PA of gpa */
+	uint8_t *hva;              /* host address of gpa; NULL: synthetic/device */
+	uint64_t page_size;        /* backing page size */
+	enum backing_kind kind;
+	bool device;
+	char backing[32];
+	/* mmap'd region (with guard pages) */
+	void *map_base;
+	size_t map_len;
+	int memfd;
+	uint64_t *dirty;           /* bitmap, one bit per granule page */
+	uint64_t npages;           /* size / granule */
+	bool logging;
+};
+
+/* An RCU-published, immutable set of slots sorted by gpa. */
+struct sim_slots {
+	struct rcu_head rcu;
+	uint32_t nr;
+	struct sim_slot *s[];
+};
+
+struct tlb_entry {
+	uint64_t tag;              /* (ipa >> shift) + 1; 0: empty */
+	int64_t hva_delta;         /* hva = hpa + delta (0 with no memory) */
+	uint64_t hpa;              /* of the leaf's first byte */
+	uint16_t vmid;
+	uint8_t shift;
+	uint8_t flags;             /* TLB_* */
+};
+#define TLB_R      1u
+#define TLB_W      2u          /* writes allowed without a walk */
+#define TLB_MEM    4u          /* hva valid (real memory) */
+#define TLB_DEVICE 8u
+
+struct sim_inval {
+	uint64_t seq;              /* the generation this entry is for */
+	uint64_t ipa, size;        /* size 0: everything */
+};
+
+struct vcpu_stats {
+	uint64_t accesses, writes, tlb_hits, tlb_misses, tlb_flushes,
+		 tlb_invalidated;
+	uint64_t faults[SLAT_VM_FAULT_KINDS], fault_ns, fault_again;
+	uint64_t maps, relaxes, mkyoungs, mapped[4];
+	uint64_t cache_topups, cache_pages, dirty_marked, ring_pushes,
+		 ring_full_waits, mmio_exits, mmio_accesses, local_invals,
+		 cmo_calls, cmo_bytes, cmo_elided, cmo_ns;
+};
+
+struct sim_ring {
+	struct slat_vm_dirty_gfn *e;
+	uint32_t size;             /* power of two */
+	uint64_t head;             /* pushed (vCPU) */
+	uint64_t harvested;        /* harvested (host) */
+	uint64_t reset;            /* reset (host) */
+};
+
+struct slat_vcpu {
+	struct slat_vm *vm;
+	uint32_t id;
+	struct tlb_entry *tlb;
+	uint32_t tlb_mask;
+	uint64_t seen_gen;          /* invalidations applied up to */
+	uint64_t active;            /* 0 idle, ACTIVE_MARK starting, else gen */
+	struct slat_page_cache cache;
+	struct vcpu_stats st;
+	struct sim_ring ring;
+	pthread_t thread;
+	bool running;
+	slat_vcpu_guest_fn fn;
+	void *fn_arg;
+	uint32_t rand;
+	uint64_t passes_done;
+	int error;
+};
+#define ACTIVE_MARK UINT64_MAX
+
+struct memstress {
+	struct slat_vm_memstress a;
+	uint64_t iteration;         /* host: current iteration */
+	uint32_t write_percent;
+	bool stop;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t go, done;
+	uint32_t nr_done;
+	int error;
+};
+
+struct slat_vm {
+	struct slat_vm_config cfg;
+	struct slat_hosted hosted;
+	struct slat_mm_ops ops;
+	struct slat_table table;
+	bool table_ready;
+	pthread_rwlock_t mmu_lock;
+	pthread_mutex_t slots_lock;     /* host-side changes */
+	struct sim_slots *slots;        /* RCU */
+	uint64_t next_hpa;
+	uint64_t granule;
+	uint8_t leaf_shifts[4];         /* leaf sizes, largest first */
+	int nr_leaf_shifts;
+
+	/* caps */
+	uint32_t manual_protect;        /* SLAT_VM_MANUAL_PROTECT_ENABLE|... */
+	uint64_t eager_chunk;
+	uint32_t ring_size;
+
+	/* invalidations */
+	uint64_t gen;                   /* current TLB generation */
+	pthread_mutex_t inval_lock;
+	struct sim_inval inval[SIM_INVAL_RING];
+	uint64_t shootdowns, shootdown_waits, shootdown_ns;
+	uint64_t deferred_frees;
+	uint64_t host_cmo_calls, host_cmo_bytes, host_cmo_ns;
+	uint64_t wrprotected_pages;
+
+	struct slat_vcpu *vcpus[SIM_MAX_VCPUS];
+	uint32_t nr_vcpus;              /* highest id + 1 */
+
+	struct slat_page_cache host_cache;
+	struct memstress ms;
+	pthread_mutex_t ring_lock;
+	pthread_cond_t ring_cond;
+	char err[256];
+};
+
+/* The vCPU of the calling thread, when it runs one of this VM's. */
+extern __thread struct slat_vcpu *sim_current_vcpu;
+/* Set while a faulting vCPU has cleaned before map (before-map mode). */
+extern __thread bool sim_cmo_done;
+
+int sim_err(struct slat_vm *vm, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void sim_rcu_register(void);
+
+/* memslot.c */
+struct sim_slot *sim_slot_by_gpa(struct sim_slots *ss, uint64_t gpa);
+struct sim_slot *sim_slot_by_hpa(struct sim_slots *ss, uint64_t hpa);
+struct sim_slot *sim_slot_by_id(struct sim_slots *ss, uint32_t id);
+int sim_slots_insert(struct slat_vm *vm, struct sim_slot *s);
+void sim_slots_remove(struct slat_vm *vm, struct sim_slot *s);
+void sim_slot_free(struct sim_slot *s);
+void sim_slots_destroy(struct slat_vm *vm);
+uint64_t sim_alloc_hpa(struct slat_vm *vm, uint64_t size, uint64_t congruent);
+
+/* vm.c */
+void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size);
+void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
+	       uint64_t bytes, uint64_t hpa);
+struct slat_page_cache *sim_host_cache(struct slat_vm *vm, uint64_t pages);
+/* largest leaf level a slot's backing allows at @ipa (for recovery too) */
+int sim_max_level(struct slat_vm *vm, const struct sim_slot *s, uint64_t ipa);
+int sim_level_of_shift(struct slat_vm *vm, unsigned shift);
+enum slat_tlbi_policy sim_policy(enum slat_vm_flush f);
+
+/* mmu.c */
+void sim_tlb_apply(struct slat_vcpu *v);
+void sim_tlb_drop_range(struct slat_vcpu *v, uint64_t ipa, uint64_t size);
+
+/* fault.c */
+int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
+		     const struct slat_hw_result *res);
+
+/* dirty.c */
+void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
+		    struct sim_slot *s, uint64_t gpa);
+int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s);
+int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s);
+
+static inline uint64_t sim_load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline void sim_add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memslots and backing sources: clear errors, guest reads return the last
+ * value written on every backing the host supports, mapping sizes follow
+ * the backing and the alignment rules, and no guest access reaches memory
+ * outside its slots.
+ */
+#include "check.h"
+
+static void memslot_errors_are_clear(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+
+	CHECK(add_slot(vm, 0, 1 * GiB, 16 * MiB, "anonymous", 0) == 0, "%s",
+	      slat_vm_error(vm));
+	CHECK(add_slot(vm, 1, 1 * GiB + 8 * MiB, 16 * MiB, "anonymous", 0) == -EEXIST,
+	      "overlap");
+	CHECK(strstr(slat_vm_error(vm), "overlaps memslot 0"), "%s",
+	      slat_vm_error(vm));
+	CHECK(add_slot(vm, 1, 2 * GiB + 512, 16 * MiB, "anonymous", 0) == -EINVAL,
+	      "misaligned base");
+	CHECK(add_slot(vm, 1, 2 * GiB, 16 * MiB + 100, "anonymous", 0) == -EINVAL,
+	      "misaligned size");
+	CHECK(add_slot(vm, 1, 2 * GiB, 16 * MiB, "anonymous_hugepages", 0) == -EINVAL,
+	      "unknown backing");
+	CHECK(strstr(slat_vm_error(vm), "unknown backing source 'anonymous_hugepages'"),
+	      "%s", slat_vm_error(vm));
+	CHECK(add_slot(vm, 1, 2 * GiB, 3 * MiB, "synthetic_2mb", 0) == -EINVAL,
+	      "synthetic_2mb size not a multiple of 2 MiB");
+	CHECK(add_slot(vm, 1, 2 * GiB, 16 * MiB, "anonymous", 0x80) == -EINVAL,
+	      "unknown flags");
+	CHECK(add_slot(vm, 1, 1ull << 40, 16 * MiB, "anonymous", 0) == -EINVAL,
+	      "beyond the IPA space");
+	CHECK(add_slot(vm, 0, 1 * GiB, 32 * MiB, "anonymous", 0) == -EINVAL,
+	      "resizing");
+	CHECK(add_slot(vm, 7, 0, 0, NULL, 0) == -ENOENT, "deleting nothing");
+	if (!slat_vm_backing_available("anonymous_hugetlb_2mb", 4 * MiB, NULL, 0)) {
+		CHECK(add_slot(vm, 2, 4 * GiB, 4 * MiB, "anonymous_hugetlb_2mb", 0) ==
+			      -ENOMEM, "no huge pages");
+		CHECK(strstr(slat_vm_error(vm), "nr_hugepages"), "%s",
+		      slat_vm_error(vm));
+	}
+	if (!slat_vm_backing_available("anonymous_hugetlb_1gb", GiB, NULL, 0)) {
+		CHECK(add_slot(vm, 2, 4 * GiB, GiB, "anonymous_hugetlb_1gb", 0) ==
+			      -ENOMEM, "no 1G huge pages");
+		CHECK(strstr(slat_vm_error(vm), "hugepages-1048576kB/nr_hugepages"),
+		      "%s", slat_vm_error(vm));
+	}
+	CHECK(add_slot(vm, 0, 0, 0, NULL, 0) == 0, "delete");
+	CHECK(add_slot(vm, 1, 1 * GiB + 8 * MiB, 16 * MiB, "anonymous", 0) == 0,
+	      "the space is free again: %s", slat_vm_error(vm));
+	slat_vm_destroy(vm);
+}
+
+static uint64_t pattern(uint64_t gpa, unsigned round)
+{
+	return (gpa * 0x9e3779b97f4a7c15ull) ^ round;
+}
+
+/* Write every page, read it back through the MMU and the host view. */
+static void run_backing(const char *backing, uint64_t size)
+{
+	char why[256];
+	uint64_t base = 4 * GiB;
+
+	if (!slat_vm_backing_available(backing, size, why, sizeof(why))) {
+		printf("skip %s: %s\n", backing, why);
+		return;
+	}
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	bool synthetic = !strncmp(backing, "synthetic", 9);
+
+	REQUIRE(add_slot(vm, 0, base, size, backing, 0) == 0, "%s: %s", backing,
+		slat_vm_error(vm));
+	for (unsigned round = 0; round < 2; round++)
+		for (uint64_t off = 0; off < size; off += 4096)
+			CHECK(slat_vcpu_write64(v, base + off + 8 * round,
+						pattern(base + off, round)) == 0,
+			      "%s write", backing);
+	for (uint64_t off = 0; off < size; off += 4096) {
+		uint64_t got = 1, host = 0;
+
+		CHECK(slat_vcpu_read64(v, base + off + 8, &got) == 0, "read");
+		if (synthetic) {
+			CHECK(got == 0, "synthetic memory reads as zero");
+			continue;
+		}
+		CHECK(got == pattern(base + off, 1), "%s: 0x%llx read 0x%llx",
+		      backing, (unsigned long long)(base + off),
+		      (unsigned long long)got);
+		slat_vm_host_read(vm, base + off, &host, 8);
+		CHECK(host == pattern(base + off, 0), "host view");
+	}
+	if (!synthetic) {
+		uint64_t val = 0xfeedface, got = 0;
+
+		slat_vm_host_write(vm, base + size - 8, &val, 8);
+		CHECK(slat_vcpu_read64(v, base + size - 8, &got) == 0 && got == val,
+		      "a host write is seen by the guest");
+	}
+	struct slat_leaf leaf;
+	CHECK(slat_lookup(slat_vm_table(vm), slat_ipa(base), &leaf) == 0, "mapped");
+	uint64_t psize = slat_vm_backing_page_size(backing);
+	uint64_t want = psize >= GiB && size >= GiB ? GiB
+		       : psize >= 2 * MiB ? 2 * MiB : 4096;
+	CHECK(leaf.size == want, "%s: leaf of %llu bytes, want %llu", backing,
+	      (unsigned long long)leaf.size, (unsigned long long)want);
+	slat_vm_destroy(vm);
+}
+
+static void every_backing_reads_last_written(void)
+{
+	run_backing("anonymous", 8 * MiB);
+	run_backing("anonymous_thp", 8 * MiB);
+	run_backing("shmem", 8 * MiB);
+	run_backing("anonymous_hugetlb", 8 * MiB);
+	run_backing("anonymous_hugetlb_2mb", 8 * MiB);
+	run_backing("anonymous_hugetlb_1gb", GiB);
+	run_backing("synthetic", 8 * MiB);
+	run_backing("synthetic_2mb", 8 * MiB);
+	run_backing("synthetic_1gb", GiB);
+}
+
+static uint64_t leaf_size_at(struct slat_vm *vm, uint64_t gpa)
+{
+	struct slat_leaf leaf;
+
+	if (slat_lookup(slat_vm_table(vm), slat_ipa(gpa), &leaf))
+		return 0;
+	return leaf.size;
+}
+
+static void mapping_size_follows_alignment_and_slot(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	uint64_t x;
+
+	/* A THP slot whose base is 4K off a 2M boundary: the IPA and the
+	 * host address never share their offset in a block. */
+	REQUIRE(add_slot(vm, 0, GiB + 4096, 8 * MiB, "anonymous_thp", 0) == 0,
+		"%s", slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, GiB + 4 * MiB, &x) == 0, "read");
+	CHECK(leaf_size_at(vm, GiB + 4 * MiB) == 4096, "misaligned: pages, got %llu",
+	      (unsigned long long)leaf_size_at(vm, GiB + 4 * MiB));
+	/* A synthetic 2M slot of 3 blocks and a tail: blocks inside, pages
+	 * where a block would leave the slot. */
+	REQUIRE(add_slot(vm, 1, 2 * GiB, 6 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	REQUIRE(add_slot(vm, 2, 2 * GiB + 6 * MiB, 1 * MiB, "synthetic", 0) == 0,
+		"%s", slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, 2 * GiB + 2 * MiB + 64, &x) == 0, "read");
+	CHECK(leaf_size_at(vm, 2 * GiB + 2 * MiB) == 2 * MiB, "block");
+	CHECK(slat_vcpu_read64(v, 2 * GiB + 6 * MiB, &x) == 0, "read");
+	CHECK(leaf_size_at(vm, 2 * GiB + 6 * MiB) == 4096, "synthetic: pages");
+	/* A 1G synthetic slot at a 1G boundary maps one block. */
+	REQUIRE(add_slot(vm, 3, 8 * GiB, GiB, "synthetic_1gb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_write64(v, 8 * GiB + 12345 * 8, 1) == 0, "write");
+	CHECK(leaf_size_at(vm, 8 * GiB) == GiB, "1G block");
+	/* Logging forces pages. */
+	REQUIRE(add_slot(vm, 4, 16 * GiB, 4 * MiB, "synthetic_2mb",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	CHECK(slat_vcpu_write64(v, 16 * GiB, 1) == 0, "write");
+	CHECK(leaf_size_at(vm, 16 * GiB) == 4096, "logging: pages");
+	slat_vm_destroy(vm);
+}
+
+static void no_access_outside_slots(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	uint64_t x = 7, y = 0;
+
+	REQUIRE(add_slot(vm, 0, GiB, 2 * MiB, "anonymous", 0) == 0, "%s",
+		slat_vm_error(vm));
+	REQUIRE(add_slot(vm, 1, GiB + 4 * MiB, 2 * MiB, "anonymous",
+			 SLAT_VM_MEM_READONLY) == 0, "%s", slat_vm_error(vm));
+	/* Edges of the slot work; the gap and beyond are MMIO exits. */
+	CHECK(slat_vcpu_write64(v, GiB, 1) == 0, "first byte");
+	CHECK(slat_vcpu_write64(v, GiB + 2 * MiB - 8, 2) == 0, "last byte");
+	CHECK(slat_vcpu_write64(v, GiB + 2 * MiB, 3) == SLAT_VM_EXIT_MMIO, "gap");
+	CHECK(slat_vcpu_read64(v, GiB - 8, &x) == SLAT_VM_EXIT_MMIO, "below");
+	CHECK(slat_vcpu_read64(v, 0, &x) == SLAT_VM_EXIT_MMIO, "zero");
+	/* A read-only slot reads, and a write exits without changing it. */
+	x = 0x1234;
+	slat_vm_host_write(vm, GiB + 4 * MiB, &x, 8);
+	CHECK(slat_vcpu_read64(v, GiB + 4 * MiB, &y) == 0 && y == 0x1234, "ro read");
+	CHECK(slat_vcpu_write64(v, GiB + 4 * MiB, 99) == SLAT_VM_EXIT_MMIO,
+	      "ro write exits");
+	slat_vm_host_read(vm, GiB + 4 * MiB, &y, 8);
+	CHECK(y == 0x1234, "ro memory unchanged");
+	/* Every translation in the table lands inside its slot. */
+	struct slat_leaf leaf;
+	slat_pa_t hpa;
+	for (uint64_t off = 0; off < 2 * MiB; off += 4096)
+		if (!slat_lookup(slat_vm_table(vm), slat_ipa(GiB + off), &leaf)) {
+			slat_vm_gpa_to_hpa(vm, GiB + off, &hpa);
+			CHECK(slat_pa_v(leaf.pa) == slat_pa_v(hpa),
+			      "translation of 0x%llx", (unsigned long long)off);
+		}
+	struct slat_vm_stats s;
+	slat_vm_stats_read(vm, &s);
+	CHECK(s.mmio_exits == 4, "4 exits, got %llu", (unsigned long long)s.mmio_exits);
+	slat_vm_destroy(vm);
+}
+
+static void memstress_iterations_fault_once(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vm_memstress ms = {
+		.gpa = 4 * GiB, .bytes_per_vcpu = 8 * MiB, .nr_vcpus = 4,
+		.write_percent = 100,
+	};
+	struct slat_vm_stats a, b, d;
+
+	REQUIRE(add_slot(vm, 0, 4 * GiB, 32 * MiB, "anonymous", 0) == 0, "%s",
+		slat_vm_error(vm));
+	REQUIRE(slat_vm_memstress_start(vm, &ms) == 0, "%s", slat_vm_error(vm));
+	slat_vm_stats_read(vm, &a);
+	CHECK(slat_vm_memstress_iterate(vm) > 0, "populate: %s", slat_vm_error(vm));
+	slat_vm_stats_read(vm, &b);
+	slat_vm_stats_diff(&a, &b, &d);
+	CHECK(d.faults[SLAT_VM_FAULT_TRANSLATION] == 32 * MiB / 4096,
+	      "one fault per page: %llu",
+	      (unsigned long long)d.faults[SLAT_VM_FAULT_TRANSLATION]);
+	CHECK(d.accesses == 32 * MiB / 4096, "accesses");
+	slat_vm_memstress_set_write_percent(vm, 50);
+	ms.random_access = true;
+	CHECK(slat_vm_memstress_iterate(vm) > 0, "second pass");
+	slat_vm_stats_read(vm, &a);
+	slat_vm_stats_diff(&b, &a, &d);
+	CHECK(d.faults[SLAT_VM_FAULT_TRANSLATION] == 0, "no new faults");
+	slat_vm_memstress_stop(vm);
+	uint64_t x = 0;
+	slat_vm_host_read(vm, 4 * GiB + 12 * MiB, &x, 8);
+	CHECK(x == 0x0123456789ABCDEFull, "the memstress value");
+	slat_vm_destroy(vm);
+}
+
+static void synthetic_many_vcpus(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vm_memstress ms = {
+		.gpa = 4 * GiB, .bytes_per_vcpu = 256 * MiB, .nr_vcpus = 16,
+		.write_percent = 100, .random_access = true,
+	};
+	struct slat_vm_stats s;
+
+	REQUIRE(add_slot(vm, 0, 4 * GiB, 4 * GiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	REQUIRE(slat_vm_memstress_start(vm, &ms) == 0, "%s", slat_vm_error(vm));
+	CHECK(slat_vm_memstress_iterate(vm) > 0, "%s", slat_vm_error(vm));
+	slat_vm_memstress_stop(vm);
+	slat_vm_stats_read(vm, &s);
+	CHECK(s.mapped[2] == 4 * GiB / (2 * MiB), "2M blocks: %llu",
+	      (unsigned long long)s.mapped[2]);
+	slat_vm_destroy(vm);
+}
+
+int main(void)
+{
+	RUN(memslot_errors_are_clear);
+	RUN(every_backing_reads_last_written);
+	RUN(mapping_size_follows_alignment_and_slot);
+	RUN(no_access_outside_slots);
+	RUN(memstress_iterations_fault_once);
+	RUN(synthetic_many_vcpus);
+	return check_failures ? 1 : 0;
+}
