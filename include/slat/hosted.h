@@ -23,7 +23,8 @@
  *   table   a cached page known to have been popped: whenever the arena
  *           changes (topup, drain, free_page, zalloc_root, free_root), the
  *           slots c->pages[c->nr ..] vacated since the previous look are
- *           marked table;
+ *           marked table (with RCU enabled, only a cache's own topup and
+ *           drain look at it, see below);
  *   root    part of a root allocated by zalloc_root.
  * The core may free a page in state cached or table (free_page); a page
  * freed while already free counts in double_frees and is not freed again.
@@ -39,8 +40,43 @@
  *
  * Thread safety: every function that changes an arena or the cache registry
  * takes one process-wide lock; the refcount, virt_to_phys and phys_to_virt
- * hooks take none. Queries (table_pages, is_table_page) give a meaningful
- * answer only while no operation runs on a table of that arena.
+ * hooks take none (page states are read and written atomically). Queries
+ * (table_pages, is_table_page, page_state) give a meaningful answer only
+ * while no operation runs on a table of that arena. The observer is called
+ * from whichever thread runs the hook (with concurrent walkers: several at
+ * once, and the RCU callback thread for page frees): it must be
+ * thread-safe, and set before the arena is used concurrently.
+ *
+ * Concurrent walkers (docs/concurrency.md): operations with SLAT_SHARED
+ * need a free_deferred hook, so that a table one walker unlinks is freed
+ * only once no other walker can be reading it. slat_hosted_enable_rcu()
+ * turns that on for an arena, with liburcu's urcu-memb flavour:
+ *
+ *   slat_hosted_init(&h, ...);
+ *   slat_hosted_enable_rcu(&h, &t);      before any concurrent use
+ *   slat_table_init(&t, &cfg, slat_hosted_ops_rcu(), &h);
+ *
+ *   every walker thread:
+ *     slat_hosted_rcu_register_thread();           once
+ *     slat_hosted_cache_topup(&h, &my_cache, n);   outside the read side
+ *     slat_hosted_rcu_read_lock();
+ *     slat_map(&t, ..., SLAT_SHARED, &my_cache, NULL);   and other shared ops
+ *     slat_hosted_rcu_read_unlock();
+ *     slat_hosted_rcu_unregister_thread();         before the thread exits
+ *
+ *   before checking for leaks, slat_table_destroy() or slat_hosted_fini():
+ *     slat_hosted_rcu_barrier();
+ *
+ * A thread that walks a table with SLAT_SHARED (or reads it with
+ * slat_lookup while shared walkers run) must be registered and inside a
+ * read-side critical section for the whole call. The wrappers are
+ * urcu_memb_register_thread(), urcu_memb_read_lock() and so on from
+ * <urcu/urcu-memb.h>; a program may call those directly (same flavour),
+ * but the wrappers also tell ThreadSanitizer about the grace period, which
+ * it cannot see inside the uninstrumented liburcu. Exclusive operations
+ * need no read-side section. In this mode the arena never reads another
+ * thread's page cache: each cache is looked at only by its own topup and
+ * drain, so a cache must be used by one thread at a time.
  */
 #ifndef SLAT_HOSTED_H
 #define SLAT_HOSTED_H
@@ -50,6 +86,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct slat_hosted_rcu;
 
 /* An event the hooks saw, for tests that check what was invalidated. */
 enum slat_hosted_event_kind {
@@ -88,6 +126,10 @@ struct slat_hosted {
 	void *observer_arg;
 	struct slat_table *table; /* for free_deferred; set by the user */
 	uint32_t *free_pos;     /* per free page: its slot in free_list */
+	struct slat_page_cache **owner; /* per cached page: its cache */
+	struct slat_hosted_rcu *rcu;    /* per page RCU heads; NULL: RCU off */
+	uint64_t deferred;        /* subtrees queued by free_deferred */
+	uint64_t deferred_freed;  /* of those, freed after a grace period */
 };
 
 /* The state of an arena page (h->state[i]). */
@@ -109,6 +151,38 @@ void slat_hosted_fini(struct slat_hosted *h);
 
 /* The hooks; pass @h as mm_ctx. free_deferred is NULL (frees at once). */
 const struct slat_mm_ops *slat_hosted_ops(void);
+
+/*
+ * The same hooks with free_deferred set: an unlinked subtree is handed to
+ * call_rcu() and freed with slat_free_unlinked() after a grace period. For
+ * tables walked with SLAT_SHARED; the arena needs slat_hosted_enable_rcu().
+ */
+const struct slat_mm_ops *slat_hosted_ops_rcu(void);
+
+/*
+ * Opt @h in to concurrent use: free_deferred (of slat_hosted_ops_rcu())
+ * queues the subtrees of @t for after an RCU grace period, and each page
+ * cache is looked at only by its own topup and drain. Call it before any
+ * concurrent use, before or after slat_table_init(); calling it again
+ * changes the table. Returns SLAT_OK, SLAT_E_INVAL or SLAT_E_NOMEM.
+ */
+int slat_hosted_enable_rcu(struct slat_hosted *h, struct slat_table *t);
+
+/* Reader side (urcu-memb, with ThreadSanitizer annotations). */
+void slat_hosted_rcu_register_thread(void);
+void slat_hosted_rcu_unregister_thread(void);
+void slat_hosted_rcu_read_lock(void);
+void slat_hosted_rcu_read_unlock(void);
+
+/*
+ * Wait until every subtree queued so far, by any thread, has been freed.
+ * Not from inside a read-side critical section (it would never return) nor
+ * from an RCU callback. slat_hosted_fini() calls it when work is pending.
+ */
+void slat_hosted_rcu_barrier(void);
+
+/* Subtrees queued by free_deferred and not freed yet. */
+uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h);
 
 /*
  * Give @c an empty array of @capacity page slots (from the heap).

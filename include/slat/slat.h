@@ -19,6 +19,8 @@ extern "C" {
 enum slat_format_id {
 	SLAT_FMT_ARM_S2 = 1, /* Armv8-A VMSA stage 2 (VTTBR_EL2/VTCR_EL2) */
 	SLAT_FMT_EPT = 2,    /* Intel EPT (EPTP) */
+	/* Armv8-A VMSA stage 1 (TTBR0/TTBR1_EL1), for a guest's own tables. */
+	SLAT_FMT_ARM_S1 = 3,
 };
 
 /* Features of the CPU the table is built for. */

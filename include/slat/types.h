@@ -91,9 +91,14 @@ const char *slat_strerror(int status);
 #define SLAT_IPAT          (1u << 16)
 #define SLAT_SVE           (1u << 17)
 
+/* Arm stage 1 only: accessible from EL0 (AP[1]), not global (nG: tagged
+ * with the ASID). */
+#define SLAT_USER          (1u << 18)
+#define SLAT_NG            (1u << 19)
+
 /* Everything a caller may pass to map (each format refuses what it lacks). */
 #define SLAT_ATTR_INPUT    (SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK | \
-			    SLAT_IPAT | SLAT_SVE)
+			    SLAT_IPAT | SLAT_SVE | SLAT_USER | SLAT_NG)
 
 /* Levels: the last level is always 3 (4K pages at 4K granule); the start
  * level depends on the configuration. */

@@ -66,7 +66,8 @@ static int wrprotect_pages(const struct slat_walk_ctx *ctx,
 			   struct attr_data *d, uint32_t max)
 {
 	struct slat_table *t = ctx->t;
-	slat_pte_t wbit = t->fmt->write_bit, present = t->fmt->present_mask;
+	slat_pte_t clear = t->fmt->wp_clear, set = t->fmt->wp_set;
+	slat_pte_t present = t->fmt->present_mask;
 	uint32_t n = max ? max : 1;
 	uint64_t changed = 0;
 	slat_pte_t *p = ctx->ptep;
@@ -74,18 +75,20 @@ static int wrprotect_pages(const struct slat_walk_ctx *ctx,
 	if (walk_shared(ctx)) {
 		for (uint32_t i = 0; i < n; i++) {
 			slat_pte_t pte = pte_read(&p[i]);
-			while ((pte & present) && (pte & wbit) &&
-			       !__atomic_compare_exchange_n(&p[i], &pte, pte & ~wbit,
+			while ((pte & present) && ((pte & ~clear) | set) != pte &&
+			       !__atomic_compare_exchange_n(&p[i], &pte,
+							    (pte & ~clear) | set,
 							    false, __ATOMIC_ACQ_REL,
 							    __ATOMIC_RELAXED))
 				ctx->stats->retries++;
-			changed += (pte & present) && (pte & wbit);
+			changed += (pte & present) && ((pte & ~clear) | set) != pte;
 		}
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			slat_pte_t pte = pte_read(&p[i]);
-			if ((pte & present) && (pte & wbit)) {
-				__atomic_store_n(&p[i], pte & ~wbit, __ATOMIC_RELAXED);
+			slat_pte_t ro = (pte & ~clear) | set;
+			if ((pte & present) && ro != pte) {
+				__atomic_store_n(&p[i], ro, __ATOMIC_RELAXED);
 				changed++;
 			}
 		}
@@ -101,10 +104,9 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 	(void)visit;
 	struct attr_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
-	slat_pte_t wbit = t->fmt->write_bit;
 
 	if (pte_valid(t, ctx->old) && !entry_covered(ctx)) {
-		if (!(ctx->old & wbit))
+		if (pte_wrprotected(t, ctx->old) == ctx->old)
 			return 1;
 		return split_or_fail(ctx, d);
 	}
@@ -117,9 +119,9 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 		slat_pte_t pte = pte_read(&ctx->ptep[n]);
 		if (pte_table(t, pte, ctx->level))
 			break;
-		if (!pte_valid(t, pte) || !(pte & wbit))
+		if (!pte_valid(t, pte) || pte_wrprotected(t, pte) == pte)
 			continue;
-		update_leaf(ctx, &ctx->ptep[n], pte, pte & ~wbit);
+		update_leaf(ctx, &ctx->ptep[n], pte, pte_wrprotected(t, pte));
 		d->changed = true;
 		if (d->policy == SLAT_FLUSH_ENTRY)
 			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,

@@ -54,9 +54,11 @@ struct slat_format {
 	slat_pte_t present_mask; /* valid iff (pte & present_mask) != 0 */
 	slat_pte_t table_bit;    /* below the last level, this bit ... */
 	bool table_bit_set;      /* ... set (Arm) or clear (EPT) means table */
-	slat_pte_t write_bit;    /* cleared by wrprotect */
+	slat_pte_t wp_clear;     /* wrprotect clears these bits ... */
+	slat_pte_t wp_set;       /* ... and sets these (Arm stage 1: AP[2]) */
 	slat_pte_t young_bit;    /* access flag */
-	slat_pte_t dirty_bit;    /* with hardware dirty state: set when written */
+	slat_pte_t dirty_bit;    /* with hardware dirty state: changes when written */
+	bool dirty_bit_clear;    /* ... by being cleared (Arm stage 1 AP[2]) */
 	slat_pte_t locked;       /* invalid marker held during shared BBM */
 	/* Block <-> table changes need break-before-make (Arm without BBM). */
 	bool split_needs_bbm;
@@ -68,6 +70,7 @@ struct slat_format {
 
 extern const struct slat_format slat_format_arm_s2;
 extern const struct slat_format slat_format_ept;
+extern const struct slat_format slat_format_arm_s1;
 
 /* ---- Geometry ---- */
 
@@ -110,6 +113,13 @@ static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
 			    int level)
 {
 	return pte_valid(t, pte) && !pte_table(t, pte, level);
+}
+
+/* The leaf without write permission. */
+static inline slat_pte_t pte_wrprotected(const struct slat_table *t,
+					 slat_pte_t pte)
+{
+	return (pte & ~t->fmt->wp_clear) | t->fmt->wp_set;
 }
 
 static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)

@@ -135,7 +135,7 @@ struct recover_data {
 struct promote_scan {
 	slat_pte_t expect;       /* the next leaf, as it must be */
 	slat_pte_t ignore;       /* bits that may differ: AF, dirty */
-	slat_pte_t young, dirty; /* merged */
+	slat_pte_t any, all;     /* OR and AND of the leaves: merged bits */
 	bool linear;             /* OA field linear over the block */
 	uint64_t pa;             /* PA of the next leaf when not linear */
 };
@@ -159,8 +159,8 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 			st->visited += i + 1;
 			return false;
 		}
-		s->young |= pte;
-		s->dirty |= pte;
+		s->any |= pte;
+		s->all &= pte;
 		s->expect += size;
 		s->pa += size;
 	}
@@ -193,12 +193,15 @@ static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 		.ignore = t->fmt->young_bit | dirty,
 		.linear = pa_run_linear(slat_pa(base), block_size),
 		.pa = base,
+		.all = ~0ull,
 	};
 	if (!promote_scan(t, table, ctx->level + 1, &s, ctx->stats))
 		return 0;
 	slat_pte_t block = t->fmt->leaf_for_level(t, first, ctx->level);
 	block &= ~(t->fmt->young_bit | dirty);
-	return block | (s.young & t->fmt->young_bit) | (s.dirty & dirty);
+	/* Young if any leaf was; dirty if any was, whichever way it is encoded. */
+	slat_pte_t dirty_now = t->fmt->dirty_bit_clear ? s.all : s.any;
+	return block | (s.any & t->fmt->young_bit) | (dirty_now & dirty);
 }
 
 static void recover_unlink(const struct slat_walk_ctx *ctx,

@@ -7,6 +7,7 @@ static const struct slat_format *format_of(enum slat_format_id id)
 	switch (id) {
 	case SLAT_FMT_ARM_S2: return &slat_format_arm_s2;
 	case SLAT_FMT_EPT: return &slat_format_ept;
+	case SLAT_FMT_ARM_S1: return &slat_format_arm_s1;
 	default: return NULL;
 	}
 }

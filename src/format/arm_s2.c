@@ -4,7 +4,7 @@
  * up to 52-bit output with the 64K granule (FEAT_LPA). See docs/design.md
  * for the encoding table.
  */
-#include "core/internal.h"
+#include "format/vmsa.h"
 
 #define S2_VALID        (1ull << 0)
 #define S2_TABLE_OR_PAGE (1ull << 1)
@@ -28,64 +28,13 @@
 #define MEMATTR_DEVICE_nGnRE  0x1ull
 #define MEMATTR_FWB_NORMAL_WB 0x6ull
 
-#define OA_LOW_MASK(g)  (((1ull << 48) - 1) & ~((1ull << (g)) - 1))
-#define OA_HIGH_MASK    (0xfull << 12) /* 64K granule: PA[51:48] */
-
-static bool granule_ok(uint32_t granule, uint8_t *shift)
-{
-	switch (granule) {
-	case 4096: *shift = 12; return true;
-	case 16384: *shift = 14; return true;
-	case 65536: *shift = 16; return true;
-	default: return false;
-	}
-}
-
 static int arm_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 {
-	uint8_t g;
-	if (!granule_ok(cfg->granule, &g))
-		return SLAT_E_CONFIG;
 	if (cfg->features & ~(SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC |
 			      SLAT_FEAT_HWDIRTY))
 		return SLAT_E_CONFIG;
-
-	unsigned max_bits = g == 16 ? 52 : 48;
-	unsigned ia = cfg->ia_bits;
-	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? ia : 48);
-	if (ia < 32 || ia > max_bits || pa < 32 || pa > max_bits || ia > pa)
-		return SLAT_E_CONFIG;
-
-	unsigned bpl = g - 3;
 	/* Concatenate up to 16 root tables (4 bits) before adding a level. */
-	unsigned levels = (ia - 8) / bpl;
-	if (levels < 2)
-		levels = 2;
-	int start = 4 - (int)levels;
-	unsigned start_shift = bpl * (unsigned)(3 - start) + g;
-	uint32_t entries = 1u << bpl;
-	uint32_t root_entries = 1u << (ia - start_shift);
-
-	geo->granule_shift = g;
-	geo->bits_per_level = (uint8_t)bpl;
-	geo->start_level = (int8_t)start;
-	geo->entries = entries;
-	geo->root_entries = root_entries;
-	geo->root_pages = (uint8_t)((root_entries + entries - 1) / entries);
-	geo->ia_bits = (uint8_t)ia;
-	geo->pa_bits = (uint8_t)pa;
-	geo->leaf_levels = 1u << 3;
-	if (g == 12)
-		geo->leaf_levels |= (1u << 1) | (1u << 2);
-	else
-		geo->leaf_levels |= 1u << 2;
-	if (g == 16 && pa == 52)
-		geo->leaf_levels |= 1u << 1;
-	/* Levels above the start level do not exist in this walk. */
-	geo->leaf_levels &= (uint8_t)~((1u << start) - 1);
-	if (geo->root_pages > 16)
-		return SLAT_E_CONFIG;
-	return SLAT_OK;
+	return vmsa_geometry(cfg, geo, 4);
 }
 
 static bool xnx(const struct slat_table *t)
@@ -112,41 +61,6 @@ static int arm_check_attrs(const struct slat_table *t, uint32_t attrs)
 	if (x && x != SLAT_X && !xnx(t))
 		return SLAT_E_ATTR;
 	return SLAT_OK;
-}
-
-static slat_pte_t encode_oa(const struct slat_table *t, uint64_t pa)
-{
-	unsigned g = t->geo.granule_shift;
-	slat_pte_t v = pa & OA_LOW_MASK(g);
-	if (g == 16)
-		v |= (pa >> 36) & OA_HIGH_MASK;
-	return v;
-}
-
-static slat_pa_t arm_pte_pa(const struct slat_table *t, slat_pte_t pte)
-{
-	unsigned g = t->geo.granule_shift;
-	uint64_t pa = pte & OA_LOW_MASK(g);
-	if (g == 16)
-		pa |= (pte & OA_HIGH_MASK) << 36;
-	return slat_pa(pa);
-}
-
-static uint64_t arm_oa_mask(const struct slat_table *t)
-{
-	/* 52-bit PAs with 64K pages keep PA[51:48] in bits [15:12]. */
-	if (t->geo.granule_shift == 16 && t->geo.pa_bits > 48)
-		return 0;
-	return OA_LOW_MASK(t->geo.granule_shift);
-}
-
-static slat_pte_t arm_pte_with_pa(const struct slat_table *t, slat_pte_t pte,
-				  slat_pa_t pa)
-{
-	slat_pte_t oa_mask = OA_LOW_MASK(t->geo.granule_shift);
-	if (t->geo.granule_shift == 16)
-		oa_mask |= OA_HIGH_MASK;
-	return (pte & ~oa_mask) | encode_oa(t, pa.pa);
 }
 
 static slat_pte_t memattr(const struct slat_table *t, uint32_t mt)
@@ -181,7 +95,7 @@ static slat_pte_t arm_make_leaf(const struct slat_table *t, slat_pa_t pa,
 {
 	slat_pte_t type = level == SLAT_LAST_LEVEL ? S2_VALID | S2_TABLE_OR_PAGE
 						   : S2_VALID;
-	return type | encode_oa(t, pa.pa) |
+	return type | vmsa_encode_oa(t, pa.pa) |
 	       memattr(t, SLAT_MT(attrs)) << S2_MEMATTR_SHIFT |
 	       perm_bits(t, attrs) | S2_SH_IS | S2_AF |
 	       (slat_pte_t)((attrs & SLAT_SW_MASK) >> SLAT_SW_SHIFT) << S2_SW_SHIFT;
@@ -189,7 +103,7 @@ static slat_pte_t arm_make_leaf(const struct slat_table *t, slat_pa_t pa,
 
 static slat_pte_t arm_make_table(const struct slat_table *t, slat_pa_t pa)
 {
-	return S2_VALID | S2_TABLE_OR_PAGE | encode_oa(t, pa.pa);
+	return S2_VALID | S2_TABLE_OR_PAGE | vmsa_encode_oa(t, pa.pa);
 }
 
 static uint32_t arm_leaf_attrs(const struct slat_table *t, slat_pte_t pte)
@@ -292,9 +206,9 @@ const struct slat_format slat_format_arm_s2 = {
 	.check_attrs = arm_check_attrs,
 	.make_leaf = arm_make_leaf,
 	.make_table = arm_make_table,
-	.oa_mask = arm_oa_mask,
-	.pte_pa = arm_pte_pa,
-	.pte_with_pa = arm_pte_with_pa,
+	.oa_mask = vmsa_oa_mask,
+	.pte_pa = vmsa_pte_pa,
+	.pte_with_pa = vmsa_pte_with_pa,
 	.leaf_attrs = arm_leaf_attrs,
 	.leaf_with_perms = arm_leaf_with_perms,
 	.leaf_for_level = arm_leaf_for_level,
@@ -304,7 +218,7 @@ const struct slat_format slat_format_arm_s2 = {
 	.present_mask = S2_VALID,
 	.table_bit = S2_TABLE_OR_PAGE,
 	.table_bit_set = true,
-	.write_bit = S2_AP_W | S2_DBM,
+	.wp_clear = S2_AP_W | S2_DBM,
 	.young_bit = S2_AF,
 	.dirty_bit = S2_AP_W, /* with DBM set */
 	.locked = S2_LOCKED,

@@ -57,7 +57,8 @@ static bool has(const struct slat_table *t, uint32_t feat)
 
 static int ept_check_attrs(const struct slat_table *t, uint32_t attrs)
 {
-	if (attrs & ~SLAT_ATTR_INPUT)
+	if (attrs & ~(SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK | SLAT_IPAT |
+		      SLAT_SVE))
 		return SLAT_E_ATTR;
 	uint32_t mt = SLAT_MT(attrs), x = attrs & SLAT_X;
 	if (mt != SLAT_MT_NORMAL && mt != SLAT_MT_NORMAL_NC && mt != SLAT_MT_DEVICE)
@@ -248,7 +249,7 @@ const struct slat_format slat_format_ept = {
 	.present_mask = EPT_RWX,
 	.table_bit = EPT_PS,
 	.table_bit_set = false,
-	.write_bit = EPT_W,
+	.wp_clear = EPT_W,
 	.young_bit = EPT_A,
 	.dirty_bit = EPT_D,
 	.locked = EPT_LOCKED,
