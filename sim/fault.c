@@ -68,14 +68,17 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 				  size, hpa);
 			sim_cmo_done = true;
 		}
+		/* Never replace a valid translation: whoever installed it
+		 * (another vCPU, the host) is newer than this fault. */
 		ret = slat_map(t, slat_ipa(base), size, slat_pa(hpa), attrs,
-			       SLAT_SHARED, &v->cache, NULL);
+			       SLAT_SHARED | SLAT_MAP_NO_REPLACE, &v->cache,
+			       NULL);
 		sim_cmo_done = false;
 		v->st.maps++;
 		if (ret == SLAT_OK)
 			v->st.mapped[level & 3]++;
 	}
-	if (ret == SLAT_E_AGAIN || ret == SLAT_E_NOMEM) {
+	if (ret == SLAT_E_AGAIN || ret == SLAT_E_NOMEM || ret == SLAT_E_EXISTS) {
 		v->st.fault_again++;
 		return 0;
 	}
