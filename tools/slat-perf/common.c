@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/* slat-perf: switches, guest modes, cost table, parsing helpers. */
+#include "perf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- switches ---- */
+
+static const char *const switch_names[] = {
+	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
+	"dirty", NULL,
+};
+
+bool perf_switch_known(const char *name)
+{
+	for (int i = 0; switch_names[i]; i++)
+		if (!strcmp(name, switch_names[i]))
+			return true;
+	return false;
+}
+
+#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+int perf_switch_set(struct perf_switches *sw, const char *name,
+		    const char *v, char *err, size_t errlen)
+{
+	if (!strcmp(name, "cmo")) {
+		if (!strcmp(v, "in-walker"))
+			sw->cmo = SLAT_VM_CMO_IN_WALKER;
+		else if (!strcmp(v, "before-map"))
+			sw->cmo = SLAT_VM_CMO_BEFORE_MAP;
+		else
+			BAD("--cmo=%s: use in-walker or before-map", v);
+	} else if (!strcmp(name, "recover")) {
+		if (!strcmp(v, "none"))
+			sw->recover = SLAT_VM_RECOVER_NONE;
+		else if (!strcmp(v, "zap-leaf"))
+			sw->recover = SLAT_VM_RECOVER_ZAP_LEAF;
+		else if (!strcmp(v, "zap-table"))
+			sw->recover = SLAT_VM_RECOVER_ZAP_TABLE;
+		else if (!strcmp(v, "promote"))
+			sw->recover = SLAT_VM_RECOVER_PROMOTE;
+		else
+			BAD("--recover=%s: use none, zap-leaf, zap-table or promote", v);
+	} else if (!strcmp(name, "flush")) {
+		if (!strcmp(v, "entry"))
+			sw->flush = SLAT_VM_FLUSH_ENTRY;
+		else if (!strcmp(v, "range"))
+			sw->flush = SLAT_VM_FLUSH_RANGE;
+		else if (!strcmp(v, "vm"))
+			sw->flush = SLAT_VM_FLUSH_VMID;
+		else
+			BAD("--flush=%s: use entry, range or vm", v);
+	} else if (!strcmp(name, "split-skip")) {
+		if (!strcmp(v, "on"))
+			sw->split_skip = true;
+		else if (!strcmp(v, "off"))
+			sw->split_skip = false;
+		else
+			BAD("--split-skip=%s: use on or off", v);
+	} else if (!strcmp(name, "eager-split")) {
+		const char *colon = strchr(v, ':');
+		size_t n = colon ? (size_t)(colon - v) : strlen(v);
+
+		sw->eager_chunk = 0;
+		if (n == 3 && !strncmp(v, "off", 3) && !colon)
+			sw->eager = EAGER_OFF;
+		else if (n == 6 && !strncmp(v, "enable", 6))
+			sw->eager = EAGER_ENABLE;
+		else if (n == 5 && !strncmp(v, "clear", 5))
+			sw->eager = EAGER_CLEAR;
+		else
+			BAD("--eager-split=%s: use off, enable[:CHUNK] or clear[:CHUNK]"
+			    " (CHUNK a block size such as 2M or 1G)", v);
+		if (colon) {
+			char *end;
+			unsigned long long x = strtoull(colon + 1, &end, 0);
+			int sh = 0;
+
+			switch (tolower((unsigned char)*end)) {
+			case 'k': sh = 10; end++; break;
+			case 'm': sh = 20; end++; break;
+			case 'g': sh = 30; end++; break;
+			default: break;
+			}
+			if (end == colon + 1 || *end || !x || (x << sh) >> sh != x)
+				BAD("--eager-split=%s: CHUNK must be a size such as "
+				    "2M or 1G", v);
+			sw->eager_chunk = x << sh;
+		}
+	} else if (!strcmp(name, "mmio-map")) {
+		if (!strcmp(v, "page"))
+			sw->mmio_map = SLAT_VM_MMIO_PAGES;
+		else if (!strcmp(v, "block"))
+			sw->mmio_map = SLAT_VM_MMIO_BLOCKS;
+		else
+			BAD("--mmio-map=%s: use page or block", v);
+	} else if (!strcmp(name, "dirty")) {
+		if (!strcmp(v, "wp"))
+			sw->dirty = DIRTY_WP;
+		else if (!strcmp(v, "hw"))
+			sw->dirty = DIRTY_HW;
+		else if (!strcmp(v, "ring"))
+			sw->dirty = DIRTY_RING;
+		else
+			BAD("--dirty=%s: use wp, hw or ring", v);
+	} else {
+		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
+		    "eager-split, mmio-map or dirty", name);
+	}
+	return 0;
+}
+
+const char *perf_switch_get(const struct perf_switches *sw, const char *name,
+			    char *buf, size_t len)
+{
+	static const char *const cmo[] = { "in-walker", "before-map" };
+	static const char *const rec[] = { "none", "zap-leaf", "zap-table",
+					   "promote" };
+	static const char *const fl[] = { "range", "entry", "vm" };
+	static const char *const eg[] = { "off", "enable", "clear" };
+	static const char *const mm[] = { "page", "block" };
+	static const char *const di[] = { "wp", "hw", "ring" };
+
+	if (!strcmp(name, "cmo"))
+		snprintf(buf, len, "%s", cmo[sw->cmo]);
+	else if (!strcmp(name, "recover"))
+		snprintf(buf, len, "%s", rec[sw->recover]);
+	else if (!strcmp(name, "flush"))
+		snprintf(buf, len, "%s", fl[sw->flush]);
+	else if (!strcmp(name, "split-skip"))
+		snprintf(buf, len, "%s", sw->split_skip ? "on" : "off");
+	else if (!strcmp(name, "eager-split")) {
+		if (sw->eager_chunk)
+			snprintf(buf, len, "%s:%lluK", eg[sw->eager],
+				 (unsigned long long)(sw->eager_chunk >> 10));
+		else
+			snprintf(buf, len, "%s", eg[sw->eager]);
+	} else if (!strcmp(name, "mmio-map"))
+		snprintf(buf, len, "%s", mm[sw->mmio_map]);
+	else if (!strcmp(name, "dirty"))
+		snprintf(buf, len, "%s", di[sw->dirty]);
+	else
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+void perf_vm_config(const struct perf_switches *sw,
+		    const struct slat_config *table, struct slat_vm_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->table = *table;
+	cfg->cmo = sw->cmo;
+	cfg->recovery = sw->recover;
+	cfg->recovery_flush = sw->flush;
+	cfg->arena_bytes = 4ull << 30;
+	if (sw->dirty == DIRTY_HW) {
+		cfg->table.features |= SLAT_FEAT_HWDIRTY;
+		cfg->hw_dirty = true;
+	}
+}
+
+/* ---- guest modes ---- */
+
+/* Linux tools/testing/selftests/kvm/lib/kvm_util.c, vm_guest_mode_string(),
+ * in ID order. */
+const struct perf_mode perf_modes[] = {
+	{ "PA-bits:52,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 52 },
+	{ "PA-bits:52,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 52 },
+	{ "PA-bits:52,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 52 },
+	{ "PA-bits:48,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 48 },
+	{ "PA-bits:48,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 48 },
+	{ "PA-bits:48,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 48 },
+	{ "PA-bits:40,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 40 },
+	{ "PA-bits:40,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 40 },
+	{ "PA-bits:40,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 40 },
+	{ "PA-bits:ANY, VA-bits:48 or 57,  4K pages", SLAT_FMT_EPT, 4096, 48 },
+	{ "PA-bits:47,  VA-bits:64,  4K pages", SLAT_FMT_ARM_S2, 4096, 47 },
+	{ "PA-bits:44,  VA-bits:64,  4K pages", SLAT_FMT_ARM_S2, 4096, 44 },
+	{ "PA-bits:36,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 36 },
+	{ "PA-bits:36,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 36 },
+	{ "PA-bits:36,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 36 },
+	{ "PA-bits:47,  VA-bits:47, 16K pages", SLAT_FMT_ARM_S2, 16384, 47 },
+	{ "PA-bits:36,  VA-bits:47, 16K pages", SLAT_FMT_ARM_S2, 16384, 36 },
+	/* RISC-V G-stage modes: no slat format. */
+	{ "PA-bits:56,  VA-bits:57,  4K pages", 0, 4096, 56 },
+	{ "PA-bits:56,  VA-bits:48,  4K pages", 0, 4096, 56 },
+	{ "PA-bits:56,  VA-bits:39,  4K pages", 0, 4096, 56 },
+	{ "PA-bits:50,  VA-bits:57,  4K pages", 0, 4096, 50 },
+	{ "PA-bits:50,  VA-bits:48,  4K pages", 0, 4096, 50 },
+	{ "PA-bits:50,  VA-bits:39,  4K pages", 0, 4096, 50 },
+	{ "PA-bits:41,  VA-bits:57,  4K pages", 0, 4096, 41 },
+	{ "PA-bits:41,  VA-bits:48,  4K pages", 0, 4096, 41 },
+	{ "PA-bits:41,  VA-bits:39,  4K pages", 0, 4096, 41 },
+};
+const int perf_nr_modes = (int)(sizeof(perf_modes) / sizeof(perf_modes[0]));
+
+bool perf_mode_config(int id, int ept_levels, struct slat_config *cfg)
+{
+	const struct perf_mode *m;
+	struct slat_geometry geo;
+
+	if (id < 0 || id >= perf_nr_modes || !perf_modes[id].fmt)
+		return false;
+	m = &perf_modes[id];
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->format = m->fmt;
+	cfg->granule = m->granule;
+	cfg->ia_bits = m->ia_bits;
+	if (m->fmt == SLAT_FMT_EPT)
+		cfg->ia_bits = ept_levels == 5 ? 57 : 48;
+	return slat_config_geometry(cfg, &geo) == SLAT_OK;
+}
+
+void perf_modes_help(FILE *f, int ept_levels)
+{
+	struct slat_config cfg;
+
+	fprintf(f, " -m: specify the guest mode ID to test\n"
+		   "     (default: %d, the simulator's Armv8 stage 2 with a 4K\n"
+		   "     granule and 40-bit IPA; the selftests default to all\n"
+		   "     supported modes)\n"
+		   "     This option may be used multiple times.\n"
+		   "     Guest mode IDs:\n", PERF_MODE_DEFAULT);
+	for (int i = 0; i < perf_nr_modes; i++)
+		fprintf(f, "         %d:    %s%s\n", i, perf_modes[i].str,
+			perf_mode_config(i, ept_levels, &cfg) ? " (supported)" : "");
+	fprintf(f, "     Armv8 modes run an Armv8 stage-2 table with the mode's PA\n"
+		   "     bits as IPA size and its granule; PA-bits:ANY runs Intel EPT\n"
+		   "     (4-level, or 5-level with --ept-levels 5).\n");
+}
+
+/* ---- cost table ---- */
+
+void perf_cost_default(struct perf_cost *c)
+{
+	/* Sources and reasoning: docs/slat-perf.md, "Cost table". */
+	c->tlbi_ipa = 100;
+	c->tlbi_ipa_local = 20;
+	c->tlbi_range = 150;
+	c->tlbi_vmid = 200;
+	c->dsb = 1000;
+	c->clean_line = 5;
+	c->cache_line = 64;
+	c->fault_exit = 1500;
+	c->entry_visit = 0.3;
+	c->entry_write = 0.3;
+}
+
+int perf_cost_load(struct perf_cost *c, const char *path)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+#define K(n) { #n, offsetof(struct perf_cost, n) }
+		K(tlbi_ipa), K(tlbi_ipa_local), K(tlbi_range), K(tlbi_vmid),
+		K(dsb), K(clean_line), K(cache_line), K(fault_exit),
+		K(entry_visit), K(entry_write),
+#undef K
+	};
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "slat-perf: --cost %s: %s (give a file of "
+			"`key = value` lines)\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char key[64], *p = line, *eq, *end;
+		size_t n, i;
+		double v;
+
+		lineno++;
+		if ((eq = strchr(p, '#')))
+			*eq = 0;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			continue;
+		eq = strchr(p, '=');
+		if (!eq)
+			goto bad;
+		n = (size_t)(eq - p);
+		while (n && isspace((unsigned char)p[n - 1]))
+			n--;
+		if (!n || n >= sizeof(key))
+			goto bad;
+		memcpy(key, p, n);
+		key[n] = 0;
+		errno = 0;
+		v = strtod(eq + 1, &end);
+		while (isspace((unsigned char)*end))
+			end++;
+		if (end == eq + 1 || *end || errno || v < 0)
+			goto bad;
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(key, keys[i].key))
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0])) {
+			fprintf(stderr, "slat-perf: %s:%d: unknown key '%s' (keys: "
+				"tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
+				"clean_line, cache_line, fault_exit, entry_visit, "
+				"entry_write)\n", path, lineno, key);
+			fclose(f);
+			return -1;
+		}
+		*(double *)((char *)c + keys[i].off) = v;
+		continue;
+bad:
+		fprintf(stderr, "slat-perf: %s:%d: expected `key = value` with a "
+			"non-negative number\n", path, lineno);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (c->cache_line < 1) {
+		fprintf(stderr, "slat-perf: %s: cache_line must be at least 1\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t perf_vm_tlbi(const struct slat_vm_stats *s)
+{
+	const struct slat_stats *t = &s->table;
+	uint64_t hooked = t->tlbi[SLAT_TLBI_IPA] + t->tlbi[SLAT_TLBI_RANGE] +
+			  t->tlbi[SLAT_TLBI_VMID];
+
+	/* Every non-local hook call is one shootdown, and so is a local one
+	 * made outside a vCPU. */
+	if (t->tlbi[SLAT_TLBI_IPA_LOCAL] > s->local_invals)
+		hooked += t->tlbi[SLAT_TLBI_IPA_LOCAL] - s->local_invals;
+	return s->shootdowns > hooked ? s->shootdowns - hooked : 0;
+}
+
+double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *s)
+{
+	const struct slat_stats *t = &s->table;
+	uint64_t tlbis = t->tlbi[SLAT_TLBI_IPA] + t->tlbi[SLAT_TLBI_IPA_LOCAL] +
+			 t->tlbi[SLAT_TLBI_RANGE] + t->tlbi[SLAT_TLBI_VMID] +
+			 perf_vm_tlbi(s);
+	uint64_t written = 0, faults = 0;
+	double lines = (double)s->cmo_bytes / c->cache_line;
+
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		written += t->written[i];
+	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
+		faults += s->faults[i];
+	return c->tlbi_ipa * (double)t->tlbi[SLAT_TLBI_IPA] +
+	       c->tlbi_ipa_local * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
+	       c->tlbi_range * (double)(t->tlbi[SLAT_TLBI_RANGE] + perf_vm_tlbi(s)) +
+	       c->tlbi_vmid * (double)t->tlbi[SLAT_TLBI_VMID] +
+	       c->dsb * (double)(tlbis + s->cmo_calls) +
+	       c->clean_line * lines +
+	       c->fault_exit * (double)faults +
+	       c->entry_visit * (double)t->visited +
+	       c->entry_write * (double)written;
+}
+
+/* ---- runs ---- */
+
+struct perf_phase *perf_run_add(struct perf_run *r, const char *name,
+				int iteration, uint64_t wall_ns,
+				const struct slat_vm_stats *st)
+{
+	struct perf_phase *p;
+
+	if (r->nph == r->cap) {
+		int cap = r->cap ? r->cap * 2 : 16;
+		void *n = realloc(r->ph, (size_t)cap * sizeof(*r->ph));
+
+		if (!n) {
+			fprintf(stderr, "slat-perf: out of memory\n");
+			exit(1);
+		}
+		r->ph = n;
+		r->cap = cap;
+	}
+	p = &r->ph[r->nph++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->iteration = iteration;
+	p->wall_ns = wall_ns;
+	if (st)
+		p->st = *st;
+	return p;
+}
+
+void perf_run_free(struct perf_run *r)
+{
+	free(r->ph);
+	r->ph = NULL;
+	r->nph = r->cap = 0;
+}
+
+/* ---- parsing ---- */
+
+void perf_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "slat-perf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+uint64_t perf_parse_size(const char *what, const char *s)
+{
+	char *end;
+	unsigned long long base;
+	int shift = 0;
+
+	errno = 0;
+	if (!s || !isdigit((unsigned char)*s))
+		perf_usage_error("%s: '%s' is not a size (a number with an optional "
+				 "b, k, m, g or t suffix, e.g. 1G)", what, s ? s : "");
+	base = strtoull(s, &end, 0);
+	if (errno)
+		perf_usage_error("%s: '%s' is out of range", what, s);
+	switch (tolower((unsigned char)*end)) {
+	case 0: break;
+	case 'b': shift = 0; end++; break;
+	case 'k': shift = 10; end++; break;
+	case 'm': shift = 20; end++; break;
+	case 'g': shift = 30; end++; break;
+	case 't': shift = 40; end++; break;
+	default:
+		perf_usage_error("%s: unknown size suffix in '%s' (use b, k, m, g "
+				 "or t)", what, s);
+	}
+	if (*end)
+		perf_usage_error("%s: '%s' is not a size (a number with an optional "
+				 "b, k, m, g or t suffix, e.g. 1G)", what, s);
+	if ((base << shift) >> shift != base)
+		perf_usage_error("%s: '%s' is too large", what, s);
+	return base << shift;
+}
+
+static long parse_long(const char *what, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (end == s || *end || errno || v > 0x7fffffffL || v < -0x7fffffffL)
+		perf_usage_error("%s: '%s' is not a number", what, s);
+	return v;
+}
+
+int perf_parse_positive(const char *what, const char *s)
+{
+	long v = parse_long(what, s);
+
+	if (v <= 0)
+		perf_usage_error("%s must be greater than 0, got '%s'", what, s);
+	return (int)v;
+}
+
+int perf_parse_nonneg(const char *what, const char *s)
+{
+	long v = parse_long(what, s);
+
+	if (v < 0)
+		perf_usage_error("%s must not be negative, got '%s'", what, s);
+	return (int)v;
+}
+
+const char *perf_ts(char *buf, uint64_t ns)
+{
+	sprintf(buf, "%ld.%.9lds", (long)(ns / 1000000000ull),
+		(long)(ns % 1000000000ull));
+	return buf;
+}
+
+void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s)
+{
+	slat_vm_stats_read(vm, s);
+}
+
+/* ---- progress ---- */
+
+void perf_progress(const struct perf_opts *o, const char *what, uint64_t done,
+		   uint64_t total)
+{
+	int width = 30, fill;
+
+	if (!o->progress || !total)
+		return;
+	fill = (int)((double)done / (double)total * width);
+	if (fill > width)
+		fill = width;
+	fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", fill,
+		"##############################", width - fill, "",
+		(int)(100.0 * (double)done / (double)total), what);
+	fflush(stderr);
+}
+
+void perf_progress_end(const struct perf_opts *o)
+{
+	if (!o->progress)
+		return;
+	fprintf(stderr, "\r%*s\r", 72, "");
+	fflush(stderr);
+}

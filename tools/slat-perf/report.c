@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/* slat-perf: counts tables, side-by-side comparisons, JSON and SVG. */
+#include "perf.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* The phases named @name of @r summed: wall time, counts. Returns false
+ * when there is none. */
+static bool agg(const struct perf_run *r, const char *name, uint64_t *wall,
+		struct slat_vm_stats *st)
+{
+	bool found = false;
+
+	*wall = 0;
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < r->nph; i++) {
+		const struct perf_phase *p = &r->ph[i];
+		const uint64_t *src = (const uint64_t *)&p->st;
+		uint64_t *dst = (uint64_t *)st;
+
+		if (strcmp(p->name, name))
+			continue;
+		found = true;
+		*wall += p->wall_ns;
+		/* every field of the stats is a uint64_t counter */
+		for (size_t k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
+			dst[k] += src[k];
+	}
+	return found;
+}
+
+_Static_assert(sizeof(struct slat_vm_stats) % sizeof(uint64_t) == 0,
+	       "stats are uint64_t counters");
+
+struct row {
+	const char *label;
+	uint64_t (*get)(const struct slat_vm_stats *s);
+};
+
+#define G(name, expr) \
+	static uint64_t name(const struct slat_vm_stats *s) { return (expr); }
+G(g_visited, s->table.visited)
+G(g_w_leaf, s->table.written[SLAT_WRITE_LEAF])
+G(g_w_table, s->table.written[SLAT_WRITE_TABLE])
+G(g_w_clear, s->table.written[SLAT_WRITE_CLEAR])
+G(g_w_break, s->table.written[SLAT_WRITE_BREAK])
+G(g_w_attr, s->table.written[SLAT_WRITE_ATTR])
+G(g_t_ipa, s->table.tlbi[SLAT_TLBI_IPA])
+G(g_t_local, s->table.tlbi[SLAT_TLBI_IPA_LOCAL])
+G(g_t_range, s->table.tlbi[SLAT_TLBI_RANGE])
+G(g_t_vmid, s->table.tlbi[SLAT_TLBI_VMID])
+G(g_shoot, s->shootdowns)
+G(g_t_vm, perf_vm_tlbi(s))
+G(g_cmo_calls, s->cmo_calls)
+G(g_cmo_bytes, s->cmo_bytes)
+G(g_cmo_elided, s->cmo_elided)
+G(g_alloc, s->table.pages_alloc)
+G(g_freed, s->table.pages_freed)
+G(g_f_tr, s->faults[SLAT_VM_FAULT_TRANSLATION])
+G(g_f_perm, s->faults[SLAT_VM_FAULT_PERMISSION])
+G(g_f_af, s->faults[SLAT_VM_FAULT_ACCESS_FLAG])
+G(g_retries, s->table.retries + s->fault_again)
+G(g_accesses, s->accesses)
+G(g_wrprot, s->wrprotected_pages)
+G(g_tlbis, s->table.tlbi[0] + s->table.tlbi[1] + s->table.tlbi[2] + s->table.tlbi[3] +
+	   perf_vm_tlbi(s))
+G(g_written, s->table.written[0] + s->table.written[1] + s->table.written[2] +
+	     s->table.written[3] + s->table.written[4])
+G(g_faults, s->faults[0] + s->faults[1] + s->faults[2])
+#undef G
+
+static const struct row rows[] = {
+	{ "guest accesses", g_accesses },
+	{ "entries visited", g_visited },
+	{ "written: leaf", g_w_leaf },
+	{ "written: table", g_w_table },
+	{ "written: clear", g_w_clear },
+	{ "written: break (BBM)", g_w_break },
+	{ "written: attribute", g_w_attr },
+	{ "TLBI by IPA", g_t_ipa },
+	{ "TLBI by IPA, local", g_t_local },
+	{ "TLBI by range", g_t_range },
+	{ "TLBI whole VMID", g_t_vmid },
+	{ "TLBI by range, by the VM", g_t_vm },
+	{ "TLB shootdowns (handshakes)", g_shoot },
+	{ "D-cache cleans (calls)", g_cmo_calls },
+	{ "D-cache cleans (bytes)", g_cmo_bytes },
+	{ "D-cache cleans elided", g_cmo_elided },
+	{ "table pages allocated", g_alloc },
+	{ "table pages freed", g_freed },
+	{ "faults: translation", g_f_tr },
+	{ "faults: permission", g_f_perm },
+	{ "faults: access flag", g_f_af },
+	{ "retries (lost races)", g_retries },
+	{ "pages write-protected again", g_wrprot },
+};
+#define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
+
+static void secs(char *buf, size_t n, double ns)
+{
+	snprintf(buf, n, "%.9f", ns / 1e9);
+}
+
+void perf_print_counts(FILE *f, const struct perf_opts *o,
+		       const struct perf_cmd *cmd, const struct perf_run *runs,
+		       int nruns)
+{
+	const char *names[16];
+	uint64_t wall[16];
+	struct slat_vm_stats st[16];
+	int n = 0;
+	char b[40];
+
+	if (!nruns)
+		return;
+	for (int i = 0; cmd->table_phases[i] && n < 16; i++)
+		if (agg(&runs[0], cmd->table_phases[i], &wall[n], &st[n]))
+			names[n++] = cmd->table_phases[i];
+	fprintf(f, "\nCounts per phase (exact; iteration phases summed over "
+		   "iterations):\n");
+	fprintf(f, "%-30s", "phase");
+	for (int j = 0; j < n; j++)
+		fprintf(f, " %16s", names[j]);
+	fprintf(f, "\n");
+	for (int r = 0; r < NROWS; r++) {
+		fprintf(f, "%-30s", rows[r].label);
+		for (int j = 0; j < n; j++)
+			fprintf(f, " %16llu", (unsigned long long)rows[r].get(&st[j]));
+		fprintf(f, "\n");
+	}
+	fprintf(f, "%-30s", "wall time, this host (s)");
+	for (int j = 0; j < n; j++) {
+		secs(b, sizeof(b), (double)wall[j]);
+		fprintf(f, " %16s", b);
+	}
+	fprintf(f, "\n%-30s", "modeled hardware time (s)");
+	for (int j = 0; j < n; j++) {
+		secs(b, sizeof(b), perf_modeled_ns(&o->cost, &st[j]));
+		fprintf(f, " %16s", b);
+	}
+	fprintf(f, "\n(modeled: counts x the cost table%s%s; see docs/slat-perf.md)\n",
+		o->cost_file ? " from " : ", defaults",
+		o->cost_file ? o->cost_file : "");
+}
+
+/* Runs are ordered value 0, value 1, ..., repeated: the best wall time of
+ * each phase over the repeats of one value; counts of its first run. */
+static void value_agg(const struct perf_opts *o, const struct perf_run *runs,
+		      int nruns, int v, const char *name, uint64_t *wall,
+		      struct slat_vm_stats *st, bool *found)
+{
+	*found = false;
+	for (int r = v; r < nruns; r += o->cmp_n) {
+		uint64_t w;
+		struct slat_vm_stats s;
+
+		if (!agg(&runs[r], name, &w, &s))
+			continue;
+		if (!*found) {
+			*st = s;
+			*wall = w;
+			*found = true;
+		} else if (w < *wall) {
+			*wall = w;
+		}
+	}
+}
+
+static void ratio(char *buf, size_t n, double a, double b)
+{
+	if (a <= 0 && b <= 0)
+		snprintf(buf, n, "=");
+	else if (a <= 0)
+		snprintf(buf, n, "inf");
+	else
+		snprintf(buf, n, "%.4gx", b / a);
+}
+
+void perf_print_compare(FILE *f, const struct perf_opts *o,
+			const struct perf_cmd *cmd, const struct perf_run *runs,
+			int nruns)
+{
+	char b[48];
+
+	fprintf(f, "\nCompare --%s:", o->cmp_name);
+	for (int v = 0; v < o->cmp_n; v++)
+		fprintf(f, " %s%s", v ? "vs " : "", o->cmp_vals[v]);
+	fprintf(f, " (wall: best of %d run%s each on this host, values "
+		   "alternating; modeled: counts x cost table; ratio: value / %s)\n",
+		o->repeat, o->repeat > 1 ? "s" : "", o->cmp_vals[0]);
+	fprintf(f, "%-10s %-16s", "phase", "");
+	for (int v = 0; v < o->cmp_n; v++)
+		fprintf(f, " %16.16s", o->cmp_vals[v]);
+	for (int v = 1; v < o->cmp_n; v++)
+		fprintf(f, " %9s", "ratio");
+	fprintf(f, "\n");
+	for (int i = 0; cmd->table_phases[i]; i++) {
+		const char *name = cmd->table_phases[i];
+		uint64_t wall[8];
+		struct slat_vm_stats st[8];
+		double mod[8];
+		bool found = true, fv;
+
+		for (int v = 0; v < o->cmp_n; v++) {
+			value_agg(o, runs, nruns, v, name, &wall[v], &st[v], &fv);
+			found &= fv;
+			mod[v] = fv ? perf_modeled_ns(&o->cost, &st[v]) : 0;
+		}
+		if (!found)
+			continue;
+		fprintf(f, "%-10s %-16s", name, "wall (s)");
+		for (int v = 0; v < o->cmp_n; v++) {
+			secs(b, sizeof(b), (double)wall[v]);
+			fprintf(f, " %16s", b);
+		}
+		for (int v = 1; v < o->cmp_n; v++) {
+			ratio(b, sizeof(b), (double)wall[0], (double)wall[v]);
+			fprintf(f, " %9s", b);
+		}
+		fprintf(f, "\n%-10s %-16s", "", "modeled (s)");
+		for (int v = 0; v < o->cmp_n; v++) {
+			secs(b, sizeof(b), mod[v]);
+			fprintf(f, " %16s", b);
+		}
+		for (int v = 1; v < o->cmp_n; v++) {
+			ratio(b, sizeof(b), mod[0], mod[v]);
+			fprintf(f, " %9s", b);
+		}
+		static const struct { const char *l; int k; } extra[] = {
+			{ "entries written", 0 }, { "entries visited", 1 },
+			{ "TLBIs", 2 }, { "faults", 3 },
+		};
+		for (size_t e = 0; e < sizeof(extra) / sizeof(extra[0]); e++) {
+			uint64_t c[8];
+
+			for (int v = 0; v < o->cmp_n; v++)
+				c[v] = extra[e].k == 0 ? g_written(&st[v]) :
+				       extra[e].k == 1 ? g_visited(&st[v]) :
+				       extra[e].k == 2 ? g_tlbis(&st[v]) :
+							 g_faults(&st[v]);
+			fprintf(f, "\n%-10s %-16s", "", extra[e].l);
+			for (int v = 0; v < o->cmp_n; v++)
+				fprintf(f, " %16llu", (unsigned long long)c[v]);
+			for (int v = 1; v < o->cmp_n; v++) {
+				ratio(b, sizeof(b), (double)c[0], (double)c[v]);
+				fprintf(f, " %9s", b);
+			}
+		}
+		fprintf(f, "\n");
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_switches(FILE *f, const struct perf_switches *sw)
+{
+	static const char *const names[] = { "cmo", "recover", "flush",
+		"split-skip", "eager-split", "mmio-map", "dirty" };
+	char b[48];
+
+	fprintf(f, "{");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_str(f, names[i]);
+		fprintf(f, ": ");
+		json_str(f, perf_switch_get(sw, names[i], b, sizeof(b)));
+	}
+	fprintf(f, "}");
+}
+
+static void json_counts(FILE *f, const struct slat_vm_stats *s)
+{
+	fprintf(f, "{\"accesses\": %llu, \"visited\": %llu, \"written\": {\"leaf\": %llu, "
+		"\"table\": %llu, \"clear\": %llu, \"break\": %llu, \"attr\": %llu}, "
+		"\"tlbi\": {\"ipa\": %llu, \"ipa_local\": %llu, \"range\": %llu, "
+		"\"vmid\": %llu, \"vm_range\": %llu}, \"shootdowns\": %llu, \"dcache_clean\": {\"calls\": %llu, "
+		"\"bytes\": %llu, \"elided\": %llu}, \"table_pages\": {\"allocated\": %llu, "
+		"\"freed\": %llu}, \"faults\": {\"translation\": %llu, \"permission\": %llu, "
+		"\"access_flag\": %llu}, \"retries\": %llu, \"wrprotected_pages\": %llu, "
+		"\"mmio_accesses\": %llu}",
+#define U(x) (unsigned long long)(x)
+		U(s->accesses), U(s->table.visited),
+		U(s->table.written[SLAT_WRITE_LEAF]), U(s->table.written[SLAT_WRITE_TABLE]),
+		U(s->table.written[SLAT_WRITE_CLEAR]), U(s->table.written[SLAT_WRITE_BREAK]),
+		U(s->table.written[SLAT_WRITE_ATTR]),
+		U(s->table.tlbi[SLAT_TLBI_IPA]), U(s->table.tlbi[SLAT_TLBI_IPA_LOCAL]),
+		U(s->table.tlbi[SLAT_TLBI_RANGE]), U(s->table.tlbi[SLAT_TLBI_VMID]),
+		U(perf_vm_tlbi(s)),
+		U(s->shootdowns), U(s->cmo_calls), U(s->cmo_bytes), U(s->cmo_elided),
+		U(s->table.pages_alloc), U(s->table.pages_freed),
+		U(s->faults[SLAT_VM_FAULT_TRANSLATION]),
+		U(s->faults[SLAT_VM_FAULT_PERMISSION]),
+		U(s->faults[SLAT_VM_FAULT_ACCESS_FLAG]),
+		U(s->table.retries + s->fault_again), U(s->wrprotected_pages),
+		U(s->mmio_accesses));
+#undef U
+}
+
+int perf_write_json(const char *path, const struct perf_opts *o,
+		    const struct perf_cmd *cmd, void *state,
+		    const struct perf_run *runs, int nruns)
+{
+	FILE *f = fopen(path, "w");
+	const struct perf_cost *c = &o->cost;
+
+	if (!f) {
+		fprintf(stderr, "slat-perf: --json %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"tool\": \"slat-perf\",\n  \"schema\": 1,\n  \"command\": ");
+	json_str(f, cmd->name);
+	fprintf(f, ",\n  \"settings\": {");
+	cmd->settings_json(state, f);
+	fprintf(f, ", \"ept_levels\": %d, \"repeat\": %d},\n", o->ept_levels,
+		o->repeat);
+	fprintf(f, "  \"cost_ns\": {\"tlbi_ipa\": %g, \"tlbi_ipa_local\": %g, "
+		"\"tlbi_range\": %g, \"tlbi_vmid\": %g, \"dsb\": %g, \"clean_line\": %g, "
+		"\"cache_line\": %g, \"fault_exit\": %g, \"entry_visit\": %g, "
+		"\"entry_write\": %g},\n", c->tlbi_ipa, c->tlbi_ipa_local,
+		c->tlbi_range, c->tlbi_vmid, c->dsb, c->clean_line, c->cache_line,
+		c->fault_exit, c->entry_visit, c->entry_write);
+	fprintf(f, "  \"compare\": ");
+	if (o->cmp_name) {
+		fprintf(f, "{\"switch\": ");
+		json_str(f, o->cmp_name);
+		fprintf(f, ", \"values\": [");
+		for (int v = 0; v < o->cmp_n; v++) {
+			fprintf(f, "%s", v ? ", " : "");
+			json_str(f, o->cmp_vals[v]);
+		}
+		fprintf(f, "]}");
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\n  \"runs\": [\n");
+	for (int r = 0; r < nruns; r++) {
+		fprintf(f, "    {\"label\": ");
+		json_str(f, runs[r].label);
+		fprintf(f, ", \"switches\": ");
+		json_switches(f, &runs[r].sw);
+		fprintf(f, ",\n     \"phases\": [\n");
+		for (int i = 0; i < runs[r].nph; i++) {
+			const struct perf_phase *p = &runs[r].ph[i];
+
+			fprintf(f, "       {\"name\": ");
+			json_str(f, p->name);
+			fprintf(f, ", \"iteration\": %d, \"wall_ns\": %llu, "
+				"\"modeled_ns\": %.1f, \"counts\": ", p->iteration,
+				(unsigned long long)p->wall_ns,
+				perf_modeled_ns(c, &p->st));
+			json_counts(f, &p->st);
+			fprintf(f, "}%s\n", i + 1 < runs[r].nph ? "," : "");
+		}
+		fprintf(f, "     ]}%s\n", r + 1 < nruns ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	if (fclose(f)) {
+		fprintf(stderr, "slat-perf: --json %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- SVG: horizontal bars, wall time and modeled time per phase ---- */
+
+int perf_write_svg(const char *path, const struct perf_opts *o,
+		   const struct perf_cmd *cmd, const struct perf_run *runs,
+		   int nruns)
+{
+	static const char *const colour[] = { "#4e79a7", "#f28e2b", "#59a14f",
+		"#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7" };
+	int nval = o->cmp_name ? o->cmp_n : 1;
+	const char *names[16];
+	uint64_t wall[16][8];
+	double mod[16][8], maxw = 1, maxm = 1;
+	int n = 0, bar = 18, lw = 110, pw = 330, gap = 14;
+	FILE *f;
+
+	for (int i = 0; cmd->table_phases[i] && n < 16; i++) {
+		bool all = true;
+
+		for (int v = 0; v < nval; v++) {
+			struct slat_vm_stats st;
+			bool fv;
+
+			if (o->cmp_name)
+				value_agg(o, runs, nruns, v, cmd->table_phases[i],
+					  &wall[n][v], &st, &fv);
+			else
+				fv = agg(&runs[0], cmd->table_phases[i], &wall[n][v], &st);
+			all &= fv;
+			mod[n][v] = fv ? perf_modeled_ns(&o->cost, &st) : 0;
+			if (fv && (double)wall[n][v] > maxw)
+				maxw = (double)wall[n][v];
+			if (fv && mod[n][v] > maxm)
+				maxm = mod[n][v];
+		}
+		if (all)
+			names[n++] = cmd->table_phases[i];
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "slat-perf: --svg %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int h = 70 + n * (nval * bar + gap) + 20 * nval + 20;
+	int w = lw + 2 * (pw + 120);
+
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", w, h);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">"
+		"slat-perf %s%s%s</text>\n", cmd->name,
+		o->cmp_name ? ": --compare " : "", o->cmp_name ? o->cmp_name : "");
+	fprintf(f, "<text x=\"%d\" y=\"45\">wall time, this host (s)</text>\n", lw);
+	fprintf(f, "<text x=\"%d\" y=\"45\">modeled hardware time (s)</text>\n",
+		lw + pw + 120);
+	for (int i = 0; i < n; i++) {
+		int y0 = 60 + i * (nval * bar + gap);
+
+		fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n",
+			y0 + nval * bar / 2 + 4, names[i]);
+		for (int v = 0; v < nval; v++) {
+			int y = y0 + v * bar;
+			double ww = (double)wall[i][v] / maxw * pw;
+			double mw = mod[i][v] / maxm * pw;
+
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+				"fill=\"%s\"/>\n", lw, y, ww < 1 ? 1 : ww, bar - 3,
+				colour[v % 8]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.6f</text>\n",
+				lw + (ww < 1 ? 1 : ww) + 4, y + bar - 7,
+				(double)wall[i][v] / 1e9);
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+				"fill=\"%s\"/>\n", lw + pw + 120, y, mw < 1 ? 1 : mw,
+				bar - 3, colour[v % 8]);
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.6f</text>\n",
+				lw + pw + 120 + (mw < 1 ? 1 : mw) + 4, y + bar - 7,
+				mod[i][v] / 1e9);
+		}
+	}
+	for (int v = 0; v < nval; v++) {
+		int y = h - 20 * (nval - v) - 5;
+
+		fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" "
+			"fill=\"%s\"/>\n", y - 10, colour[v % 8]);
+		fprintf(f, "<text x=\"28\" y=\"%d\">%s</text>\n", y,
+			o->cmp_name ? o->cmp_vals[v] : "this run");
+	}
+	fprintf(f, "</svg>\n");
+	if (fclose(f)) {
+		fprintf(stderr, "slat-perf: --svg %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
