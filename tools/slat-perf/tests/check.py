@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Checks of slat-perf's output: the selftests' lines in order (regular
+# expressions built from their format strings), exact counts of a tiny run,
+# --compare ratios, JSON and SVG, and errors. Usage: check.py TEST EXE.
+import json, os, re, subprocess, sys, tempfile
+import xml.etree.ElementTree as ET
+
+TS = r"\d+\.\d{9}s"  # %ld.%.9lds
+
+
+def run(exe, args, ok=True):
+    p = subprocess.run([exe] + args, capture_output=True, text=True, timeout=120)
+    if ok and p.returncode != 0:
+        sys.exit(f"FAIL: {args}: exit {p.returncode}\n{p.stderr}")
+    return p
+
+
+def in_order(out, patterns):
+    """Every pattern matches a whole line, in this order."""
+    lines = out.split("\n")
+    i = 0
+    for pat in patterns:
+        rx = re.compile(pat + r"\Z")
+        while i < len(lines) and not rx.match(lines[i]):
+            i += 1
+        if i == len(lines):
+            sys.exit(f"FAIL: no line matching {pat!r} in order in:\n{out}")
+        i += 1
+
+
+def dirty_log_lines(iters, manual=True, seed=None):
+    p = [rf"Test iterations: {iters}",
+         r"Testing guest mode: PA-bits:\S+, +VA-bits:\d+(?: or \d+)?, +\d+K pages",
+         r"guest physical test memory: \[0x[0-9a-f]+, 0x[0-9a-f]+\)"]
+    if seed is not None:
+        p.append(rf"Random seed: 0x{seed:x}")
+    p += [rf"Populate memory time: {TS}", rf"Enabling dirty logging time: {TS}", ""]
+    for i in range(1, iters + 1):
+        p += [rf"Iteration {i} dirty memory time: {TS}",
+              rf"Iteration {i} get dirty log time: {TS}"]
+        if manual:
+            p.append(rf"Iteration {i} clear dirty log time: {TS}")
+    p.append(rf"Disabling dirty logging time: {TS}")
+    p.append(rf"Get dirty log over {iters} iterations took {TS}\. \(Avg {TS}/iteration\)")
+    if manual:
+        p.append(rf"Clear dirty log over {iters} iterations took {TS}\. \(Avg {TS}/iteration\)")
+    return p
+
+
+def t_dirty_log_lines(exe):
+    out = run(exe, ["dirty-log", "-b", "4M", "-v", "2", "-s", "synthetic", "-i", "3"]).stdout
+    in_order(out, dirty_log_lines(3))
+    # -g: no clear lines at all
+    out = run(exe, ["dirty-log", "-g", "-b", "2M", "-s", "synthetic", "-r", "7",
+                    "-w", "50", "-a", "-o", "-v", "2", "-x", "2"]).stdout
+    in_order(out, dirty_log_lines(2, manual=False, seed=7))
+    if "clear dirty log" in out:
+        sys.exit("FAIL: -g printed clear lines")
+    # every other option is accepted
+    run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-e", "-m", "9",
+              "-p", "0x40000000", "-c", "0"])
+    for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
+               "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
+               "--dirty=ring", "--eager-split=enable"]:
+        # Dirty rings protect blocks when logging starts: 4K backing (the
+        # simulator does not yet handle write faults on protected blocks).
+        back = "synthetic" if sw == "--dirty=ring" else "synthetic_2mb"
+        out = run(exe, ["dirty-log", "-b", "4M", "-s", back, sw]).stdout
+        in_order(out, dirty_log_lines(2, manual=True))
+
+
+def t_page_table_lines(exe):
+    out = run(exe, ["page-table", "-b", "8M", "-v", "2", "-s", "synthetic"]).stdout
+    in_order(out, [
+        r"Testing guest mode: PA-bits:\S+, +VA-bits:\d+(?: or \d+)?, +\d+K pages",
+        r"Testing memory backing src type: synthetic",
+        r"Testing memory backing src granularity: 0x[0-9a-f]+",
+        r"Testing memory size\(aligned\): 0x800000",
+        r"Guest physical test memory offset: 0x[0-9a-f]+",
+        r"Host  virtual  test memory offset: 0x[0-9a-f]+",
+        r"Number of testing vCPUs: 2",
+        r"Started all vCPUs successfully",
+        rf"KVM_CREATE_MAPPINGS: total execution time: {TS}", "",
+        rf"KVM_UPDATE_MAPPINGS: total execution time: {TS}", "",
+        rf"KVM_ADJUST_MAPPINGS: total execution time: {TS}", ""])
+
+
+def t_compare(exe):
+    out = run(exe, ["dirty-log", "-b", "8M", "-s", "synthetic_2mb",
+                    "--eager-split=clear", "--compare", "recover=zap-leaf,promote",
+                    "--flush=entry", "--repeat", "2"]).stdout
+    in_order(out, [r"== --recover=zap-leaf \(run 1 of 2\) ==", *dirty_log_lines(2),
+                   r"== --recover=promote \(run 1 of 2\) ==", *dirty_log_lines(2),
+                   r"== --recover=zap-leaf \(run 2 of 2\) ==",
+                   r"== --recover=promote \(run 2 of 2\) ==",
+                   r"Compare --recover: zap-leaf vs promote .*",
+                   r"phase +zap-leaf +promote +ratio",
+                   r"disable +wall \(s\) +\d+\.\d{9} +\d+\.\d{9} +(\d\S*x|=|inf)",
+                   r" +modeled \(s\) +\d+\.\d{9} +\d+\.\d{9} +(\d\S*x|=|inf)"])
+    out = run(exe, ["mmio", "-b", "64M", "--flush=entry",
+                    "--compare", "mmio-map=page,block"]).stdout
+    in_order(out, [r"MMIO map time: " + TS, r"MMIO unmap time: " + TS,
+                   r"MMIO map time: " + TS, r"MMIO unmap time: " + TS,
+                   r"map +wall \(s\) .*x", r"unmap +wall \(s\) .*x",
+                   r" +TLBIs +16417 +33 +.*x"])
+
+
+def t_json_svg(exe):
+    d = tempfile.mkdtemp()
+    j, s = os.path.join(d, "o.json"), os.path.join(d, "o.svg")
+    run(exe, ["dirty-log", "-b", "4M", "-s", "synthetic", "--json", j, "--svg", s,
+              "--compare", "cmo=in-walker,before-map"])
+    subprocess.run([sys.executable, "-m", "json.tool", j], check=True,
+                   capture_output=True)
+    doc = json.load(open(j))
+    schema = json.load(open(os.path.join(os.path.dirname(__file__),
+                                         "..", "slat-perf.schema.json")))
+    validate(doc, schema, "$")
+    if len(doc["runs"]) != 2 or doc["compare"]["values"] != ["in-walker", "before-map"]:
+        sys.exit("FAIL: JSON runs/compare")
+    if ET.parse(s).getroot().tag != "{http://www.w3.org/2000/svg}svg":
+        sys.exit("FAIL: SVG root")
+
+
+def validate(v, sc, path):
+    """The subset of JSON Schema the schema file uses."""
+    t = sc.get("type")
+    types = {"object": dict, "array": list, "string": str, "boolean": bool,
+             "integer": int, "number": (int, float), "null": type(None)}
+    if t:
+        ts = t if isinstance(t, list) else [t]
+        if not any(isinstance(v, types[x]) and not (x in ("integer", "number") and
+                   isinstance(v, bool)) for x in ts):
+            sys.exit(f"FAIL: schema: {path} is not {t}")
+    for k in sc.get("required", []):
+        if k not in v:
+            sys.exit(f"FAIL: schema: {path}.{k} missing")
+    if isinstance(v, dict):
+        for k, sub in sc.get("properties", {}).items():
+            if k in v:
+                validate(v[k], sub, f"{path}.{k}")
+    if isinstance(v, list) and "items" in sc:
+        for i, x in enumerate(v):
+            validate(x, sc["items"], f"{path}[{i}]")
+    if "minimum" in sc and v < sc["minimum"]:
+        sys.exit(f"FAIL: schema: {path} below {sc['minimum']}")
+
+
+def t_exact_counts(exe):
+    d = tempfile.mkdtemp()
+    j = os.path.join(d, "o.json")
+    # 1 vCPU x 2 MiB, 4K pages, at a 1 GiB-aligned IPA: one level-2 and one
+    # level-3 table, 512 leaves, 512 translation faults, 512 page cleans.
+    run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-p", "0x40000000",
+              "--json", j])
+    ph = {p["name"]: p for p in json.load(open(j))["runs"][0]["phases"]
+          if p["iteration"] in (0, 1)}
+    c = ph["populate"]["counts"]
+    want = {("written", "leaf"): 512, ("written", "table"): 2,
+            ("table_pages", "allocated"): 2, ("faults", "translation"): 512,
+            ("dcache_clean", "calls"): 512, ("dcache_clean", "bytes"): 2 << 20}
+    for (a, b), n in want.items():
+        if c[a][b] != n:
+            sys.exit(f"FAIL: populate {a}.{b} = {c[a][b]}, want {n}")
+    if c["accesses"] != 512:
+        sys.exit(f"FAIL: populate accesses {c['accesses']}")
+    # iteration 1 writes every page: 512 permission faults (INITIALLY_SET
+    # protects nothing until the first clear... so none), then clear
+    # write-protects all 512 pages.
+    if ph["clear"]["counts"]["wrprotected_pages"] != 512:
+        sys.exit("FAIL: clear re-protected %d pages" %
+                 ph["clear"]["counts"]["wrprotected_pages"])
+    # The same in the printed table.
+    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-p", "0x40000000"]).stdout
+    in_order(out, [r"written: leaf +512 +0 +0 +0 +0 +0",
+                   r"written: table +2 +0 +0 +0 +0 +0",
+                   r"table pages allocated +2 +0 .*",
+                   r"modeled hardware time \(s\) +\d+\.\d{9} .*"])
+
+
+def t_errors(exe):
+    cases = [(["dirty-log", "-n"], r"-n .*not supported"),
+             (["dirty-log", "-i", "1"], r"at least two iterations"),
+             (["dirty-log", "-s", "bogus"], r"Unknown backing src type: bogus"),
+             (["dirty-log", "-b", "abc"], r"not a size"),
+             (["dirty-log", "-b", "12q"], r"unknown size suffix"),
+             (["dirty-log", "-w", "101"], r"Write percentage"),
+             (["dirty-log", "-v", "0"], r"greater than 0"),
+             (["dirty-log", "-m", "0"], r"not supported"),
+             (["dirty-log", "-z"], r"unknown option"),
+             (["page-table", "-s", "nope"], r"Unknown backing src type"),
+             (["mmio", "-b", "3k"], r"multiple of the granule"),
+             (["frob"], r"unknown command"),
+             (["--recover=fast"], r"zap-leaf"),
+             (["--compare", "recover=promote"], r"at least two values"),
+             (["--compare", "speed=a,b"], r"unknown switch"),
+             (["--cost", "/nonexistent/cost"], r"key = value")]
+    for args, rx in cases:
+        p = run(exe, args, ok=False)
+        if p.returncode == 0 or not re.search(rx, p.stderr):
+            sys.exit(f"FAIL: {args}: exit {p.returncode}, stderr {p.stderr!r}, "
+                     f"want {rx!r}")
+    d = tempfile.mkdtemp()
+    cf = os.path.join(d, "cost")
+    open(cf, "w").write("tlbi_ipa = 5\nwhat = 3\n")
+    p = run(exe, ["--cost", cf, "dirty-log"], ok=False)
+    if p.returncode == 0 or "unknown key 'what'" not in p.stderr:
+        sys.exit(f"FAIL: bad cost file accepted: {p.stderr}")
+    # A cost file changes the model: every cost 0 but the fault exit.
+    open(cf, "w").write("# only faults\n" + "".join(
+        f"{k} = 0\n" for k in ["tlbi_ipa", "tlbi_ipa_local", "tlbi_range",
+                               "tlbi_vmid", "dsb", "clean_line", "entry_visit",
+                               "entry_write"]) + "fault_exit = 1000000\n")
+    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "--cost", cf]).stdout
+    in_order(out, [r"modeled hardware time \(s\) +0\.512000000 .*"])
+
+
+def t_help(exe):
+    out = run(exe, ["--help"]).stdout
+    for opt in ["--cmo", "--recover", "--flush", "--split-skip", "--eager-split",
+                "--mmio-map", "--dirty", "--compare", "--repeat", "--cost",
+                "--json", "--svg", "--ept-levels", "--no-counts"]:
+        if opt not in out:
+            sys.exit(f"FAIL: --help does not explain {opt}")
+    out = run(exe, ["dirty-log", "-h"]).stdout
+    in_order(out, [r"         0:    PA-bits:52,  VA-bits:48,  4K pages",
+                   r"         6:    PA-bits:40,  VA-bits:48,  4K pages \(supported\)",
+                   r"         9:    PA-bits:ANY, VA-bits:48 or 57,  4K pages \(supported\)"])
+    for o in "abceghimnoprsvxw":
+        if not re.search(rf"^ -{o}:", out, re.M) and o != "h":
+            sys.exit(f"FAIL: dirty-log -h does not explain -{o}")
+    run(exe, ["page-table", "-h"])
+    run(exe, ["mmio", "-h"])
+
+
+if __name__ == "__main__":
+    globals()["t_" + sys.argv[1]](sys.argv[2])
+    print("ok")
