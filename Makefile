@@ -1,5 +1,7 @@
 # A thin wrapper around CMake. Targets:
-#   make demo     build, then print examples/demo.slat with slat-dump
+#   make demo     build, then run slat-perf: a dirty_log_perf_test run (2 vCPUs
+#                 x 256M, synthetic backing) and one seed's before/after
+#                 (MMIO unmap of 8G: page by page vs blocks)
 #   make check    install missing packages, build and run every test (plain
 #                 and with AddressSanitizer/UBSan), prove the core freestanding
 #   make bench    build, then run the benchmark
@@ -27,7 +29,8 @@ run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 demo:
 	scripts/deps.sh
 	$(call cmake_build,$(BUILD))
-	./$(BUILD)/tools/slat-dump/slat-dump examples/demo.slat
+	./$(BUILD)/tools/slat-perf/slat-perf dirty-log -v 2 -b 256M -s synthetic
+	./$(BUILD)/tools/slat-perf/slat-perf mmio -b 8G --flush=entry --compare mmio-map=page,block
 
 check:
 	scripts/deps.sh
