@@ -130,7 +130,7 @@ struct round {
 /* ------------------------------------------------------------ state */
 
 #define FULL_CACHE 64u
-#define ARENA_PAGES 1024u
+#define ARENA_PAGES 256u
 
 struct env {
 	const struct fcfg *fc;
