@@ -54,13 +54,25 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 			 (s->device ? SLAT_MT_DEVICE : SLAT_MT_NORMAL);
 	int ret;
 
-	if (res->fault == SLAT_FAULT_PERMISSION &&
-	    slat_level_size(t, res->level) == size) {
-		/* Only permissions differ at the granule we would map. */
+	if (res->fault == SLAT_FAULT_PERMISSION) {
+		/*
+		 * The translation is there, only permissions differ. At the
+		 * granule we would map, relax it in place. Under a larger
+		 * leaf (a block write-protected for dirty logging), relax
+		 * just our granule: the block is split around it, as KVM's
+		 * map splits it. Under a smaller one (pages left from
+		 * logging), relax that page.
+		 */
+		uint64_t granule = slat_level_size(t, res->level);
+
 		if (!writable)
 			return 0;
+		if (granule < size) {
+			size = granule;
+			base = ipa & ~(size - 1);
+		}
 		ret = slat_relax(t, slat_ipa(base), size, SLAT_R | SLAT_W,
-				 SLAT_SHARED, NULL, NULL);
+				 SLAT_SHARED, &v->cache, NULL);
 		v->st.relaxes++;
 	} else {
 		if (vm->cfg.cmo == SLAT_VM_CMO_BEFORE_MAP && !s->device) {
@@ -101,7 +113,9 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	v->st.faults[res->fault == SLAT_FAULT_PERMISSION ? SLAT_VM_FAULT_PERMISSION
 		     : res->fault == SLAT_FAULT_ACCESS_FLAG ? SLAT_VM_FAULT_ACCESS_FLAG
 							    : SLAT_VM_FAULT_TRANSLATION]++;
-	if (res->fault != SLAT_FAULT_PERMISSION)
+	/* A write permission fault may have to split a block (dirty
+	 * logging maps pages), so only read permission faults skip it. */
+	if (res->fault != SLAT_FAULT_PERMISSION || write)
 		topup(v);
 
 	pthread_rwlock_rdlock(&vm->mmu_lock);

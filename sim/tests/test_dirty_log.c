@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dirty logging loses nothing. A live migration is played: vCPUs keep
+ * writing while the host copies guest memory, then only the pages the dirty
+ * log reports, round after round; after the vCPUs stop and a last round,
+ * the copy must equal guest memory. Every mode: write protection, manual
+ * protect (with and without initially-set), eager splitting, hardware dirty
+ * state, the dirty ring. Also: every page written by a quiesced iteration is
+ * in the next log, and CLEAR_DIRTY_LOG's alignment errors.
+ */
+#include "check.h"
+
+#include <sched.h>
+#include <time.h>
+
+#define BASE (4 * GiB)
+#define NR_VCPUS 3
+#define PER_VCPU (4 * MiB)
+#define SIZE (NR_VCPUS * PER_VCPU)
+#define PAGES (SIZE / 4096)
+
+struct mode {
+	const char *name;
+	const char *backing;
+	uint32_t manual;          /* cap MANUAL_DIRTY_LOG_PROTECT2 */
+	uint64_t eager;           /* eager split chunk */
+	bool hw_dirty;
+	uint32_t ring;            /* ring entries */
+	enum slat_vm_recovery recovery;
+};
+
+struct writer {
+	bool stop;
+	uint32_t stopped;
+	uint64_t writes;
+};
+
+static void writer_guest(struct slat_vcpu *v, void *arg)
+{
+	struct writer *w = arg;
+	uint32_t seed = slat_vcpu_id(v) * 7919 + 17;
+	uint64_t base = BASE + slat_vcpu_id(v) * PER_VCPU, n = 0;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
+		seed = seed * 1103515245u + 12345u;
+		uint64_t page = (seed >> 8) % (PER_VCPU / 4096);
+		uint64_t off = ((seed >> 4) & 7) * 512;
+
+		if (slat_vcpu_write64(v, base + page * 4096 + off,
+				      ((uint64_t)slat_vcpu_id(v) << 56) | ++n)) {
+			fprintf(stderr, "vCPU write failed\n");
+			abort();
+		}
+	}
+	__atomic_fetch_add(&w->writes, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&w->stopped, 1, __ATOMIC_RELEASE);
+}
+
+static void copy_page(struct slat_vm *vm, uint8_t *copy, uint64_t page)
+{
+	slat_vm_host_read(vm, BASE + page * 4096, copy + page * 4096, 4096);
+}
+
+/* One round of the migration: copy what the log reports. */
+static uint64_t collect(struct slat_vm *vm, const struct mode *m, uint8_t *copy)
+{
+	uint64_t n = 0;
+
+	if (m->ring) {
+		static uint64_t bm[PAGES / 64];
+		struct slat_vm_dirty_gfn g[256];
+
+		memset(bm, 0, sizeof(bm));
+		for (uint32_t i = 0; i < NR_VCPUS; i++) {
+			int k;
+
+			while ((k = slat_vcpu_dirty_ring_harvest(slat_vm_vcpu(vm, i), g,
+								  256)) > 0)
+				for (int j = 0; j < k; j++)
+					bm[g[j].offset / 64] |= 1ull << (g[j].offset % 64);
+		}
+		/* Copy after the reset: a page written since the harvest
+		 * stays writable until then. */
+		CHECK(slat_vm_reset_dirty_rings(vm) >= 0, "reset");
+		for (uint64_t p = 0; p < PAGES; p++)
+			if (bm[p / 64] >> (p % 64) & 1) {
+				copy_page(vm, copy, p);
+				n++;
+			}
+		return n;
+	}
+	static uint64_t bm[PAGES / 64];
+	int ret = slat_vm_get_dirty_log(vm, 0, bm);
+
+	CHECK(ret == 0, "get: %s", slat_vm_error(vm));
+	if (m->manual) {
+		ret = slat_vm_clear_dirty_log(vm, 0, 0, PAGES, bm);
+		CHECK(ret == 0, "clear: %s", slat_vm_error(vm));
+	}
+	for (uint64_t p = 0; p < PAGES; p++)
+		if (bm[p / 64] >> (p % 64) & 1) {
+			copy_page(vm, copy, p);
+			n++;
+		}
+	return n;
+}
+
+static void nothing_lost(const struct mode *m)
+{
+	struct slat_vm_config cfg = {
+		.table = { .format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40,
+			   .features = m->hw_dirty ? SLAT_FEAT_HWDIRTY : 0 },
+		.hw_dirty = m->hw_dirty,
+		.recovery = m->recovery,
+	};
+	struct slat_vm *vm = new_vm(&cfg);
+	struct writer w = { 0 };
+	uint8_t *copy = malloc(SIZE), *now = malloc(SIZE);
+	uint64_t reported = 0;
+
+	REQUIRE(copy && now, "memory");
+	if (m->manual)
+		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
+					   m->manual) == 0, "cap");
+	if (m->eager)
+		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE,
+					   m->eager) == 0, "%s", slat_vm_error(vm));
+	if (m->ring)
+		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_DIRTY_LOG_RING, m->ring) == 0,
+			"%s", slat_vm_error(vm));
+	REQUIRE(add_slot(vm, 0, BASE, SIZE, m->backing, 0) == 0, "%s",
+		slat_vm_error(vm));
+	for (uint32_t i = 0; i < NR_VCPUS; i++)
+		REQUIRE(slat_vm_create_vcpu(vm, i, NULL), "vcpu");
+	/* Populate without logging, so blocks exist where the backing allows. */
+	for (uint64_t off = 0; off < SIZE; off += 4096)
+		slat_vcpu_write64(slat_vm_vcpu(vm, (uint32_t)(off / PER_VCPU)),
+				  BASE + off, off);
+	for (uint32_t i = 0; i < NR_VCPUS; i++)
+		slat_vcpu_run(slat_vm_vcpu(vm, i), writer_guest, &w);
+
+	REQUIRE(add_slot(vm, 0, BASE, SIZE, m->backing,
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "enable: %s",
+		slat_vm_error(vm));
+	slat_vm_host_read(vm, BASE, copy, SIZE);
+	for (int round = 0; round < 8; round++) {
+		struct timespec ts = { 0, 3 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		reported += collect(vm, m, copy);
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	/* A vCPU waiting for room in its ring needs resets to stop. */
+	while (__atomic_load_n(&w.stopped, __ATOMIC_ACQUIRE) < NR_VCPUS)
+		reported += collect(vm, m, copy);
+	for (uint32_t i = 0; i < NR_VCPUS; i++)
+		slat_vcpu_join(slat_vm_vcpu(vm, i));
+	reported += collect(vm, m, copy);
+
+	slat_vm_host_read(vm, BASE, now, SIZE);
+	uint64_t lost = 0;
+	for (uint64_t p = 0; p < PAGES; p++)
+		lost += memcmp(copy + p * 4096, now + p * 4096, 4096) != 0;
+	CHECK(lost == 0, "%s: %llu pages lost (%llu writes, %llu reported)",
+	      m->name, (unsigned long long)lost, (unsigned long long)w.writes,
+	      (unsigned long long)reported);
+	CHECK(w.writes > 0 && reported > 0, "%s: the vCPUs wrote", m->name);
+
+	struct slat_vm_stats s;
+	slat_vm_stats_read(vm, &s);
+	if (m->eager)
+		CHECK(s.table.written[SLAT_WRITE_TABLE] > 0, "eager split tables");
+	REQUIRE(add_slot(vm, 0, BASE, SIZE, m->backing, 0) == 0, "disable: %s",
+		slat_vm_error(vm));
+	if (m->recovery == SLAT_VM_RECOVER_PROMOTE && !strcmp(m->backing, "anonymous_thp")) {
+		struct slat_leaf leaf;
+
+		CHECK(slat_lookup(slat_vm_table(vm), slat_ipa(BASE), &leaf) == 0 &&
+			      leaf.size == 2 * MiB, "promoted back to a block");
+	}
+	slat_vm_destroy(vm);
+	free(copy);
+	free(now);
+}
+
+static const struct mode modes[] = {
+	{ "wrprotect", "anonymous", 0, 0, false, 0, SLAT_VM_RECOVER_NONE },
+	{ "wrprotect-thp-eager", "anonymous_thp", 0, 2 * MiB, false, 0,
+	  SLAT_VM_RECOVER_PROMOTE },
+	{ "wrprotect-thp-no-eager", "anonymous_thp", 0, 0, false, 0,
+	  SLAT_VM_RECOVER_ZAP_TABLE },
+	{ "manual", "anonymous", SLAT_VM_MANUAL_PROTECT_ENABLE, 0, false, 0,
+	  SLAT_VM_RECOVER_NONE },
+	{ "manual-initially-set-eager", "anonymous_thp",
+	  SLAT_VM_MANUAL_PROTECT_ENABLE | SLAT_VM_INITIALLY_SET, 2 * MiB, false, 0,
+	  SLAT_VM_RECOVER_ZAP_LEAF },
+	{ "manual-initially-set", "shmem",
+	  SLAT_VM_MANUAL_PROTECT_ENABLE | SLAT_VM_INITIALLY_SET, 0, false, 0,
+	  SLAT_VM_RECOVER_NONE },
+	{ "hwdirty", "anonymous", 0, 0, true, 0, SLAT_VM_RECOVER_NONE },
+	{ "hwdirty-thp-eager", "anonymous_thp", 0, 2 * MiB, true, 0,
+	  SLAT_VM_RECOVER_PROMOTE },
+	{ "hwdirty-manual", "anonymous", SLAT_VM_MANUAL_PROTECT_ENABLE, 0, true, 0,
+	  SLAT_VM_RECOVER_NONE },
+	{ "ring", "anonymous", 0, 0, false, 1024, SLAT_VM_RECOVER_NONE },
+	{ "ring-thp-eager", "anonymous_thp", 0, 2 * MiB, false, 256,
+	  SLAT_VM_RECOVER_NONE },
+};
+
+static void nothing_lost_in_every_mode(void)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int before = check_failures;
+
+		nothing_lost(&modes[i]);
+		printf("  %s %s\n", check_failures == before ? "ok" : "FAIL",
+		       modes[i].name);
+	}
+}
+
+/* Quiesced: every page a finished iteration wrote is in the next log. */
+static void every_write_of_an_iteration_is_logged(void)
+{
+	for (int ring = 0; ring < 2; ring++) {
+		struct slat_vm *vm = new_vm(NULL);
+		struct slat_vm_memstress ms = {
+			.gpa = BASE, .bytes_per_vcpu = 64 * MiB, .nr_vcpus = 2,
+			.write_percent = 30, .random_access = true,
+		};
+		uint64_t words = 2 * 64 * MiB / 4096 / 64;
+		uint64_t *bm = calloc(words, 8);
+
+		if (ring)
+			slat_vm_enable_cap(vm, SLAT_VM_CAP_DIRTY_LOG_RING, 1 << 16);
+		REQUIRE(add_slot(vm, 0, BASE, 128 * MiB, "synthetic_2mb", 0) == 0,
+			"%s", slat_vm_error(vm));
+		slat_vm_memstress_start(vm, &ms);
+		slat_vm_memstress_iterate(vm);
+		add_slot(vm, 0, BASE, 128 * MiB, "synthetic_2mb",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES);
+		for (int it = 0; it < 3; it++) {
+			struct slat_vm_stats a, b;
+			uint64_t logged = 0;
+
+			slat_vm_stats_read(vm, &a);
+			slat_vm_memstress_iterate(vm);
+			slat_vm_stats_read(vm, &b);
+			if (ring) {
+				struct slat_vm_dirty_gfn g[512];
+				int k;
+
+				for (uint32_t i = 0; i < 2; i++)
+					while ((k = slat_vcpu_dirty_ring_harvest(
+							slat_vm_vcpu(vm, i), g, 512)) > 0)
+						for (int j = 0; j < k; j++)
+							bm[g[j].offset / 64] |= 1ull << (g[j].offset % 64);
+				slat_vm_reset_dirty_rings(vm);
+			} else {
+				CHECK(slat_vm_get_dirty_log(vm, 0, bm) == 0, "get");
+			}
+			for (uint64_t i = 0; i < words; i++)
+				logged += (uint64_t)__builtin_popcountll(bm[i]);
+			memset(bm, 0, words * 8);
+			/* Each first write to a page after its re-protection
+			 * faults once and is logged once. */
+			uint64_t faults = (b.faults[SLAT_VM_FAULT_PERMISSION] -
+					   a.faults[SLAT_VM_FAULT_PERMISSION]) +
+					  (b.faults[SLAT_VM_FAULT_TRANSLATION] -
+					   a.faults[SLAT_VM_FAULT_TRANSLATION]);
+			CHECK(logged > 0 && logged >= (b.dirty_marked - a.dirty_marked) &&
+				      (ring ? b.ring_pushes - a.ring_pushes : logged) == logged,
+			      "ring %d iteration %d: %llu logged, %llu faults", ring,
+			      it, (unsigned long long)logged,
+			      (unsigned long long)faults);
+		}
+		slat_vm_memstress_stop(vm);
+		free(bm);
+		slat_vm_destroy(vm);
+	}
+}
+
+static void clear_dirty_log_checks_alignment(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	uint64_t bm[4] = { ~0ull, ~0ull, ~0ull, ~0ull };
+
+	slat_vm_enable_cap(vm, SLAT_VM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
+			   SLAT_VM_MANUAL_PROTECT_ENABLE);
+	/* 200 pages: the last word is partial. */
+	REQUIRE(add_slot(vm, 0, BASE, 200 * 4096, "anonymous",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	CHECK(slat_vm_clear_dirty_log(vm, 0, 1, 64, bm) == -EINVAL, "first page");
+	CHECK(slat_vm_clear_dirty_log(vm, 0, 0, 63, bm) == -EINVAL, "length");
+	CHECK(slat_vm_clear_dirty_log(vm, 0, 64, 137, bm) == -EINVAL, "beyond");
+	CHECK(slat_vm_clear_dirty_log(vm, 0, 128, 72, bm) == 0,
+	      "up to the end: %s", slat_vm_error(vm));
+	CHECK(slat_vm_clear_dirty_log(vm, 0, 0, 128, bm) == 0, "aligned");
+	CHECK(slat_vm_clear_dirty_log(vm, 1, 0, 64, bm) == -ENOENT, "no slot");
+	CHECK(slat_vm_get_dirty_log(vm, 0, bm) == 0, "get");
+	slat_vm_destroy(vm);
+}
+
+int main(void)
+{
+	RUN(clear_dirty_log_checks_alignment);
+	RUN(every_write_of_an_iteration_is_logged);
+	RUN(nothing_lost_in_every_mode);
+	return check_failures ? 1 : 0;
+}
