@@ -3,13 +3,15 @@
 #                 x 256M, synthetic backing) and one seed's before/after
 #                 (MMIO unmap of 8G: page by page vs blocks)
 #   make check    install missing packages, build and run every test (plain
-#                 and with AddressSanitizer/UBSan), prove the core freestanding
+#                 and with AddressSanitizer/UBSan), the concurrency tests
+#                 with ThreadSanitizer, prove the core freestanding
 #   make bench    build, then run the benchmark
 #   make install  build, then install libraries, headers, slat.pc, slat-dump
 #                 (PREFIX=/usr/local by default; DESTDIR is honoured)
 
 BUILD      := build
 ASAN_BUILD := build-asan
+TSAN_BUILD := build-tsan
 JOBS       := -j2
 PREFIX     ?= /usr/local
 CMAKE      ?= cmake
@@ -38,6 +40,13 @@ check:
 	$(call run_tests,$(BUILD))
 	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)
 	$(call run_tests,$(ASAN_BUILD))
+	# ThreadSanitizer: only the concurrency tests (label "stress"), one at
+	# a time. -Wno-error=tsan: GCC warns that TSan does not model
+	# __atomic_thread_fence, which the exclusive map path uses.
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DSLAT_SANITIZE=thread -DCMAKE_C_FLAGS=-Wno-error=tsan
+	$(CMAKE) --build $(TSAN_BUILD) $(JOBS) --target slat-stress
+	cd $(TSAN_BUILD) && $(CTEST) --output-on-failure --no-tests=error -L stress
 	scripts/freestanding-check.sh
 
 bench:

@@ -13,6 +13,26 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <urcu/urcu-memb.h>
+
+/*
+ * ThreadSanitizer cannot see the synchronisation liburcu provides: the
+ * library is not instrumented, and a grace period is built from membarrier
+ * and per-thread counters. These annotations state the two edges RCU
+ * guarantees, so that TSan checks everything else: every read-side critical
+ * section that ends happens before a callback queued earlier runs, and
+ * queuing a callback happens before it runs. They compile to nothing
+ * without TSan.
+ */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define ANNOTATE_RELEASE(p) __tsan_release((void *)(p))
+#define ANNOTATE_ACQUIRE(p) __tsan_acquire((void *)(p))
+#else
+#define ANNOTATE_RELEASE(p) ((void)(p))
+#define ANNOTATE_ACQUIRE(p) ((void)(p))
+#endif
+
 /* Largest root: 16 concatenated 64 KiB pages. Also the arena's congruence. */
 #define ROOT_ALIGN_MAX (1ull << 20)
 #define ROOT_PAGES_MAX 16u
@@ -30,6 +50,21 @@ struct cache_reg {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cache_reg *regs;
 static size_t nr_regs, cap_regs;
+
+/*
+ * Deferred free (slat_hosted_enable_rcu): one RCU head per arena page, as a
+ * kernel keeps one in struct page, so free_deferred never allocates.
+ */
+struct slat_hosted_rcu {
+	struct rcu_head head;
+	struct slat_hosted *h;
+	int level;   /* of the unlinked table */
+	int pending; /* queued and not yet freed (atomic) */
+};
+
+/* Addresses for the ThreadSanitizer annotations only. */
+static char grace_token;   /* readers release it as they leave */
+static char barrier_token; /* callbacks release it when done */
 
 static void die(const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 1, 2)));
@@ -73,6 +108,21 @@ static uint32_t page_index(const struct slat_hosted *h, const void *va,
 		die("%s(%p): not the start of a page (granule %u)", what, va,
 		    h->granule);
 	return (uint32_t)(off / h->granule);
+}
+
+/*
+ * Page states are read without the lock by the refcount hook, which
+ * concurrent walkers call: every access is atomic (relaxed; the lock orders
+ * everything else).
+ */
+static uint8_t st_get(const struct slat_hosted *h, uint32_t idx)
+{
+	return __atomic_load_n(&h->state[idx], __ATOMIC_RELAXED);
+}
+
+static void st_set(struct slat_hosted *h, uint32_t idx, uint8_t s)
+{
+	__atomic_store_n(&h->state[idx], s, __ATOMIC_RELAXED);
 }
 
 static const char *state_name(uint8_t s)
@@ -126,30 +176,68 @@ static void reg_remove(struct cache_reg *r)
 }
 
 /*
- * Pages at c->pages[c->nr .. seen) of @h's caches were popped by the core
- * since the last look: they are table pages now.
+ * Pages at c->pages[c->nr .. seen) were popped by the core since the last
+ * look: they are table pages now, unless they left the cache meanwhile
+ * (freed, perhaps handed to another cache: then they have another owner).
+ */
+static void sync_reg(struct slat_hosted *h, struct cache_reg *r)
+{
+	struct slat_page_cache *c = r->c;
+
+	for (uint32_t j = c->nr; j < r->seen && j < c->capacity; j++) {
+		void *va = c->pages[j];
+		uint64_t off;
+		uint32_t idx;
+
+		if (!in_arena(h, va))
+			continue;
+		off = (uint64_t)((uint8_t *)va - h->arena);
+		if (off % h->granule)
+			continue;
+		idx = (uint32_t)(off / h->granule);
+		if (st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED &&
+		    h->owner[idx] == c) {
+			st_set(h, idx, SLAT_HOSTED_PAGE_TABLE);
+			h->owner[idx] = NULL;
+		}
+	}
+	r->seen = c->nr;
+}
+
+/*
+ * Exclusive use: look at every cache of @h whenever the arena changes.
+ * Concurrent use (RCU enabled): other threads' caches are being popped by
+ * the core right now and cannot be read; each cache is looked at only by
+ * its own topup and drain (sync_reg).
  */
 static void sync_caches(struct slat_hosted *h)
 {
-	for (size_t i = 0; i < nr_regs; i++) {
-		struct cache_reg *r = &regs[i];
-		struct slat_page_cache *c = r->c;
+	if (h->rcu)
+		return;
+	for (size_t i = 0; i < nr_regs; i++)
+		if (regs[i].h == h)
+			sync_reg(h, &regs[i]);
+}
 
-		if (r->h != h)
-			continue;
-		for (uint32_t j = c->nr; j < r->seen && j < c->capacity; j++) {
-			void *va = c->pages[j];
-			uint64_t off;
+/*
+ * Concurrent use: the pages still in @c must be cached pages of @c. A page
+ * freed while it sat in its cache is caught here, at the owner's next topup
+ * or drain, rather than by free_page, which cannot read other caches.
+ */
+static void check_own_cache(const struct slat_hosted *h,
+			    const struct slat_page_cache *c)
+{
+	for (uint32_t j = 0; j < c->nr && j < c->capacity; j++) {
+		uint32_t idx = page_index(h, c->pages[j], "cache_topup");
 
-			if (!in_arena(h, va))
-				continue;
-			off = (uint64_t)((uint8_t *)va - h->arena);
-			if (off % h->granule)
-				continue;
-			if (h->state[off / h->granule] == SLAT_HOSTED_PAGE_CACHED)
-				h->state[off / h->granule] = SLAT_HOSTED_PAGE_TABLE;
-		}
-		r->seen = c->nr;
+		if (st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
+		    h->owner[idx] != c)
+			die("cache %p: page %p sits in it but is %s%s (it was "
+			    "freed while still in the cache)",
+			    (const void *)c, c->pages[j],
+			    state_name(st_get(h, idx)),
+			    st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
+				    ? " in another cache" : "");
 	}
 }
 
@@ -227,7 +315,9 @@ int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
 	h->refcounts = calloc(nr_pages, sizeof(*h->refcounts));
 	h->free_list = malloc(nr_pages * sizeof(*h->free_list));
 	h->free_pos = malloc(nr_pages * sizeof(*h->free_pos));
-	if (!h->state || !h->refcounts || !h->free_list || !h->free_pos) {
+	h->owner = calloc(nr_pages, sizeof(*h->owner));
+	if (!h->state || !h->refcounts || !h->free_list || !h->free_pos ||
+	    !h->owner) {
 		slat_hosted_fini(h);
 		return SLAT_E_NOMEM;
 	}
@@ -241,6 +331,9 @@ void slat_hosted_fini(struct slat_hosted *h)
 {
 	if (!h)
 		return;
+	/* Callbacks still queued would free pages of this arena. */
+	if (h->rcu && slat_hosted_deferred_pending(h))
+		slat_hosted_rcu_barrier();
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < nr_regs;) {
 		if (regs[i].h == h)
@@ -255,6 +348,8 @@ void slat_hosted_fini(struct slat_hosted *h)
 	free(h->refcounts);
 	free(h->free_list);
 	free(h->free_pos);
+	free(h->owner);
+	free(h->rcu);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -281,19 +376,29 @@ int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
 /* Give c->pages[0 .. nr) back to @h. Called with the lock held. */
 static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
 {
+	struct cache_reg *r = reg_find(c);
+
 	sync_caches(h);
+	if (r)
+		sync_reg(h, r);
 	while (c->nr) {
 		void *va = c->pages[--c->nr];
 		uint32_t idx = page_index(h, va, "slat_hosted_cache_drain");
 
-		if (h->state[idx] != SLAT_HOSTED_PAGE_CACHED)
-			die("cache_drain: page %p in a cache is %s, not cached "
-			    "(pages may only be popped from a cache)",
-			    va, state_name(h->state[idx]));
-		h->state[idx] = SLAT_HOSTED_PAGE_FREE;
+		if (st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
+		    h->owner[idx] != c)
+			die("cache_drain: page %p in a cache is %s%s, not cached "
+			    "there (pages may only be popped from a cache)",
+			    va, state_name(st_get(h, idx)),
+			    st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
+				    ? " in another cache" : "");
+		st_set(h, idx, SLAT_HOSTED_PAGE_FREE);
+		h->owner[idx] = NULL;
 		h->pages_in_use--;
 		free_push(h, idx);
 	}
+	if (r)
+		r->seen = 0;
 }
 
 void slat_hosted_cache_fini(struct slat_page_cache *c)
@@ -351,6 +456,10 @@ int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 		*r = (struct cache_reg){ .c = c, .h = h, .seen = c->nr };
 	}
 	sync_caches(h);
+	if (h->rcu) {
+		sync_reg(h, r);
+		check_own_cache(h, c);
+	}
 
 	while (c->nr < n) {
 		uint32_t idx;
@@ -363,7 +472,8 @@ int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 		idx = free_pop(h);
 		va = page_va(h, idx);
 		memset(va, 0, h->granule); /* freed pages may be dirty */
-		h->state[idx] = SLAT_HOSTED_PAGE_CACHED;
+		st_set(h, idx, SLAT_HOSTED_PAGE_CACHED);
+		h->owner[idx] = c;
 		h->refcounts[idx] = 0;
 		h->pages_in_use++;
 		c->pages[c->nr++] = va;
@@ -408,7 +518,7 @@ uint64_t slat_hosted_table_pages(const struct slat_hosted *h)
 
 static int state_of(const struct slat_hosted *h, uint32_t idx)
 {
-	int s = h->state[idx];
+	int s = st_get(h, idx);
 
 	if (s == SLAT_HOSTED_PAGE_CACHED && !in_some_cache(h, page_va(h, idx)))
 		s = SLAT_HOSTED_PAGE_TABLE;
@@ -469,11 +579,13 @@ static void *h_zalloc_root(void *ctx, size_t bytes)
 		for (;; i -= a) {
 			uint64_t k = 0;
 
-			while (k < n && h->state[i + k] == SLAT_HOSTED_PAGE_FREE)
+			while (k < n && st_get(h, (uint32_t)(i + k)) ==
+						SLAT_HOSTED_PAGE_FREE)
 				k++;
 			if (k == n) {
 				for (k = 0; k < n; k++) {
-					h->state[i + k] = SLAT_HOSTED_PAGE_ROOT;
+					st_set(h, (uint32_t)(i + k),
+					       SLAT_HOSTED_PAGE_ROOT);
 					h->refcounts[i + k] = 0;
 					free_remove(h, (uint32_t)(i + k));
 				}
@@ -507,18 +619,18 @@ static void h_free_root(void *ctx, void *va, size_t bytes)
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t i = idx + (uint32_t)k;
 
-		switch (h->state[i]) {
+		switch (st_get(h, i)) {
 		case SLAT_HOSTED_PAGE_FREE:
 			h->double_frees++;
 			break;
 		case SLAT_HOSTED_PAGE_ROOT:
-			h->state[i] = SLAT_HOSTED_PAGE_FREE;
+			st_set(h, i, SLAT_HOSTED_PAGE_FREE);
 			h->pages_in_use--;
 			free_push(h, i);
 			break;
 		default:
 			die("free_root(%p, %zu): page %p is %s, not root", va,
-			    bytes, page_va(h, i), state_name(h->state[i]));
+			    bytes, page_va(h, i), state_name(st_get(h, i)));
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -533,7 +645,7 @@ static void h_free_page(void *ctx, void *va)
 
 	pthread_mutex_lock(&lock);
 	sync_caches(h);
-	switch (h->state[idx]) {
+	switch (st_get(h, idx)) {
 	case SLAT_HOSTED_PAGE_FREE:
 		h->double_frees++;
 		pthread_mutex_unlock(&lock);
@@ -541,15 +653,21 @@ static void h_free_page(void *ctx, void *va)
 	case SLAT_HOSTED_PAGE_ROOT:
 		die("free_page(%p): the page is part of a root", va);
 	case SLAT_HOSTED_PAGE_CACHED:
-		/* Normally seen as table by now; unless its slot was reused. */
-		if (in_some_cache(h, va))
+		/*
+		 * Popped by the core and not looked at since. Exclusive use:
+		 * every cache was just looked at, so it can only be still in
+		 * a cache by mistake. Concurrent use: the owner's next topup
+		 * or drain checks (check_own_cache).
+		 */
+		if (!h->rcu && in_some_cache(h, va))
 			die("free_page(%p): the page is still in a page cache",
 			    va);
 		break;
 	default:
 		break;
 	}
-	h->state[idx] = SLAT_HOSTED_PAGE_FREE;
+	st_set(h, idx, SLAT_HOSTED_PAGE_FREE);
+	h->owner[idx] = NULL;
 	h->refcounts[idx] = 0;
 	h->pages_in_use--;
 	free_push(h, idx);
@@ -562,7 +680,7 @@ static uint32_t *h_refcount(void *ctx, void *table_va)
 {
 	struct slat_hosted *h = ctx;
 	uint32_t idx = page_index(h, table_va, "refcount");
-	uint8_t s = h->state[idx];
+	uint8_t s = st_get(h, idx);
 
 	if (s != SLAT_HOSTED_PAGE_CACHED && s != SLAT_HOSTED_PAGE_TABLE)
 		die("refcount(%p): the page is %s, not a table page", table_va,
@@ -641,4 +759,134 @@ static const struct slat_mm_ops hosted_ops = {
 const struct slat_mm_ops *slat_hosted_ops(void)
 {
 	return &hosted_ops;
+}
+
+/* ------------------------------------------------------------------ */
+/* Concurrent walkers: deferred free through liburcu (urcu-memb) */
+
+/* After a grace period: no walker can see the subtree any more. */
+static void rcu_free_subtree(struct rcu_head *head)
+{
+	struct slat_hosted_rcu *n =
+		caa_container_of(head, struct slat_hosted_rcu, head);
+	struct slat_hosted *h = n->h;
+	uint32_t idx = (uint32_t)(n - h->rcu);
+	int level;
+
+	ANNOTATE_ACQUIRE(n);
+	ANNOTATE_ACQUIRE(&grace_token);
+	level = n->level;
+	/* Before the pages go back: the page may be deferred again at once. */
+	__atomic_store_n(&n->pending, 0, __ATOMIC_RELEASE);
+	slat_free_unlinked(h->table, page_va(h, idx), level);
+	__atomic_fetch_add(&h->deferred_freed, 1, __ATOMIC_RELEASE);
+	ANNOTATE_RELEASE(&barrier_token);
+}
+
+static void h_free_deferred(void *ctx, void *va, int level)
+{
+	struct slat_hosted *h = ctx;
+	uint32_t idx = page_index(h, va, "free_deferred");
+	struct slat_hosted_rcu *n;
+	uint8_t s;
+
+	if (!h->rcu || !h->table)
+		die("free_deferred(%p): RCU is not enabled on this arena "
+		    "(slat_hosted_enable_rcu)", va);
+	s = st_get(h, idx);
+	if (s == SLAT_HOSTED_PAGE_ROOT)
+		die("free_deferred(%p): the page is part of a root", va);
+	n = &h->rcu[idx];
+	if (s == SLAT_HOSTED_PAGE_FREE ||
+	    __atomic_exchange_n(&n->pending, 1, __ATOMIC_ACQ_REL)) {
+		/* Already free, or already waiting for a grace period. */
+		pthread_mutex_lock(&lock);
+		h->double_frees++;
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	n->level = level;
+	__atomic_fetch_add(&h->deferred, 1, __ATOMIC_RELAXED);
+	ANNOTATE_RELEASE(n);
+	urcu_memb_call_rcu(&n->head, rcu_free_subtree);
+}
+
+static const struct slat_mm_ops hosted_ops_rcu = {
+	.zalloc_root = h_zalloc_root,
+	.free_root = h_free_root,
+	.free_page = h_free_page,
+	.free_deferred = h_free_deferred,
+	.refcount = h_refcount,
+	.virt_to_phys = h_virt_to_phys,
+	.phys_to_virt = h_phys_to_virt,
+	.dcache_clean_poc = h_dcache_clean_poc,
+	.icache_inval_pou = h_icache_inval_pou,
+	.tlbi_ipa = h_tlbi_ipa,
+	.tlbi_range = h_tlbi_range,
+	.tlbi_vmid = h_tlbi_vmid,
+};
+
+const struct slat_mm_ops *slat_hosted_ops_rcu(void)
+{
+	return &hosted_ops_rcu;
+}
+
+int slat_hosted_enable_rcu(struct slat_hosted *h, struct slat_table *t)
+{
+	struct slat_hosted_rcu *nodes;
+
+	if (!h || !h->arena || !t)
+		return SLAT_E_INVAL;
+	if (h->rcu) {
+		h->table = t;
+		return SLAT_OK;
+	}
+	nodes = calloc(h->nr_pages, sizeof(*nodes));
+	if (!nodes)
+		return SLAT_E_NOMEM;
+	for (uint32_t i = 0; i < h->nr_pages; i++)
+		nodes[i].h = h;
+	pthread_mutex_lock(&lock);
+	/* Last look at every cache: from now on each looks at its own. */
+	sync_caches(h);
+	h->rcu = nodes;
+	h->table = t;
+	pthread_mutex_unlock(&lock);
+	return SLAT_OK;
+}
+
+uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h)
+{
+	return __atomic_load_n(&h->deferred, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(&h->deferred_freed, __ATOMIC_ACQUIRE);
+}
+
+void slat_hosted_rcu_register_thread(void)
+{
+	urcu_memb_register_thread();
+}
+
+void slat_hosted_rcu_unregister_thread(void)
+{
+	urcu_memb_unregister_thread();
+}
+
+void slat_hosted_rcu_read_lock(void)
+{
+	urcu_memb_read_lock();
+}
+
+void slat_hosted_rcu_read_unlock(void)
+{
+	ANNOTATE_RELEASE(&grace_token);
+	urcu_memb_read_unlock();
+}
+
+void slat_hosted_rcu_barrier(void)
+{
+	urcu_memb_barrier();
+	ANNOTATE_ACQUIRE(&barrier_token);
+	/* Orders the callbacks' arena updates before the caller's reads. */
+	pthread_mutex_lock(&lock);
+	pthread_mutex_unlock(&lock);
 }

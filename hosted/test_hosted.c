@@ -286,6 +286,69 @@ static void test_observer(void **state)
 	slat_hosted_fini(&h);
 }
 
+/*
+ * RCU deferred free with the core: a shared map that replaces a table by a
+ * block hands the table to free_deferred; its pages come back only after a
+ * grace period (slat_hosted_rcu_barrier). A subtree queued twice counts as
+ * a double free and is freed once.
+ */
+static void test_rcu_deferred(void **state)
+{
+	const struct slat_mm_ops *ops = slat_hosted_ops_rcu();
+	const struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40,
+		.pa_bits = 48,
+	};
+	struct slat_page_cache c;
+	struct slat_hosted h;
+	struct slat_table t;
+	uint64_t gib = 1ull << 30;
+
+	(void)state;
+	assert_non_null(ops->free_deferred);
+	assert_int_equal(slat_hosted_init(&h, 64 * 4096, 4096, PA_BASE),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_enable_rcu(&h, &t), SLAT_OK);
+	assert_int_equal(slat_table_init(&t, &cfg, ops, &h), SLAT_OK);
+	assert_int_equal(slat_hosted_cache_init(&c, 4), SLAT_OK);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 2), SLAT_OK);
+	slat_hosted_rcu_register_thread();
+
+	/* A page at 1 GiB: a level-2 and a level-3 table. */
+	assert_int_equal(slat_map(&t, slat_ipa(gib), 4096, slat_pa(0x80000000),
+				  SLAT_RW, 0, &c, NULL), SLAT_OK);
+	uint64_t root = t.geo.root_pages;
+	assert_int_equal(slat_hosted_table_pages(&h), root + 2);
+	/* A block with another translation replaces both, shared. */
+	slat_hosted_rcu_read_lock();
+	assert_int_equal(slat_map(&t, slat_ipa(gib), gib, slat_pa(3 * gib),
+				  SLAT_RW, SLAT_SHARED, &c, NULL), SLAT_OK);
+	/* Still in use: a walker may be reading them. */
+	assert_int_equal(slat_hosted_table_pages(&h), root + 2);
+	slat_hosted_rcu_read_unlock();
+	slat_hosted_rcu_barrier();
+	assert_int_equal(slat_hosted_deferred_pending(&h), 0);
+	assert_int_equal(h.deferred, 1);
+	assert_int_equal(slat_hosted_table_pages(&h), root);
+	assert_int_equal(h.double_frees, 0);
+
+	/* Queued twice before a grace period: once freed, once counted. */
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 1), SLAT_OK);
+	void *p = c.pages[--c.nr];
+	ops->free_deferred(&h, p, 3);
+	ops->free_deferred(&h, p, 3);
+	slat_hosted_rcu_barrier();
+	assert_int_equal(h.double_frees, 1);
+	assert_int_equal(slat_hosted_page_state(&h, p), SLAT_HOSTED_PAGE_FREE);
+	assert_int_equal(slat_hosted_table_pages(&h), root);
+
+	slat_hosted_rcu_unregister_thread();
+	slat_hosted_cache_fini(&c);
+	slat_table_destroy(&t);
+	assert_int_equal(slat_hosted_table_pages(&h), 0);
+	slat_hosted_fini(&h);
+}
+
 /* Misuse that is a bug in the core aborts: run it in a child. */
 enum misuse {
 	BAD_PHYS,
@@ -294,6 +357,8 @@ enum misuse {
 	FREE_CACHED_PAGE,
 	FREE_UNALIGNED,
 	REFCOUNT_OF_FREE,
+	DEFERRED_WITHOUT_RCU,
+	FREE_CACHED_PAGE_RCU,
 };
 
 static void do_misuse(enum misuse m)
@@ -325,6 +390,16 @@ static void do_misuse(enum misuse m)
 	case REFCOUNT_OF_FREE:
 		ops->refcount(&h, h.arena + 8 * 4096);
 		break;
+	case DEFERRED_WITHOUT_RCU:
+		slat_hosted_ops_rcu()->free_deferred(&h, c.pages[--c.nr], 3);
+		break;
+	case FREE_CACHED_PAGE_RCU:
+		/* Concurrent use: caught at the owner's next topup. */
+		if (slat_hosted_enable_rcu(&h, (struct slat_table *)&x))
+			_exit(2);
+		ops->free_page(&h, c.pages[0]);
+		slat_hosted_cache_topup(&h, &c, 2);
+		break;
 	}
 	_exit(0);
 }
@@ -332,7 +407,7 @@ static void do_misuse(enum misuse m)
 static void test_misuse_aborts(void **state)
 {
 	(void)state;
-	for (int m = BAD_PHYS; m <= REFCOUNT_OF_FREE; m++) {
+	for (int m = BAD_PHYS; m <= FREE_CACHED_PAGE_RCU; m++) {
 		int status;
 		pid_t pid = fork();
 
@@ -359,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_roots),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_observer),
+		cmocka_unit_test(test_rcu_deferred),
 		cmocka_unit_test(test_misuse_aborts),
 	};
 

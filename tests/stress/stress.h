@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the concurrency tests: a table on the hosted platform with RCU
+ * deferred free, per-thread counts of the hooks each thread called, and
+ * failure reporting.
+ *
+ * Every hook the core calls runs in the thread that called the core (the
+ * RCU callback thread excepted, which only frees pages), so a thread's own
+ * counters tell exactly what its calls did: that is how the tests check
+ * that a walker that lost a race did no cache maintenance and no
+ * invalidation.
+ */
+#ifndef SLAT_STRESS_H
+#define SLAT_STRESS_H
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <slat/hosted.h>
+#include <slat/slat.h>
+
+/* What the hooks did in this thread. */
+struct st_counts {
+	uint64_t dcache_calls, dcache_bytes;
+	uint64_t icache_calls;
+	uint64_t tlbi;        /* every kind */
+	uint64_t page_frees;
+};
+
+static _Thread_local struct st_counts st_mine;
+
+/*
+ * A real clean to the point of coherency takes microseconds for a page
+ * (and the entry stays locked meanwhile): the observer spends this long per
+ * 4 KiB cleaned, at most 20 us per call, so that other walkers meet the
+ * locked entry as they would on hardware.
+ */
+static uint64_t st_clean_ns_per_page = 200;
+
+static inline uint64_t st_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void st_spin_ns(uint64_t ns)
+{
+	uint64_t end = st_ns() + ns;
+	while (st_ns() < end)
+		;
+}
+
+static inline void st_observer(void *arg, const struct slat_hosted_event *ev)
+{
+	(void)arg;
+	switch (ev->kind) {
+	case SLAT_EV_DCACHE_CLEAN: {
+		uint64_t ns = ev->size / 4096 * st_clean_ns_per_page;
+		st_mine.dcache_calls++;
+		st_mine.dcache_bytes += ev->size;
+		st_spin_ns(ns < 20000 ? ns : 20000);
+		break;
+	}
+	case SLAT_EV_ICACHE_INVAL:
+		st_mine.icache_calls++;
+		break;
+	case SLAT_EV_PAGE_FREE:
+		st_mine.page_frees++;
+		break;
+	default:
+		st_mine.tlbi++;
+		break;
+	}
+}
+
+static inline struct st_counts st_now(void)
+{
+	return st_mine;
+}
+
+static inline struct st_counts st_delta(struct st_counts a, struct st_counts b)
+{
+	struct st_counts d = {
+		.dcache_calls = b.dcache_calls - a.dcache_calls,
+		.dcache_bytes = b.dcache_bytes - a.dcache_bytes,
+		.icache_calls = b.icache_calls - a.icache_calls,
+		.tlbi = b.tlbi - a.tlbi,
+		.page_frees = b.page_frees - a.page_frees,
+	};
+	return d;
+}
+
+static void st_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void st_fail(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fputs("FAIL: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	exit(1);
+}
+
+#define ST_CHECK(cond, ...)                                                   \
+	do {                                                                  \
+		if (!(cond))                                                  \
+			st_fail(__VA_ARGS__);                                 \
+	} while (0)
+
+/* A table for concurrent use: Arm stage 2, RCU deferred free. */
+struct st_table {
+	struct slat_config cfg;
+	struct slat_hosted h;
+	struct slat_table t;
+};
+
+static inline void st_table_init(struct st_table *s, uint32_t granule,
+				 uint8_t ia_bits, uint32_t features,
+				 uint64_t arena_bytes)
+{
+	memset(s, 0, sizeof(*s));
+	s->cfg = (struct slat_config){
+		.format = SLAT_FMT_ARM_S2, .granule = granule,
+		.ia_bits = ia_bits, .pa_bits = 48, .features = features,
+	};
+	ST_CHECK(slat_hosted_init(&s->h, arena_bytes, granule,
+				  0x40000000ull) == SLAT_OK,
+		 "slat_hosted_init");
+	slat_hosted_set_observer(&s->h, st_observer, NULL);
+	ST_CHECK(slat_hosted_enable_rcu(&s->h, &s->t) == SLAT_OK,
+		 "slat_hosted_enable_rcu");
+	int ret = slat_table_init(&s->t, &s->cfg, slat_hosted_ops_rcu(), &s->h);
+	ST_CHECK(ret == SLAT_OK, "slat_table_init: %s", slat_strerror(ret));
+}
+
+static inline void st_table_fini(struct st_table *s)
+{
+	slat_hosted_rcu_barrier();
+	slat_table_destroy(&s->t);
+	ST_CHECK(slat_hosted_table_pages(&s->h) == 0,
+		 "%" PRIu64 " pages still in use after destroy",
+		 slat_hosted_table_pages(&s->h));
+	ST_CHECK(s->h.double_frees == 0, "%" PRIu64 " double frees",
+		 s->h.double_frees);
+	slat_hosted_fini(&s->h);
+}
+
+/* Top @c up to @n pages (outside any lock, as a vCPU would). */
+static inline void st_topup(struct st_table *s, struct slat_page_cache *c,
+			    uint64_t n)
+{
+	if (n > c->capacity)
+		st_fail("a cache of %u pages cannot hold %" PRIu64,
+			c->capacity, n);
+	if (c->nr < n)
+		ST_CHECK(slat_hosted_cache_topup(&s->h, c, (uint32_t)n) ==
+				 SLAT_OK,
+			 "arena exhausted");
+}
+
+/*
+ * Pages a fault that installs one leaf of @size can need: a table for
+ * every level between the root and the leaf (or a split of a larger block
+ * per level). slat_pages_needed() has no notion of the leaf size a map will
+ * choose and asks for the worst case of a map by pages (513 for 1 GiB), too
+ * much to keep in every vCPU's cache.
+ */
+static inline uint32_t st_fault_pages(const struct slat_table *t, uint64_t size)
+{
+	int level = SLAT_LAST_LEVEL;
+	while (level > t->geo.start_level && slat_level_size(t, level) < size)
+		level--;
+	return (uint32_t)(level - t->geo.start_level);
+}
+
+/* xorshift64*: reproducible per-thread randomness. */
+static inline uint64_t st_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static inline uint64_t st_below(uint64_t *s, uint64_t n)
+{
+	return n ? st_rand(s) % n : 0;
+}
+
+#endif
