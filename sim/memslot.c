@@ -414,12 +414,14 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 	s->page_size = desc_page_size(d);
 	if ((d->kind == BACK_HUGETLB || d->kind == BACK_SYNTH) &&
 	    s->size % s->page_size) {
+		uint64_t psize = s->page_size;
+
 		sim_slot_free(s);
 		return sim_err(vm, -EINVAL,
 			       "slot %u: size 0x%llx is not a multiple of the "
 			       "%s page size 0x%llx", m->slot,
 			       (unsigned long long)m->memory_size, d->name,
-			       (unsigned long long)s->page_size);
+			       (unsigned long long)psize);
 	}
 	if (s->page_size < g)
 		s->page_size = g;

@@ -413,12 +413,18 @@ void slat_vm_destroy(struct slat_vm *vm)
 	if (!vm)
 		return;
 	slat_vm_memstress_stop(vm);
-	for (uint32_t i = 0; i < vm->nr_vcpus; i++) {
+	for (uint32_t i = 0; i < vm->nr_vcpus; i++)
+		if (vm->vcpus[i])
+			slat_vcpu_join(vm->vcpus[i]);
+	/* No vCPU left for the table's last invalidations to reach. */
+	uint32_t nr = vm->nr_vcpus;
+	vm->nr_vcpus = 0;
+	for (uint32_t i = 0; i < nr; i++) {
 		struct slat_vcpu *v = vm->vcpus[i];
 
+		vm->vcpus[i] = NULL;
 		if (!v)
 			continue;
-		slat_vcpu_join(v);
 		slat_hosted_cache_fini(&v->cache);
 		free(v->tlb);
 		free(v->ring.e);
