@@ -40,7 +40,11 @@ static int split_or_fail(const struct slat_walk_ctx *ctx, struct attr_data *d)
 	return ret;
 }
 
-/* Update one leaf; shared walkers compare-and-swap and report a lost race. */
+/*
+ * Update one leaf. Shared walkers compare-and-swap and report a lost race;
+ * an exclusive one races only the hardware's own AF/dirty updates, which
+ * it keeps.
+ */
 static int update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 		       slat_pte_t old, slat_pte_t new)
 {
@@ -49,14 +53,21 @@ static int update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 			ctx->stats->retries++;
 			return SLAT_E_AGAIN;
 		}
+	} else if (hw_updates_ptes(ctx->t)) {
+		/* Hardware bits this update does not change take their
+		 * latest value. */
+		slat_pte_t keep = (ctx->t->fmt->young_bit | ctx->t->fmt->dirty_bit) &
+				  ~(old ^ new);
+		while (!pte_cas(ptep, old, new)) {
+			old = pte_read(ptep);
+			new = (new & ~keep) | (old & keep);
+		}
 	} else {
 		__atomic_store_n(ptep, new, __ATOMIC_RELAXED);
 	}
 	ctx->stats->written[SLAT_WRITE_ATTR]++;
 	return SLAT_OK;
 }
-
-/* ---- wrprotect ---- */
 
 /*
  * The bulk case: a run of last-level entries (no tables there), one flush
@@ -72,7 +83,7 @@ static int wrprotect_pages(const struct slat_walk_ctx *ctx,
 	uint64_t changed = 0;
 	slat_pte_t *p = ctx->ptep;
 
-	if (walk_shared(ctx)) {
+	if (walk_shared(ctx) || hw_updates_ptes(t)) {
 		for (uint32_t i = 0; i < n; i++) {
 			slat_pte_t pte = pte_read(&p[i]);
 			while ((pte & present) && ((pte & ~clear) | set) != pte &&
@@ -348,7 +359,8 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	struct slat_table *t = ctx->t;
 	slat_pte_t af = t->fmt->young_bit;
 	uint32_t n, max = covered_entries(ctx);
-	if (ctx->level == SLAT_LAST_LEVEL && !walk_shared(ctx))
+	if (ctx->level == SLAT_LAST_LEVEL && !walk_shared(ctx) &&
+	    !hw_updates_ptes(t))
 		return young_pages(ctx, d, max ? max : 1);
 
 	for (n = 0; n < (max ? max : 1); n++) {

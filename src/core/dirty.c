@@ -39,20 +39,17 @@ static void report_dirty(const struct slat_walk_ctx *ctx, struct dirty_data *d,
 	d->dirty_pages += (hi - lo) >> g;
 }
 
-/* Clean one dirty leaf; a shared walker retries against concurrent faults. */
+/* Clean one dirty leaf, retrying against concurrent faults and hardware. */
 static void clean_leaf(const struct slat_walk_ctx *ctx, struct dirty_data *d,
 		       slat_pte_t *ptep, slat_pte_t pte, uint64_t addr)
 {
 	struct slat_table *t = ctx->t;
-	if (walk_shared(ctx)) {
-		while (!pte_cas(ptep, pte, t->fmt->leaf_cleaned(t, pte))) {
-			ctx->stats->retries++;
-			pte = pte_read(ptep);
-			if (!pte_leaf(t, pte, ctx->level) || !t->fmt->leaf_dirty(t, pte))
-				return;
-		}
-	} else {
-		__atomic_store_n(ptep, t->fmt->leaf_cleaned(t, pte), __ATOMIC_RELAXED);
+	/* Always atomic: the hardware sets AF and dirty state meanwhile. */
+	while (!pte_cas(ptep, pte, t->fmt->leaf_cleaned(t, pte))) {
+		ctx->stats->retries++;
+		pte = pte_read(ptep);
+		if (!pte_leaf(t, pte, ctx->level) || !t->fmt->leaf_dirty(t, pte))
+			return;
 	}
 	ctx->stats->written[SLAT_WRITE_ATTR]++;
 	d->changed = true;

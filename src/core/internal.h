@@ -122,6 +122,15 @@ static inline slat_pte_t pte_wrprotected(const struct slat_table *t,
 	return (pte & ~t->fmt->wp_clear) | t->fmt->wp_set;
 }
 
+/*
+ * The hardware updates descriptors itself (AF, dirty state): even an
+ * exclusive operation must read-modify-write them atomically.
+ */
+static inline bool hw_updates_ptes(const struct slat_table *t)
+{
+	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
+}
+
 static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
 {
 	return pte == t->fmt->locked;
@@ -235,7 +244,9 @@ int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size
  * over its span for a table. SLAT_E_AGAIN: a shared walker lost the race and
  * did nothing. slat_make_entry() then publishes the new descriptor.
  */
-int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table);
+int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table,
+		     slat_pte_t *was);
+slat_pte_t slat_lock_entry(const struct slat_walk_ctx *ctx);
 void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new);
 
 void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,

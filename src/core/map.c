@@ -154,7 +154,7 @@ static int map_replace_leaf(const struct slat_walk_ctx *ctx, struct map_data *d)
 		return 1;
 
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	int ret = slat_break_entry(ctx, false);
+	int ret = slat_break_entry(ctx, false, NULL);
 	if (ret)
 		return fail(d, ctx, ret);
 	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
@@ -173,7 +173,7 @@ static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d
 		return 0;
 
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	int ret = slat_break_entry(ctx, true);
+	int ret = slat_break_entry(ctx, true, NULL);
 	if (ret)
 		return fail(d, ctx, ret);
 	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);

@@ -63,12 +63,16 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		d->fail_addr = ctx->addr > ctx->start ? ctx->addr : ctx->start;
 		return SLAT_E_NOMEM;
 	}
-	slat_pte_t *sub = build_subtree(t, ctx->old, ctx->level, d->target,
+	/* Same translation, so x86 needs no flush; Arm needs the invalid step.
+	 * Built from the value taken out: the hardware may have updated it. */
+	slat_pte_t block = ctx->old;
+	if (t->fmt->split_needs_bbm)
+		slat_break_entry(ctx, false, &block);
+	else if (hw_updates_ptes(t))
+		block = slat_lock_entry(ctx);
+	slat_pte_t *sub = build_subtree(t, block, ctx->level, d->target,
 					d->cache, ctx->stats);
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub));
-	/* Same translation, so x86 needs no flush; Arm needs the invalid step. */
-	if (t->fmt->split_needs_bbm)
-		slat_break_entry(ctx, false);
 	slat_make_entry(ctx, table);
 	return d->skip ? 1 : 0;
 }

@@ -5,19 +5,26 @@
  */
 #include "internal.h"
 
-int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table)
+int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table,
+		     slat_pte_t *was)
 {
 	struct slat_table *t = ctx->t;
+	slat_pte_t old = ctx->old;
 	if (walk_shared(ctx)) {
-		if (!pte_cas(ctx->ptep, ctx->old, t->fmt->locked)) {
+		if (!pte_cas(ctx->ptep, old, t->fmt->locked)) {
 			ctx->stats->retries++;
 			return SLAT_E_AGAIN;
 		}
+	} else if (hw_updates_ptes(t)) {
+		/* The hardware may have set AF or dirty since we read it. */
+		old = __atomic_exchange_n(ctx->ptep, 0, __ATOMIC_ACQ_REL);
 	} else {
 		pte_write(ctx->ptep, 0);
 	}
+	if (was)
+		*was = old;
 	ctx->stats->written[SLAT_WRITE_BREAK]++;
-	if (!pte_valid(t, ctx->old))
+	if (!pte_valid(t, old))
 		return SLAT_OK;
 	/* A table's span also invalidates the walk caches below it. */
 	if (old_is_table)
@@ -26,6 +33,17 @@ int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table)
 		slat_tlbi_ipa(t, ctx->addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
 			    ctx->stats);
 	return SLAT_OK;
+}
+
+/*
+ * Take the block at ctx->ptep out of the hardware's reach without a TLBI
+ * (the table that replaces it translates the same), returning its latest
+ * value: formats without break-before-make whose hardware updates entries.
+ */
+slat_pte_t slat_lock_entry(const struct slat_walk_ctx *ctx)
+{
+	ctx->stats->written[SLAT_WRITE_BREAK]++;
+	return __atomic_exchange_n(ctx->ptep, ctx->t->fmt->locked, __ATOMIC_ACQ_REL);
 }
 
 void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new)
@@ -66,9 +84,10 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 		return SLAT_E_NOMEM;
 
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
-	if (!t->fmt->split_needs_bbm) {
-		slat_fill_split(t, page, ctx->old, ctx->level, ctx->stats);
-		if (walk_shared(ctx) && !pte_cas(ctx->ptep, ctx->old, table)) {
+	slat_pte_t block = ctx->old;
+	if (!t->fmt->split_needs_bbm && walk_shared(ctx)) {
+		slat_fill_split(t, page, block, ctx->level, ctx->stats);
+		if (!pte_cas(ctx->ptep, block, table)) {
 			/* Lost: the page goes back zeroed, as it came. */
 			for (uint32_t i = 0; i < t->geo.entries; i++)
 				page[i] = 0;
@@ -76,18 +95,23 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 			ctx->stats->retries++;
 			return SLAT_E_AGAIN;
 		}
-		if (!walk_shared(ctx))
-			pte_write(ctx->ptep, table);
 		ctx->stats->written[SLAT_WRITE_TABLE]++;
 		return SLAT_OK;
 	}
+	if (!t->fmt->split_needs_bbm) {
+		if (hw_updates_ptes(t))
+			block = slat_lock_entry(ctx);
+		slat_fill_split(t, page, block, ctx->level, ctx->stats);
+		slat_make_entry(ctx, table);
+		return SLAT_OK;
+	}
 
-	int ret = slat_break_entry(ctx, false);
+	int ret = slat_break_entry(ctx, false, &block);
 	if (ret) {
 		slat_cache_unpop(cache, page, ctx->stats);
 		return ret;
 	}
-	slat_fill_split(t, page, ctx->old, ctx->level, ctx->stats);
+	slat_fill_split(t, page, block, ctx->level, ctx->stats);
 	slat_make_entry(ctx, table);
 	return SLAT_OK;
 }
