@@ -5,11 +5,15 @@
 #   libcmocka-dev              unit tests
 #   liburcu-dev                deferred table reclamation (hosted, concurrent)
 #   gcc-aarch64-linux-gnu,
-#   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check)
+#   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check),
+#                              and build the QEMU oracle's EL2 program
+#   qemu-system-arm            the oracle: QEMU's Armv8 walker checks our tables
+#   clang, libclang-rt-14-dev  libFuzzer for the fuzzing harness
 set -euo pipefail
 
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
-	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu)
+	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
+	qemu-system-arm clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -28,4 +32,4 @@ fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update
-"${sudo[@]}" apt-get install -y "${missing[@]}"
+"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
