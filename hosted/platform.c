@@ -13,25 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <urcu/urcu-memb.h>
-
-/*
- * ThreadSanitizer cannot see the synchronisation liburcu provides: the
- * library is not instrumented, and a grace period is built from membarrier
- * and per-thread counters. These annotations state the two edges RCU
- * guarantees, so that TSan checks everything else: every read-side critical
- * section that ends happens before a callback queued earlier runs, and
- * queuing a callback happens before it runs. They compile to nothing
- * without TSan.
- */
-#if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
-#define ANNOTATE_RELEASE(p) __tsan_release((void *)(p))
-#define ANNOTATE_ACQUIRE(p) __tsan_acquire((void *)(p))
-#else
-#define ANNOTATE_RELEASE(p) ((void)(p))
-#define ANNOTATE_ACQUIRE(p) ((void)(p))
-#endif
+#include "internal.h"
 
 /* Largest root: 16 concatenated 64 KiB pages. Also the arena's congruence. */
 #define ROOT_ALIGN_MAX (1ull << 20)
@@ -51,25 +33,21 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cache_reg *regs;
 static size_t nr_regs, cap_regs;
 
-/*
- * Deferred free (slat_hosted_enable_rcu): one RCU head per arena page, as a
- * kernel keeps one in struct page, so free_deferred never allocates.
- */
-struct slat_hosted_rcu {
-	struct rcu_head head;
-	struct slat_hosted *h;
-	int level;   /* of the unlinked table */
-	int pending; /* queued and not yet freed (atomic) */
-};
+void (*slat_hosted__rcu_drain)(struct slat_hosted *h);
 
-/* Addresses for the ThreadSanitizer annotations only. */
-static char grace_token;   /* readers release it as they leave */
-static char barrier_token; /* callbacks release it when done */
+void slat_hosted__lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
+void slat_hosted__unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
 
-static void die(const char *fmt, ...)
+#define die slat_hosted__die
+
+void slat_hosted__die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -89,14 +67,14 @@ static bool in_arena(const struct slat_hosted *h, const void *va)
 	return h->arena && p >= h->arena && p < h->arena + h->arena_bytes;
 }
 
-static void *page_va(const struct slat_hosted *h, uint32_t idx)
+void *slat_hosted__page_va(const struct slat_hosted *h, uint32_t idx)
 {
 	return h->arena + (uint64_t)idx * h->granule;
 }
 
 /* The index of the page starting at @va; abort() if there is none. */
-static uint32_t page_index(const struct slat_hosted *h, const void *va,
-			   const char *what)
+uint32_t slat_hosted__page_index(const struct slat_hosted *h, const void *va,
+				 const char *what)
 {
 	uint64_t off;
 
@@ -115,7 +93,7 @@ static uint32_t page_index(const struct slat_hosted *h, const void *va,
  * concurrent walkers call: every access is atomic (relaxed; the lock orders
  * everything else).
  */
-static uint8_t st_get(const struct slat_hosted *h, uint32_t idx)
+uint8_t slat_hosted__st_get(const struct slat_hosted *h, uint32_t idx)
 {
 	return __atomic_load_n(&h->state[idx], __ATOMIC_RELAXED);
 }
@@ -195,13 +173,21 @@ static void sync_reg(struct slat_hosted *h, struct cache_reg *r)
 		if (off % h->granule)
 			continue;
 		idx = (uint32_t)(off / h->granule);
-		if (st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED &&
+		if (slat_hosted__st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED &&
 		    h->owner[idx] == c) {
 			st_set(h, idx, SLAT_HOSTED_PAGE_TABLE);
 			h->owner[idx] = NULL;
 		}
 	}
 	r->seen = c->nr;
+}
+
+/* Look at every cache of @h (the lock held). */
+void slat_hosted__sync_all_locked(struct slat_hosted *h)
+{
+	for (size_t i = 0; i < nr_regs; i++)
+		if (regs[i].h == h)
+			sync_reg(h, &regs[i]);
 }
 
 /*
@@ -212,11 +198,8 @@ static void sync_reg(struct slat_hosted *h, struct cache_reg *r)
  */
 static void sync_caches(struct slat_hosted *h)
 {
-	if (h->rcu)
-		return;
-	for (size_t i = 0; i < nr_regs; i++)
-		if (regs[i].h == h)
-			sync_reg(h, &regs[i]);
+	if (!h->rcu)
+		slat_hosted__sync_all_locked(h);
 }
 
 /*
@@ -228,15 +211,15 @@ static void check_own_cache(const struct slat_hosted *h,
 			    const struct slat_page_cache *c)
 {
 	for (uint32_t j = 0; j < c->nr && j < c->capacity; j++) {
-		uint32_t idx = page_index(h, c->pages[j], "cache_topup");
+		uint32_t idx = slat_hosted__page_index(h, c->pages[j], "cache_topup");
 
-		if (st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
+		if (slat_hosted__st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
 		    h->owner[idx] != c)
 			die("cache %p: page %p sits in it but is %s%s (it was "
 			    "freed while still in the cache)",
 			    (const void *)c, c->pages[j],
-			    state_name(st_get(h, idx)),
-			    st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
+			    state_name(slat_hosted__st_get(h, idx)),
+			    slat_hosted__st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
 				    ? " in another cache" : "");
 	}
 }
@@ -332,8 +315,8 @@ void slat_hosted_fini(struct slat_hosted *h)
 	if (!h)
 		return;
 	/* Callbacks still queued would free pages of this arena. */
-	if (h->rcu && slat_hosted_deferred_pending(h))
-		slat_hosted_rcu_barrier();
+	if (h->rcu && slat_hosted__rcu_drain)
+		slat_hosted__rcu_drain(h);
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < nr_regs;) {
 		if (regs[i].h == h)
@@ -383,14 +366,14 @@ static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
 		sync_reg(h, r);
 	while (c->nr) {
 		void *va = c->pages[--c->nr];
-		uint32_t idx = page_index(h, va, "slat_hosted_cache_drain");
+		uint32_t idx = slat_hosted__page_index(h, va, "slat_hosted_cache_drain");
 
-		if (st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
+		if (slat_hosted__st_get(h, idx) != SLAT_HOSTED_PAGE_CACHED ||
 		    h->owner[idx] != c)
 			die("cache_drain: page %p in a cache is %s%s, not cached "
 			    "there (pages may only be popped from a cache)",
-			    va, state_name(st_get(h, idx)),
-			    st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
+			    va, state_name(slat_hosted__st_get(h, idx)),
+			    slat_hosted__st_get(h, idx) == SLAT_HOSTED_PAGE_CACHED
 				    ? " in another cache" : "");
 		st_set(h, idx, SLAT_HOSTED_PAGE_FREE);
 		h->owner[idx] = NULL;
@@ -470,7 +453,7 @@ int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 			break;
 		}
 		idx = free_pop(h);
-		va = page_va(h, idx);
+		va = slat_hosted__page_va(h, idx);
 		memset(va, 0, h->granule); /* freed pages may be dirty */
 		st_set(h, idx, SLAT_HOSTED_PAGE_CACHED);
 		h->owner[idx] = c;
@@ -518,9 +501,9 @@ uint64_t slat_hosted_table_pages(const struct slat_hosted *h)
 
 static int state_of(const struct slat_hosted *h, uint32_t idx)
 {
-	int s = st_get(h, idx);
+	int s = slat_hosted__st_get(h, idx);
 
-	if (s == SLAT_HOSTED_PAGE_CACHED && !in_some_cache(h, page_va(h, idx)))
+	if (s == SLAT_HOSTED_PAGE_CACHED && !in_some_cache(h, slat_hosted__page_va(h, idx)))
 		s = SLAT_HOSTED_PAGE_TABLE;
 	return s;
 }
@@ -579,7 +562,7 @@ static void *h_zalloc_root(void *ctx, size_t bytes)
 		for (;; i -= a) {
 			uint64_t k = 0;
 
-			while (k < n && st_get(h, (uint32_t)(i + k)) ==
+			while (k < n && slat_hosted__st_get(h, (uint32_t)(i + k)) ==
 						SLAT_HOSTED_PAGE_FREE)
 				k++;
 			if (k == n) {
@@ -590,7 +573,7 @@ static void *h_zalloc_root(void *ctx, size_t bytes)
 					free_remove(h, (uint32_t)(i + k));
 				}
 				h->pages_in_use += n;
-				va = page_va(h, (uint32_t)i);
+				va = slat_hosted__page_va(h, (uint32_t)i);
 				break;
 			}
 			if (i < first + a)
@@ -606,7 +589,7 @@ static void *h_zalloc_root(void *ctx, size_t bytes)
 static void h_free_root(void *ctx, void *va, size_t bytes)
 {
 	struct slat_hosted *h = ctx;
-	uint32_t idx = page_index(h, va, "free_root");
+	uint32_t idx = slat_hosted__page_index(h, va, "free_root");
 	uint64_t n;
 
 	if (!bytes || bytes % h->granule ||
@@ -619,7 +602,7 @@ static void h_free_root(void *ctx, void *va, size_t bytes)
 	for (uint64_t k = 0; k < n; k++) {
 		uint32_t i = idx + (uint32_t)k;
 
-		switch (st_get(h, i)) {
+		switch (slat_hosted__st_get(h, i)) {
 		case SLAT_HOSTED_PAGE_FREE:
 			h->double_frees++;
 			break;
@@ -630,7 +613,7 @@ static void h_free_root(void *ctx, void *va, size_t bytes)
 			break;
 		default:
 			die("free_root(%p, %zu): page %p is %s, not root", va,
-			    bytes, page_va(h, i), state_name(st_get(h, i)));
+			    bytes, slat_hosted__page_va(h, i), state_name(slat_hosted__st_get(h, i)));
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -641,11 +624,11 @@ static void h_free_root(void *ctx, void *va, size_t bytes)
 static void h_free_page(void *ctx, void *va)
 {
 	struct slat_hosted *h = ctx;
-	uint32_t idx = page_index(h, va, "free_page");
+	uint32_t idx = slat_hosted__page_index(h, va, "free_page");
 
 	pthread_mutex_lock(&lock);
 	sync_caches(h);
-	switch (st_get(h, idx)) {
+	switch (slat_hosted__st_get(h, idx)) {
 	case SLAT_HOSTED_PAGE_FREE:
 		h->double_frees++;
 		pthread_mutex_unlock(&lock);
@@ -679,8 +662,8 @@ static void h_free_page(void *ctx, void *va)
 static uint32_t *h_refcount(void *ctx, void *table_va)
 {
 	struct slat_hosted *h = ctx;
-	uint32_t idx = page_index(h, table_va, "refcount");
-	uint8_t s = st_get(h, idx);
+	uint32_t idx = slat_hosted__page_index(h, table_va, "refcount");
+	uint8_t s = slat_hosted__st_get(h, idx);
 
 	if (s != SLAT_HOSTED_PAGE_CACHED && s != SLAT_HOSTED_PAGE_TABLE)
 		die("refcount(%p): the page is %s, not a table page", table_va,
@@ -761,132 +744,3 @@ const struct slat_mm_ops *slat_hosted_ops(void)
 	return &hosted_ops;
 }
 
-/* ------------------------------------------------------------------ */
-/* Concurrent walkers: deferred free through liburcu (urcu-memb) */
-
-/* After a grace period: no walker can see the subtree any more. */
-static void rcu_free_subtree(struct rcu_head *head)
-{
-	struct slat_hosted_rcu *n =
-		caa_container_of(head, struct slat_hosted_rcu, head);
-	struct slat_hosted *h = n->h;
-	uint32_t idx = (uint32_t)(n - h->rcu);
-	int level;
-
-	ANNOTATE_ACQUIRE(n);
-	ANNOTATE_ACQUIRE(&grace_token);
-	level = n->level;
-	/* Before the pages go back: the page may be deferred again at once. */
-	__atomic_store_n(&n->pending, 0, __ATOMIC_RELEASE);
-	slat_free_unlinked(h->table, page_va(h, idx), level);
-	__atomic_fetch_add(&h->deferred_freed, 1, __ATOMIC_RELEASE);
-	ANNOTATE_RELEASE(&barrier_token);
-}
-
-static void h_free_deferred(void *ctx, void *va, int level)
-{
-	struct slat_hosted *h = ctx;
-	uint32_t idx = page_index(h, va, "free_deferred");
-	struct slat_hosted_rcu *n;
-	uint8_t s;
-
-	if (!h->rcu || !h->table)
-		die("free_deferred(%p): RCU is not enabled on this arena "
-		    "(slat_hosted_enable_rcu)", va);
-	s = st_get(h, idx);
-	if (s == SLAT_HOSTED_PAGE_ROOT)
-		die("free_deferred(%p): the page is part of a root", va);
-	n = &h->rcu[idx];
-	if (s == SLAT_HOSTED_PAGE_FREE ||
-	    __atomic_exchange_n(&n->pending, 1, __ATOMIC_ACQ_REL)) {
-		/* Already free, or already waiting for a grace period. */
-		pthread_mutex_lock(&lock);
-		h->double_frees++;
-		pthread_mutex_unlock(&lock);
-		return;
-	}
-	n->level = level;
-	__atomic_fetch_add(&h->deferred, 1, __ATOMIC_RELAXED);
-	ANNOTATE_RELEASE(n);
-	urcu_memb_call_rcu(&n->head, rcu_free_subtree);
-}
-
-static const struct slat_mm_ops hosted_ops_rcu = {
-	.zalloc_root = h_zalloc_root,
-	.free_root = h_free_root,
-	.free_page = h_free_page,
-	.free_deferred = h_free_deferred,
-	.refcount = h_refcount,
-	.virt_to_phys = h_virt_to_phys,
-	.phys_to_virt = h_phys_to_virt,
-	.dcache_clean_poc = h_dcache_clean_poc,
-	.icache_inval_pou = h_icache_inval_pou,
-	.tlbi_ipa = h_tlbi_ipa,
-	.tlbi_range = h_tlbi_range,
-	.tlbi_vmid = h_tlbi_vmid,
-};
-
-const struct slat_mm_ops *slat_hosted_ops_rcu(void)
-{
-	return &hosted_ops_rcu;
-}
-
-int slat_hosted_enable_rcu(struct slat_hosted *h, struct slat_table *t)
-{
-	struct slat_hosted_rcu *nodes;
-
-	if (!h || !h->arena || !t)
-		return SLAT_E_INVAL;
-	if (h->rcu) {
-		h->table = t;
-		return SLAT_OK;
-	}
-	nodes = calloc(h->nr_pages, sizeof(*nodes));
-	if (!nodes)
-		return SLAT_E_NOMEM;
-	for (uint32_t i = 0; i < h->nr_pages; i++)
-		nodes[i].h = h;
-	pthread_mutex_lock(&lock);
-	/* Last look at every cache: from now on each looks at its own. */
-	sync_caches(h);
-	h->rcu = nodes;
-	h->table = t;
-	pthread_mutex_unlock(&lock);
-	return SLAT_OK;
-}
-
-uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h)
-{
-	return __atomic_load_n(&h->deferred, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&h->deferred_freed, __ATOMIC_ACQUIRE);
-}
-
-void slat_hosted_rcu_register_thread(void)
-{
-	urcu_memb_register_thread();
-}
-
-void slat_hosted_rcu_unregister_thread(void)
-{
-	urcu_memb_unregister_thread();
-}
-
-void slat_hosted_rcu_read_lock(void)
-{
-	urcu_memb_read_lock();
-}
-
-void slat_hosted_rcu_read_unlock(void)
-{
-	ANNOTATE_RELEASE(&grace_token);
-	urcu_memb_read_unlock();
-}
-
-void slat_hosted_rcu_barrier(void)
-{
-	urcu_memb_barrier();
-	ANNOTATE_ACQUIRE(&barrier_token);
-	/* Orders the callbacks' arena updates before the caller's reads. */
-	pthread_mutex_lock(&lock);
-	pthread_mutex_unlock(&lock);
-}

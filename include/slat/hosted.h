@@ -77,6 +77,10 @@
  * need no read-side section. In this mode the arena never reads another
  * thread's page cache: each cache is looked at only by its own topup and
  * drain, so a cache must be used by one thread at a time.
+ *
+ * Linking: these RCU functions live in their own object of libslat-hosted
+ * and need liburcu (pkg-config --libs liburcu-memb); a program that calls
+ * none of them links without it.
  */
 #ifndef SLAT_HOSTED_H
 #define SLAT_HOSTED_H
