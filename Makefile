@@ -41,10 +41,9 @@ check:
 	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)
 	$(call run_tests,$(ASAN_BUILD))
 	# ThreadSanitizer: only the concurrency tests (label "stress"), one at
-	# a time. -Wno-error=tsan: GCC warns that TSan does not model
-	# __atomic_thread_fence, which the exclusive map path uses.
+	# a time.
 	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-		-DSLAT_SANITIZE=thread -DCMAKE_C_FLAGS=-Wno-error=tsan
+		-DSLAT_SANITIZE=thread
 	$(CMAKE) --build $(TSAN_BUILD) $(JOBS) --target slat-stress
 	cd $(TSAN_BUILD) && $(CTEST) --output-on-failure --no-tests=error -L stress
 	scripts/freestanding-check.sh

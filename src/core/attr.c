@@ -138,7 +138,8 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
 				    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
 	}
-	return n ? (int)n : 1;
+	/* n == 0: the entry became a table meanwhile; descend. */
+	return n ? (int)n : 0;
 }
 
 static bool policy_ok(enum slat_tlbi_policy p)
@@ -257,7 +258,8 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 			return ret;
 		}
 	}
-	return n ? (int)n : 1;
+	/* n == 0: the entry became a table meanwhile; descend. */
+	return n ? (int)n : 0;
 }
 
 /*
@@ -380,7 +382,8 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 				break;
 		}
 	}
-	return n ? (int)n : 1;
+	/* n == 0: the entry became a table meanwhile; descend. */
+	return n ? (int)n : 0;
 }
 
 int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,

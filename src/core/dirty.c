@@ -68,8 +68,9 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	/* Cleaning a whole block would lose the state of pages outside. */
 	if (!covered && d->clear && pte_valid(t, ctx->old) &&
-	    t->fmt->leaf_dirty(t, ctx->old))
+	    t->fmt->leaf_dirty(t, ctx->old)) {
 		return slat_split_block(ctx, d->cache);
+	}
 
 	uint64_t fit = (ctx->end - ctx->addr) / size;
 	uint32_t max = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left, n;
@@ -84,7 +85,8 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		if (d->clear)
 			clean_leaf(ctx, d, &ctx->ptep[n], pte, addr);
 	}
-	return n ? (int)n : 1;
+	/* n == 0: the entry became a table meanwhile; descend. */
+	return n ? (int)n : 0;
 }
 
 int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,

@@ -138,7 +138,9 @@ static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
 
 static inline slat_pte_t pte_read(const slat_pte_t *ptep)
 {
-	return __atomic_load_n(ptep, __ATOMIC_RELAXED);
+	/* Acquire: a walker follows what it reads to a table page that
+	 * another walker filled and published with a release. */
+	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 }
 
 static inline void pte_write(slat_pte_t *ptep, slat_pte_t v)
@@ -215,7 +217,8 @@ static inline struct slat_stats *slat_stats_begin(struct slat_table *t,
 						  struct slat_stats *local,
 						  bool shared)
 {
-	if (!shared)
+	/* Deferred frees commit from another thread at any time. */
+	if (!shared && !t->mm->free_deferred)
 		return &t->stats;
 	slat_stats_clear(local);
 	return local;
@@ -227,7 +230,8 @@ void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
 static inline void slat_stats_end(struct slat_table *t, struct slat_stats *st,
 				  bool shared)
 {
-	if (shared)
+	(void)shared;
+	if (st != &t->stats)
 		slat_stats_commit(t, st, true);
 }
 

@@ -101,7 +101,8 @@ static uint32_t empty_run(const struct slat_walk_ctx *ctx, uint32_t max)
 static void store_leaf_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 			   slat_pte_t first, uint64_t step, slat_pa_t pa)
 {
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Leaves lead to guest memory, not to tables: relaxed stores are
+	 * enough; the cache maintenance hook completes with its own barrier. */
 	if (pa_run_linear(pa, n * step)) {
 		for (uint32_t i = 0; i < n; i++, first += step)
 			__atomic_store_n(&ptep[i], first, __ATOMIC_RELAXED);

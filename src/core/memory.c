@@ -56,25 +56,11 @@ void slat_free_subtree(struct slat_table *t, void *table, int level,
 	st->pages_freed++;
 }
 
-static uint64_t subtree_pages(struct slat_table *t, void *table, int level)
-{
-	uint64_t n = 1;
-	if (level < SLAT_LAST_LEVEL) {
-		slat_pte_t *ptes = table;
-		for (uint32_t i = 0; i < t->geo.entries; i++)
-			if (pte_table(t, ptes[i], level))
-				n += subtree_pages(t, table_va(t, ptes[i]), level + 1);
-	}
-	return n;
-}
-
 void slat_release_unlinked(struct slat_table *t, void *table, int level, bool shared,
 		   struct slat_stats *st)
 {
 	if (shared && t->mm->free_deferred) {
-		uint64_t n = subtree_pages(t, table, level);
-		st->pages_freed += n;
-		st->pages_deferred += n;
+		/* Counted when freed: walkers inside may still link tables. */
 		t->mm->free_deferred(t->mm_ctx, table, level);
 		return;
 	}
@@ -83,10 +69,12 @@ void slat_release_unlinked(struct slat_table *t, void *table, int level, bool sh
 
 void slat_free_unlinked(struct slat_table *t, void *va, int level)
 {
-	/* Counted when it was unlinked. */
-	struct slat_stats ignored;
-	slat_stats_clear(&ignored);
-	slat_free_subtree(t, va, level, &ignored);
+	struct slat_stats st;
+	slat_stats_clear(&st);
+	slat_free_subtree(t, va, level, &st);
+	st.pages_deferred = st.pages_freed;
+	/* From the RCU callback: beside any operation. */
+	slat_stats_commit(t, &st, true);
 }
 
 void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,

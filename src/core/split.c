@@ -283,7 +283,8 @@ static int zap_leaves(const struct slat_walk_ctx *ctx, struct recover_data *d)
 	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
 	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
 	d->batch.changed |= cleared != 0;
-	return n ? (int)n : 1;
+	/* n == 0: the entry became a table meanwhile; descend. */
+	return n ? (int)n : 0;
 }
 
 static bool may_be_block(const struct slat_walk_ctx *ctx,

@@ -91,6 +91,7 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 			/* Lost: the page goes back zeroed, as it came. */
 			for (uint32_t i = 0; i < t->geo.entries; i++)
 				page[i] = 0;
+			*t->mm->refcount(t->mm_ctx, page) = 0;
 			slat_cache_unpop(cache, page, ctx->stats);
 			ctx->stats->retries++;
 			return SLAT_E_AGAIN;

@@ -48,21 +48,27 @@ static int walk_entry(struct walk *wk, struct slat_walk_ctx *ctx,
 	uint32_t want = wk->w->flags;
 	int ret;
 
-	if (pte_table(wk->t, ctx->old, ctx->level)) {
-		if (want & SLAT_VISIT_TABLE_PRE) {
+	for (;;) {
+		if (pte_table(wk->t, ctx->old, ctx->level)) {
+			if (!(want & SLAT_VISIT_TABLE_PRE))
+				break;
 			ret = visit(wk, ctx, SLAT_VISIT_TABLE_PRE);
 			if (ret)
 				return ret;
 			ctx->old = pte_read(ctx->ptep);
+		} else {
+			if (!(want & SLAT_VISIT_LEAF))
+				return 1;
+			ret = visit(wk, ctx, SLAT_VISIT_LEAF);
+			if (ret)
+				return ret;
+			/* A visitor that installed a table wants to go on below it. */
+			ctx->old = pte_read(ctx->ptep);
 		}
-	} else {
-		if (!(want & SLAT_VISIT_LEAF))
-			return 1;
-		ret = visit(wk, ctx, SLAT_VISIT_LEAF);
-		if (ret)
-			return ret;
-		/* A visitor that installed a table wants to go on below it. */
-		ctx->old = pte_read(ctx->ptep);
+		/* Shared: another walker changed it into no table; visit that. */
+		if (pte_table(wk->t, ctx->old, ctx->level) ||
+		    !(ctx->flags & SLAT_WALK_SHARED))
+			break;
 	}
 
 	if (!pte_table(wk->t, ctx->old, ctx->level) || !may_descend(wk, ctx->level))
