@@ -46,6 +46,8 @@ check:
 		-DSLAT_SANITIZE=thread
 	$(CMAKE) --build $(TSAN_BUILD) $(JOBS) --target slat-stress
 	cd $(TSAN_BUILD) && $(CTEST) --output-on-failure --no-tests=error -L stress
+	# libFuzzer (clang, ASan, UBSan) over the seed corpus, bounded.
+	FUZZ_SECONDS=60 tests/fuzz/run.sh
 	scripts/freestanding-check.sh
 
 bench:
