@@ -82,10 +82,11 @@ uint32_t slat_hosted__page_index(const struct slat_hosted *h, const void *va,
 		die("%s(%p): not in the arena [%p, %p)", what, va,
 		    (void *)h->arena, (void *)(h->arena + h->arena_bytes));
 	off = (uint64_t)((const uint8_t *)va - h->arena);
-	if (off % h->granule)
+	/* The granule is a power of two: mask and shift, no division. */
+	if (off & (h->granule - 1))
 		die("%s(%p): not the start of a page (granule %u)", what, va,
 		    h->granule);
-	return (uint32_t)(off / h->granule);
+	return (uint32_t)(off >> __builtin_ctz(h->granule));
 }
 
 /*
@@ -681,6 +682,13 @@ static slat_pa_t h_virt_to_phys(void *ctx, void *va)
 	return slat_pa(h->pa_base + (uint64_t)((uint8_t *)va - h->arena));
 }
 
+/* The arena is one linear map: the core converts inline. */
+static intptr_t h_linear_offset(void *ctx)
+{
+	struct slat_hosted *h = ctx;
+	return (intptr_t)h->arena - (intptr_t)h->pa_base;
+}
+
 static void *h_phys_to_virt(void *ctx, slat_pa_t pa)
 {
 	struct slat_hosted *h = ctx;
@@ -732,6 +740,7 @@ static const struct slat_mm_ops hosted_ops = {
 	.refcount = h_refcount,
 	.virt_to_phys = h_virt_to_phys,
 	.phys_to_virt = h_phys_to_virt,
+	.linear_offset = h_linear_offset,
 	.dcache_clean_poc = h_dcache_clean_poc,
 	.icache_inval_pou = h_icache_inval_pou,
 	.tlbi_ipa = h_tlbi_ipa,

@@ -190,10 +190,20 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 
 /* ---- relax ---- */
 
+/* The leaf with @perms added is one the format can express. */
+static bool relaxed_attrs_ok(const struct slat_table *t, slat_pte_t leaf,
+			     uint32_t perms)
+{
+	uint32_t attrs = t->fmt->leaf_attrs(t, leaf) & ~(SLAT_YOUNG | SLAT_DIRTY);
+	return t->fmt->check_attrs(t, attrs | perms) == SLAT_OK;
+}
+
 static int relax_leaf(const struct slat_walk_ctx *ctx, struct attr_data *d,
 		      slat_pte_t *ptep, slat_pte_t old, uint64_t addr)
 {
 	struct slat_table *t = ctx->t;
+	if (!relaxed_attrs_ok(t, old, d->perms))
+		return SLAT_E_ATTR;
 	uint32_t attrs = t->fmt->leaf_attrs(t, old);
 	slat_pte_t new = t->fmt->leaf_with_perms(t, old, (attrs | d->perms) & SLAT_PERMS);
 	new |= t->fmt->young_bit;
@@ -239,6 +249,11 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		uint32_t have = t->fmt->leaf_attrs(t, ctx->old);
 		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG))
 			return 1;
+		if (!relaxed_attrs_ok(t, ctx->old, d->perms)) {
+			/* Before the split changes anything. */
+			d->fail_addr = first_addr(ctx);
+			return SLAT_E_ATTR;
+		}
 		return split_or_fail(ctx, d);
 	}
 
@@ -263,8 +278,9 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 /*
- * Refuse before any change: a hole in the range (SLAT_E_NOENT), or execute
- * added to device memory (SLAT_E_ATTR).
+ * Refuse before any change: a hole in the range (SLAT_E_NOENT), or a leaf
+ * the added permissions would make invalid (SLAT_E_ATTR: execute on device
+ * memory, EPT write or execute without read, ...).
  */
 static int relax_check_visitor(const struct slat_walk_ctx *ctx,
 			       enum slat_visit visit)
@@ -278,10 +294,7 @@ static int relax_check_visitor(const struct slat_walk_ctx *ctx,
 	}
 	if (!pte_valid(t, ctx->old))
 		return SLAT_E_NOENT;
-	if ((d->perms & SLAT_X) &&
-	    SLAT_MT(t->fmt->leaf_attrs(t, ctx->old)) == SLAT_MT_DEVICE)
-		return SLAT_E_ATTR;
-	return 1;
+	return relaxed_attrs_ok(t, ctx->old, d->perms) ? 1 : SLAT_E_ATTR;
 }
 
 int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -295,7 +308,8 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	int ret = slat_check_ipa_range(t, ipa.ipa, size);
 	if (ret)
 		return ret;
-	if ((perms & ~SLAT_PERMS) || t->fmt->check_attrs(t, perms))
+	/* Whether the result is valid depends on each leaf: checked there. */
+	if (perms & ~SLAT_PERMS)
 		return SLAT_E_ATTR;
 
 	bool shared = flags & SLAT_SHARED;
@@ -306,7 +320,7 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct slat_stats local;
 	struct slat_stats *st = slat_stats_begin(t, &local, shared);
 	/* One page cannot be half changed; a larger range is checked first. */
-	if (size > (1ull << t->geo.granule_shift) || (perms & SLAT_X)) {
+	if (size > (1ull << t->geo.granule_shift)) {
 		struct slat_walker check = {
 			.cb = relax_check_visitor, .arg = &d, .flags = wflags,
 			.stop_level = SLAT_LAST_LEVEL,

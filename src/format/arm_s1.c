@@ -132,6 +132,12 @@ static uint32_t s1_leaf_attrs(const struct slat_table *t, slat_pte_t pte)
 static slat_pte_t s1_leaf_with_perms(const struct slat_table *t,
 				     slat_pte_t pte, uint32_t perms)
 {
+	/* Writable-clean stays clean: no write happened. */
+	if ((perms & SLAT_W) && hwdirty(t) && (pte & S1_DBM)) {
+		slat_pte_t keep = pte & (S1_AP_RO | S1_DBM);
+		pte &= ~(S1_AP_RO | S1_DBM | S1_PXN | S1_UXN);
+		return pte | keep | (perm_bits(t, perms) & ~(S1_AP_RO | S1_DBM));
+	}
 	pte &= ~(S1_AP_RO | S1_DBM | S1_PXN | S1_UXN);
 	return pte | perm_bits(t, perms);
 }

@@ -136,7 +136,12 @@ static uint32_t arm_leaf_attrs(const struct slat_table *t, slat_pte_t pte)
 static slat_pte_t arm_leaf_with_perms(const struct slat_table *t,
 				      slat_pte_t pte, uint32_t perms)
 {
+	/* Already writable (clean or dirty) stays as it is: no write happened. */
+	slat_pte_t keep = (perms & SLAT_W) && (pte & (S2_AP_W | S2_DBM))
+				  ? pte & (S2_AP_W | S2_DBM) : 0;
 	pte &= ~(S2_AP_R | S2_AP_W | S2_DBM | S2_XN_MASK);
+	if (keep)
+		return pte | keep | perm_bits(t, perms & ~SLAT_W);
 	return pte | perm_bits(t, perms);
 }
 
