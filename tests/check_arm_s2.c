@@ -17,7 +17,10 @@
  *   [11]       RES0 here (FnXS is not used)
  *   [47:g]     OA; with the 64K granule and 52-bit PA, PA[51:48] in [15:12]
  *              (RES0 otherwise); OA bits below the block size are RES0
- *   [52:48]    not used by libslat (DBM, Contiguous, ...): 0
+ *   [51]       DBM: only with hardware dirty state (VTCR_EL2.HD), and then
+ *              on every writable leaf: S2AP.W = 1 dirty, S2AP.W = 0
+ *              writable-clean (the hardware sets S2AP.W on a write)
+ *   [52], [50:48] not used by libslat (Contiguous, GP, ...): 0
  *   [54:53]    XN        00 X at EL1 and EL0, 10 none; FEAT_XNX: 01 EL0
  *                        only, 11 EL1 only
  *   [58:55]    software
@@ -95,6 +98,7 @@ static uint64_t decode_oa(const struct check_geo *g, uint64_t pte)
 }
 
 #define LEAF_ATTR_BITS (GENMASK(10, 2) | GENMASK(54, 53) | GENMASK(58, 55))
+#define DBM BIT(51)
 
 static enum check_desc_kind bad(char *why, size_t n, const char *fmt,
 				uint64_t pte, int level)
@@ -144,9 +148,13 @@ static enum check_desc_kind arm_decode(const struct check_geo *g,
 	if (!(g->leaf_levels & BIT(level)))
 		return bad(why, n, "block at a level that allows no block",
 			   pte, level);
-	if (pte & ~(oa_mask(g) | 3 | LEAF_ATTR_BITS))
-		return bad(why, n, "leaf with RES0/unused bits set", pte,
-			   level);
+	bool hd = cfg->features & SLAT_FEAT_HWDIRTY;
+	if (pte & ~(oa_mask(g) | 3 | LEAF_ATTR_BITS | (hd ? DBM : 0)))
+		return bad(why, n,
+			   hd ? "leaf with RES0/unused bits set"
+			      : "leaf with RES0/unused bits set (DBM without "
+				"hardware dirty state?)",
+			   pte, level);
 	uint64_t size = 1ull << check_level_shift(g, level);
 	if (oa & (size - 1))
 		return bad(why, n, "OA bits below the block size set", pte,
@@ -168,8 +176,15 @@ static enum check_desc_kind arm_decode(const struct check_geo *g,
 			   pte, level);
 	if (pte & BIT(6))
 		attrs |= SLAT_R;
-	if (pte & BIT(7))
+	if (hd && (pte & BIT(7)) && !(pte & DBM))
+		return bad(why, n,
+			   "writable leaf without DBM under hardware dirty "
+			   "state (its writes would not be tracked)",
+			   pte, level);
+	if (pte & (BIT(7) | DBM))
 		attrs |= SLAT_W;
+	if ((pte & BIT(7)) && (pte & DBM))
+		attrs |= SLAT_DIRTY;
 	if (((pte >> 8) & 3) != 3)
 		return bad(why, n, "SH is not 0b11", pte, level);
 	if (pte & BIT(10))
@@ -202,7 +217,8 @@ static enum check_desc_kind arm_decode(const struct check_geo *g,
 
 static bool arm_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 {
-	if (attrs & ~SLAT_ATTR_INPUT)
+	/* SLAT_IPAT and SLAT_SVE are EPT's */
+	if (attrs & ~(SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK))
 		return false;
 	if (SLAT_MT(attrs) == SLAT_MT_MASK)
 		return false;
@@ -233,6 +249,12 @@ static bool arm_separate_exec(const struct slat_config *cfg)
 	return cfg->features & SLAT_FEAT_XNX;
 }
 
+static enum check_af arm_hw_af(const struct slat_config *cfg)
+{
+	return (cfg->features & SLAT_FEAT_HWDIRTY) ? CHECK_AF_HW_SETS
+						   : CHECK_AF_FAULT;
+}
+
 const struct check_format check_arm_s2 = {
 	.name = "arm-s2",
 	.id = SLAT_FMT_ARM_S2,
@@ -242,6 +264,11 @@ const struct check_format check_arm_s2 = {
 	.dcache_on_install = arm_dcache_on_install,
 	.icache_on_exec = arm_icache_on_exec,
 	.separate_exec = arm_separate_exec,
+	.extra_attrs = 0,
+	.tlbi_by_address = true,
+	.split_bbm = true,
+	.wrprotect_keeps_dirty = false,
+	.hw_af = arm_hw_af,
 };
 
 const struct check_format *check_format_for(enum slat_format_id id)
@@ -249,6 +276,8 @@ const struct check_format *check_format_for(enum slat_format_id id)
 	switch (id) {
 	case SLAT_FMT_ARM_S2:
 		return &check_arm_s2;
+	case SLAT_FMT_EPT:
+		return &check_ept;
 	default:
 		return NULL;
 	}

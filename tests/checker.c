@@ -77,12 +77,16 @@ int checker_init(struct checker *c, struct slat_table *t,
 
 	const struct slat_geometry *g = &t->geo;
 	const struct check_geo *e = &c->geo;
+	/* only the leaf levels the walk has are compared */
+	uint8_t walked = e->start_level <= 0
+				 ? 0xff
+				 : (uint8_t)~((1u << e->start_level) - 1);
 	if (g->granule_shift != e->granule_shift ||
 	    g->bits_per_level != e->bits_per_level ||
 	    g->start_level != e->start_level ||
 	    g->root_pages != e->root_pages ||
 	    g->root_entries != e->root_entries || g->entries != e->entries ||
-	    (g->leaf_levels & ~((1u << e->start_level) - 1)) != e->leaf_levels ||
+	    (g->leaf_levels & walked) != e->leaf_levels ||
 	    g->ia_bits != e->ia_bits ||
 	    g->pa_bits != e->pa_bits)
 		return fail(c,
@@ -297,7 +301,45 @@ struct cmp {
 	const struct model *m;
 	uint64_t next; /* model comparison cursor inside a leaf */
 	const struct check_leaf *l;
+	/* the model's runs over the walked range, taken once: the walk
+	 * visits leaves in address order, so a cursor finds each leaf's */
+	struct model_run *runs;
+	size_t nruns, cap, idx;
 };
+
+static int take_run_cb(void *arg, const struct model_run *r)
+{
+	struct cmp *p = arg;
+	if (p->nruns == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		p->runs = realloc(p->runs, p->cap * sizeof(*p->runs));
+		if (!p->runs)
+			abort();
+	}
+	p->runs[p->nruns++] = *r;
+	return 0;
+}
+
+/* Like model_for_each over [s, e), from the runs taken once. */
+static int runs_for_each(struct cmp *p, uint64_t s, uint64_t e,
+			 model_iter_fn fn)
+{
+	while (p->idx < p->nruns && p->runs[p->idx].end <= s)
+		p->idx++;
+	for (size_t i = p->idx; i < p->nruns && p->runs[i].start < e; i++) {
+		struct model_run r = p->runs[i];
+		if (r.start < s) {
+			r.pa += s - r.start;
+			r.start = s;
+		}
+		if (r.end > e)
+			r.end = e;
+		int ret = fn(p, &r);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
 static int leaf_run_cb(void *arg, const struct model_run *r)
 {
@@ -312,7 +354,7 @@ static int leaf_run_cb(void *arg, const struct model_run *r)
 			    p->next, l->base, l->size, l->level, l->oa,
 			    l->pte);
 	uint64_t want_pa = l->oa + (r->start - l->base);
-	uint32_t got = l->attrs & ~SLAT_YOUNG;
+	uint32_t got = l->attrs & ~(SLAT_YOUNG | SLAT_DIRTY);
 	if (r->pa != want_pa || r->attrs != got)
 		return fail(c,
 			    "IPA %#" PRIx64 ": table maps -> %#" PRIx64
@@ -330,6 +372,14 @@ static int leaf_run_cb(void *arg, const struct model_run *r)
 			    r->start, (l->attrs & SLAT_YOUNG) ? "young" : "old",
 			    l->base, l->size, l->pte,
 			    r->young == MODEL_YOUNG ? "young" : "old");
+	if (r->dirty != !!(l->attrs & SLAT_DIRTY))
+		return fail(c,
+			    "IPA %#" PRIx64 ": table says %s (leaf %#" PRIx64
+			    "+%#" PRIx64 " pte %#018" PRIx64
+			    "), model says %s",
+			    r->start, (l->attrs & SLAT_DIRTY) ? "dirty" : "clean",
+			    l->base, l->size, l->pte,
+			    r->dirty ? "dirty" : "clean");
 	p->next = r->end;
 	return 0;
 }
@@ -394,8 +444,8 @@ static int cmp_cb(void *arg, const struct check_leaf *l)
 	if (l->valid) {
 		if (p->m) {
 			p->next = l->base;
-			if (model_for_each(p->m, l->base, l->base + l->size,
-					   leaf_run_cb, p))
+			if (runs_for_each(p, l->base, l->base + l->size,
+					  leaf_run_cb))
 				return -1;
 			if (p->next != l->base + l->size)
 				return fail(c,
@@ -415,7 +465,7 @@ static int cmp_cb(void *arg, const struct check_leaf *l)
 		return 0;
 	}
 	if (p->m &&
-	    model_for_each(p->m, l->base, l->base + l->size, hole_run_cb, p))
+	    runs_for_each(p, l->base, l->base + l->size, hole_run_cb))
 		return -1;
 	if (c->check_lookup) {
 		if (check_lookup_hole(c, l->base))
@@ -429,9 +479,13 @@ static int cmp_cb(void *arg, const struct check_leaf *l)
 int checker_range(struct checker *c, const struct model *m, uint64_t s,
 		  uint64_t e)
 {
-	struct cmp p = { c, m, 0, NULL };
+	struct cmp p = { .c = c, .m = m };
 	c->msg[0] = 0;
-	return walk_range(c, s, e, false, cmp_cb, &p) ? -1 : 0;
+	if (m)
+		model_for_each(m, s, e, take_run_cb, &p);
+	int ret = walk_range(c, s, e, false, cmp_cb, &p) ? -1 : 0;
+	free(p.runs);
+	return ret;
 }
 
 int checker_full(struct checker *c, const struct model *m)
@@ -471,10 +525,14 @@ int checker_full(struct checker *c, const struct model *m)
 				    "(%u) is %#018" PRIx64,
 				    i, g->root_entries, r[i]);
 
-	struct cmp p = { c, m, 0, NULL };
+	struct cmp p = { .c = c, .m = m };
+	if (m)
+		model_for_each(m, 0, ia_end(c), take_run_cb, &p);
 	struct walk w = { c, true, cmp_cb, &p };
-	if (visit_table(&w, (uint64_t *)root, g->start_level, 0,
-			g->root_entries, 0, ia_end(c)))
+	int ret = visit_table(&w, (uint64_t *)root, g->start_level, 0,
+			      g->root_entries, 0, ia_end(c));
+	free(p.runs);
+	if (ret)
 		return -1;
 
 	uint64_t in_use = slat_hosted_table_pages(c->h);

@@ -12,8 +12,9 @@
  *    and no non-root table is empty;
  *  - no table is reachable twice; every table is a table page of the arena;
  *  - reachable table pages + root pages == slat_hosted_table_pages();
- *  - the translation equals the model, both ways, and slat_lookup agrees
- *    with the raw walk for every leaf and hole it visits.
+ *  - the translation equals the model, both ways (output address,
+ *    attributes, young and dirty state), and slat_lookup agrees with the
+ *    raw walk for every leaf and hole it visits.
  */
 #ifndef SLAT_TEST_CHECKER_H
 #define SLAT_TEST_CHECKER_H
@@ -54,7 +55,8 @@ enum check_desc_kind {
 struct check_desc {
 	enum check_desc_kind kind;
 	uint64_t oa;    /* the next table's PA, or the leaf's output address */
-	uint32_t attrs; /* leaves: SLAT_R/W/XK/XU, SLAT_MT_*, SLAT_SW, YOUNG */
+	uint32_t attrs; /* leaves: SLAT_R/W/XK/XU, SLAT_MT_*, SLAT_SW, YOUNG,
+			   DIRTY (with hardware dirty state), EPT's IPAT/SVE */
 };
 
 /* One descriptor format, seen by the checker. */
@@ -80,9 +82,30 @@ struct check_format {
 	/* The execute permissions this configuration can express
 	 * (SLAT_X alone, or SLAT_XK and SLAT_XU separately). */
 	bool (*separate_exec)(const struct slat_config *cfg);
+	/* Extra attribute bits map accepts beside permissions, memory type
+	 * and software bits (EPT: SLAT_IPAT, SLAT_SVE). */
+	uint32_t extra_attrs;
+	/* TLB invalidation by address exists (Arm). Without it (EPT) every
+	 * by-IPA or range invalidation is one whole-VMID (single-context)
+	 * flush, issued through tlbi_vmid. */
+	bool tlbi_by_address;
+	/* Splitting a block into a table needs break-before-make (Arm); EPT
+	 * changes it in place. */
+	bool split_bbm;
+	/* A read-only leaf can stay dirty: wrprotect keeps the hardware dirty
+	 * state (EPT's D bit); without it the dirty state goes with write
+	 * permission (Arm: DBM and S2AP.W are cleared together). */
+	bool wrprotect_keeps_dirty;
+	/* What the CPU's walker does with the access flag on an access to a
+	 * leaf that is old: sets it (Arm HA, EPT A/D), raises an access flag
+	 * fault (Arm without HA), or neither (EPT without A/D: the flag is
+	 * software's). */
+	enum check_af { CHECK_AF_HW_SETS, CHECK_AF_FAULT, CHECK_AF_IGNORED }
+		(*hw_af)(const struct slat_config *cfg);
 };
 
 extern const struct check_format check_arm_s2;
+extern const struct check_format check_ept;
 const struct check_format *check_format_for(enum slat_format_id id);
 
 /* A leaf or a hole of the raw table. */

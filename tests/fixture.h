@@ -20,7 +20,9 @@
 
 struct fx_event {
 	struct slat_hosted_event ev;
-	bool mapped; /* TLBI: slat_lookup found the IPA mapped right then */
+	/* TLBI: slat_lookup found the IPA mapped right then (for a VMID
+	 * flush, which has no address: the IPA in fx.watch, if set) */
+	bool mapped;
 };
 
 struct fx {
@@ -31,6 +33,8 @@ struct fx {
 	struct checker ck;
 	struct fx_event ev[FX_MAX_EVENTS];
 	size_t nev;
+	bool watching;  /* record fx_event.mapped of VMID flushes for... */
+	uint64_t watch; /* ...this IPA */
 };
 
 static inline void fx_observe(void *arg, const struct slat_hosted_event *ev)
@@ -41,30 +45,32 @@ static inline void fx_observe(void *arg, const struct slat_hosted_event *ev)
 	struct fx_event *e = &f->ev[f->nev++];
 	e->ev = *ev;
 	e->mapped = false;
-	if (ev->kind == SLAT_EV_TLBI_IPA || ev->kind == SLAT_EV_TLBI_RANGE) {
+	if (ev->kind == SLAT_EV_TLBI_IPA || ev->kind == SLAT_EV_TLBI_RANGE ||
+	    (ev->kind == SLAT_EV_TLBI_VMID && f->watching)) {
 		struct slat_leaf l;
-		e->mapped = slat_lookup(&f->t, slat_ipa(ev->addr), &l) ==
-			    SLAT_OK;
+		uint64_t ipa = ev->kind == SLAT_EV_TLBI_VMID ? f->watch
+							     : ev->addr;
+		e->mapped = slat_lookup(&f->t, slat_ipa(ipa), &l) == SLAT_OK;
 	}
 }
 
-/* Returns 0 or the slat_table_init status. */
-static inline int fx_init_pa(struct fx *f, uint32_t granule, uint8_t ia,
-			     uint8_t pa, uint32_t features, uint64_t pa_base)
+/* A table of any format; returns 0 or the slat_table_init status. */
+static inline int fx_init_cfg(struct fx *f, const struct slat_config *cfg,
+			      uint64_t pa_base)
 {
 	memset(f, 0, sizeof(*f));
-	f->cfg = (struct slat_config){
-		.format = SLAT_FMT_ARM_S2, .granule = granule,
-		.ia_bits = ia, .pa_bits = pa, .features = features,
-	};
+	f->cfg = *cfg;
+	uint32_t granule = cfg->granule ? cfg->granule : 4096;
 	if (slat_hosted_init(&f->h, 4096ull * granule, granule, pa_base)) {
 		fprintf(stderr, "slat_hosted_init failed\n");
 		abort();
 	}
 	slat_hosted_set_observer(&f->h, fx_observe, f);
 	int ret = slat_table_init(&f->t, &f->cfg, slat_hosted_ops(), &f->h);
-	if (ret)
+	if (ret) {
+		slat_hosted_fini(&f->h);
 		return ret;
+	}
 	f->h.table = &f->t;
 	if (slat_hosted_cache_init(&f->cache, 4096) ||
 	    checker_init(&f->ck, &f->t, &f->h)) {
@@ -73,6 +79,17 @@ static inline int fx_init_pa(struct fx *f, uint32_t granule, uint8_t ia,
 	}
 	f->ck.check_stats = false; /* tests reset the counters */
 	return 0;
+}
+
+/* An Armv8 stage-2 table. */
+static inline int fx_init_pa(struct fx *f, uint32_t granule, uint8_t ia,
+			     uint8_t pa, uint32_t features, uint64_t pa_base)
+{
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S2, .granule = granule,
+		.ia_bits = ia, .pa_bits = pa, .features = features,
+	};
+	return fx_init_cfg(f, &cfg, pa_base);
 }
 
 static inline int fx_init(struct fx *f, uint32_t granule, uint8_t ia,

@@ -23,6 +23,7 @@ struct node {
 struct model {
 	struct node *root;
 	uint64_t granule;
+	bool dirty_on, wp_cleans;
 	size_t nr;
 	uint64_t rng;
 	struct node *free_nodes;
@@ -160,7 +161,8 @@ static void cut(struct model *m, uint64_t key)
 static bool continues(const struct model_run *a, const struct model_run *b)
 {
 	return a->end == b->start && a->attrs == b->attrs &&
-	       a->young == b->young && a->pa + (a->end - a->start) == b->pa;
+	       a->young == b->young && a->dirty == b->dirty &&
+	       a->pa + (a->end - a->start) == b->pa;
 }
 
 /* Merge the run ending at @key with the one starting there, if possible. */
@@ -270,6 +272,23 @@ void model_free(struct model *m)
 	free(m);
 }
 
+void model_dirty_rules(struct model *m, bool on, bool wrprotect_cleans)
+{
+	m->dirty_on = on;
+	m->wp_cleans = wrprotect_cleans;
+}
+
+bool model_has_dirty(const struct model *m)
+{
+	return m->dirty_on;
+}
+
+/* The dirty state a page installed with @attrs gets. */
+static uint8_t installed_dirty(const struct model *m, uint32_t attrs)
+{
+	return m->dirty_on && (attrs & SLAT_W);
+}
+
 static int clone_cb(void *arg, const struct model_run *r)
 {
 	struct model *c = arg;
@@ -280,6 +299,7 @@ static int clone_cb(void *arg, const struct model_run *r)
 struct model *model_clone(const struct model *m)
 {
 	struct model *c = model_new(m->granule);
+	model_dirty_rules(c, m->dirty_on, m->wp_cleans);
 	model_for_each(m, 0, UINT64_MAX, clone_cb, c);
 	return c;
 }
@@ -358,7 +378,8 @@ void model_set(struct model *m, uint64_t s, uint64_t e, uint64_t pa,
 		return;
 	extract(m, s, e, &A, &C);
 	size_t n = 0;
-	struct model_run r = { s, e, pa, attrs, young };
+	struct model_run r = { s, e, pa, attrs, young,
+			       installed_dirty(m, attrs) };
 	out_push(m, &n, &r);
 	reinsert(m, A, n, C, s, e);
 }
@@ -384,6 +405,34 @@ void model_set_young(struct model *m, uint64_t s, uint64_t e, uint8_t young)
 		out_push(m, &n, &r);
 	}
 	reinsert(m, A, n, C, s, e);
+}
+
+void model_set_dirty(struct model *m, uint64_t s, uint64_t e, bool dirty)
+{
+	struct node *A, *C;
+	if (s >= e || !m->dirty_on)
+		return;
+	size_t k = extract(m, s, e, &A, &C), n = 0;
+	for (size_t i = 0; i < k; i++) {
+		struct model_run r = m->in[i];
+		r.dirty = dirty;
+		out_push(m, &n, &r);
+	}
+	reinsert(m, A, n, C, s, e);
+}
+
+static int dirty_cb(void *arg, const struct model_run *r)
+{
+	if (r->dirty)
+		*(uint64_t *)arg += r->end - r->start;
+	return 0;
+}
+
+uint64_t model_dirty_pages(const struct model *m, uint64_t s, uint64_t e)
+{
+	uint64_t b = 0;
+	model_for_each(m, s, e, dirty_cb, &b);
+	return b / m->granule;
 }
 
 void model_old_to_unknown(struct model *m, uint64_t s, uint64_t e)
@@ -501,7 +550,8 @@ uint64_t model_map(struct model *m, uint64_t ipa, uint64_t size, uint64_t pa,
 		uint64_t gap_end = i < k ? m->in[i].start : e;
 		if (pos < gap_end) {
 			struct model_run r = { pos, gap_end, pos + delta,
-					       attrs, MODEL_YOUNG };
+					       attrs, MODEL_YOUNG,
+					       installed_dirty(m, attrs) };
 			out_push(m, &n, &r);
 			written += gap_end - pos;
 		}
@@ -513,7 +563,8 @@ uint64_t model_map(struct model *m, uint64_t ipa, uint64_t size, uint64_t pa,
 			out_push(m, &n, &r); /* left alone */
 		} else {
 			struct model_run w = { r.start, r.end, r.start + delta,
-					       attrs, MODEL_YOUNG };
+					       attrs, MODEL_YOUNG,
+					       installed_dirty(m, attrs) };
 			out_push(m, &n, &w);
 			written += r.end - r.start;
 		}
@@ -540,6 +591,8 @@ uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size)
 		if (r.attrs & SLAT_W)
 			changed += r.end - r.start;
 		r.attrs &= ~SLAT_W;
+		if (m->wp_cleans)
+			r.dirty = 0;
 		out_push(m, &n, &r);
 	}
 	reinsert(m, A, n, C, s, e);
@@ -560,6 +613,8 @@ uint64_t model_relax(struct model *m, uint64_t ipa, uint64_t size,
 			changed += r.end - r.start;
 		if (r.young != MODEL_YOUNG)
 			ny += r.end - r.start;
+		if (perms & ~r.attrs & SLAT_W)
+			r.dirty = installed_dirty(m, SLAT_W);
 		r.attrs |= perms;
 		r.young = MODEL_YOUNG;
 		out_push(m, &n, &r);
@@ -576,8 +631,9 @@ static int dump_cb(void *arg, const struct model_run *r)
 	static const char *ys[] = { "old", "young", "?" };
 	fprintf(stderr,
 		"  model [%#" PRIx64 ", %#" PRIx64 ") -> %#" PRIx64
-		" attrs %#x %s\n",
-		r->start, r->end, r->pa, r->attrs, ys[r->young % 3]);
+		" attrs %#x %s%s\n",
+		r->start, r->end, r->pa, r->attrs, ys[r->young % 3],
+		r->dirty ? " dirty" : "");
 	return 0;
 }
 

@@ -6,7 +6,14 @@
  * [start, end) that translate linearly (pa + offset) with one set of
  * attributes and one young state; holes are simply absent. The operations
  * mirror the semantics in docs/design.md page by page; whole-leaf effects
- * (young state) are applied by the caller, which knows the leaf extents.
+ * (young state, a hardware write to a block) are applied by the caller,
+ * which knows the leaf extents.
+ *
+ * Hardware dirty state (docs/design.md, "Hardware dirty state") is tracked
+ * per page once model_dirty_rules() turns it on: a writable page is
+ * installed dirty (map, and relax when it adds write), a hardware write
+ * makes its whole leaf dirty, slat_dirty_read(clear) makes the pages it
+ * reports clean. Without it every page stays clean, as lookup reports.
  */
 #ifndef SLAT_TEST_MODEL_H
 #define SLAT_TEST_MODEL_H
@@ -27,11 +34,20 @@ struct model_run {
 	uint64_t pa;         /* output address of start */
 	uint32_t attrs;      /* SLAT_R/W/XK/XU | SLAT_MT_* | SLAT_SW(n) */
 	uint8_t young;       /* enum model_young */
+	uint8_t dirty;       /* written since the last clear (hardware dirty
+				state); always 0 without it */
 };
 
 struct model;
 
 struct model *model_new(uint64_t granule);
+/*
+ * Turn hardware dirty state on (SLAT_FEAT_HWDIRTY). @wrprotect_cleans: the
+ * format has no read-only dirty leaf, so wrprotect makes pages clean too
+ * (Arm: DBM goes with S2AP.W); otherwise it keeps them dirty (EPT: D stays).
+ */
+void model_dirty_rules(struct model *m, bool on, bool wrprotect_cleans);
+bool model_has_dirty(const struct model *m);
 void model_free(struct model *m);
 struct model *model_clone(const struct model *m);
 
@@ -50,11 +66,14 @@ typedef int (*model_iter_fn)(void *arg, const struct model_run *r);
 int model_for_each(const struct model *m, uint64_t s, uint64_t e,
 		   model_iter_fn fn, void *arg);
 
-/* Primitives. */
+/* Primitives. model_set installs [s, e) as map would (dirty if writable,
+ * under the dirty rules). */
 void model_set(struct model *m, uint64_t s, uint64_t e, uint64_t pa,
 	       uint32_t attrs, uint8_t young);
 void model_remove(struct model *m, uint64_t s, uint64_t e);
 void model_set_young(struct model *m, uint64_t s, uint64_t e, uint8_t young);
+/* Mark [s, e) dirty or clean (no-op without hardware dirty state). */
+void model_set_dirty(struct model *m, uint64_t s, uint64_t e, bool dirty);
 /* Old pages in [s, e) become unknown; young and unknown stay. */
 void model_old_to_unknown(struct model *m, uint64_t s, uint64_t e);
 
@@ -79,6 +98,9 @@ bool model_map_any_kept(const struct model *m, uint64_t ipa, uint64_t s,
  * -1 unknown (no page known young, some unknown). */
 int model_young_summary(const struct model *m, uint64_t s, uint64_t e);
 
+/* Dirty pages in [s, e). */
+uint64_t model_dirty_pages(const struct model *m, uint64_t s, uint64_t e);
+
 /*
  * The operations, exactly as docs/design.md defines them per page.
  * model_map returns the number of pages written (0 means
@@ -88,10 +110,12 @@ int model_young_summary(const struct model *m, uint64_t s, uint64_t e);
 uint64_t model_map(struct model *m, uint64_t ipa, uint64_t size, uint64_t pa,
 		   uint32_t attrs);
 void model_unmap(struct model *m, uint64_t ipa, uint64_t size);
-/* Clears SLAT_W; returns the bytes whose attributes changed. */
+/* Clears SLAT_W (and the dirty state if the rules say so); returns the
+ * bytes whose attributes changed. */
 uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size);
 /*
- * Adds @perms and makes the pages young. Caller checks for holes first
+ * Adds @perms and makes the pages young; pages that gain SLAT_W become
+ * dirty (the fault that asks for write writes). Caller checks for holes first
  * (SLAT_E_NOENT). Returns the bytes whose permissions changed; *old_young
  * (may be NULL) gets the bytes that were not known young before.
  */

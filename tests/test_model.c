@@ -23,6 +23,7 @@ struct page {
 	uint64_t pa;
 	uint32_t attrs;
 	uint8_t young;
+	bool dirty;
 };
 
 static struct page naive[NPAGES];
@@ -47,6 +48,7 @@ static int cmp_cb(void *arg, const struct model_run *r)
 		assert_int_equal(p->pa, r->pa + (a - r->start));
 		assert_int_equal(p->attrs, r->attrs);
 		assert_int_equal(p->young, r->young);
+		assert_int_equal(p->dirty, r->dirty);
 	}
 	*next = r->end;
 	return 0;
@@ -100,10 +102,47 @@ static void model_map_keeps_same_pa_and_memtype(void **state)
 	model_free(m);
 }
 
-static void model_agrees_with_a_page_array(void **state)
+/* Hardware dirty state: writable pages are installed dirty. */
+static void model_installs_writable_pages_dirty(void **state)
 {
 	(void)state;
 	struct model *m = model_new(G);
+	struct model_run r;
+	model_dirty_rules(m, true, true);
+	model_map(m, 0, 4 * G, 0x100000, SLAT_RW);
+	model_map(m, 4 * G, 4 * G, 0x200000, SLAT_R);
+	assert_int_equal(model_dirty_pages(m, 0, 8 * G), 4);
+	/* a clear of one page: the run splits */
+	model_set_dirty(m, G, 2 * G, false);
+	assert_int_equal(model_dirty_pages(m, 0, 8 * G), 3);
+	assert_true(model_find(m, G, &r));
+	assert_false(r.dirty);
+	/* relax adding write dirties; on an already writable page it does
+	 * not */
+	model_relax(m, 0, 8 * G, SLAT_W, NULL);
+	assert_int_equal(model_dirty_pages(m, 0, 8 * G), 7);
+	/* wrprotect cleans under these rules (Arm: DBM goes with S2AP.W) */
+	model_wrprotect(m, 0, 8 * G);
+	assert_int_equal(model_dirty_pages(m, 0, 8 * G), 0);
+	model_free(m);
+
+	/* without the rules nothing is ever dirty */
+	m = model_new(G);
+	model_map(m, 0, 4 * G, 0x100000, SLAT_RW);
+	model_set_dirty(m, 0, 4 * G, true);
+	assert_int_equal(model_dirty_pages(m, 0, 4 * G), 0);
+	model_free(m);
+}
+
+/*
+ * Random operations on the model and on a page array, compared; with
+ * hardware dirty state off, on (wrprotect cleaning), on (wrprotect keeping
+ * the dirty state).
+ */
+static void agree(bool dirty_on, bool wp_cleans)
+{
+	struct model *m = model_new(G);
+	model_dirty_rules(m, dirty_on, wp_cleans);
 	memset(naive, 0, sizeof(naive));
 	for (int i = 0; i < 20000; i++) {
 		uint64_t s = rnd() % NPAGES, n = 1 + rnd() % 40;
@@ -115,7 +154,7 @@ static void model_agrees_with_a_page_array(void **state)
 				 (uint32_t)(rnd() % 3) << SLAT_MT_SHIFT |
 				 SLAT_SW(rnd() % 2);
 		uint32_t perms = (uint32_t)(1 + rnd() % 15);
-		switch (rnd() % 6) {
+		switch (rnd() % 7) {
 		case 0: {
 			uint64_t w = 0;
 			for (uint64_t p = s; p < s + n; p++) {
@@ -125,7 +164,8 @@ static void model_agrees_with_a_page_array(void **state)
 				    SLAT_MT(q->attrs) == SLAT_MT(attrs))
 					continue;
 				*q = (struct page){ true, want, attrs,
-						    MODEL_YOUNG };
+						    MODEL_YOUNG,
+						    dirty_on && (attrs & SLAT_W) };
 				w += G;
 			}
 			assert_int_equal(model_map(m, ipa, size, pa, attrs), w);
@@ -137,8 +177,11 @@ static void model_agrees_with_a_page_array(void **state)
 			model_unmap(m, ipa, size);
 			break;
 		case 2:
-			for (uint64_t p = s; p < s + n; p++)
+			for (uint64_t p = s; p < s + n; p++) {
 				naive[p].attrs &= ~SLAT_W;
+				if (wp_cleans)
+					naive[p].dirty = false;
+			}
 			model_wrprotect(m, ipa, size);
 			break;
 		case 3: {
@@ -150,6 +193,8 @@ static void model_agrees_with_a_page_array(void **state)
 			if (!full)
 				break;
 			for (uint64_t p = s; p < s + n; p++) {
+				if (perms & ~naive[p].attrs & SLAT_W)
+					naive[p].dirty = dirty_on;
 				naive[p].attrs |= perms;
 				naive[p].young = MODEL_YOUNG;
 			}
@@ -161,6 +206,19 @@ static void model_agrees_with_a_page_array(void **state)
 			for (uint64_t p = s; p < s + n; p++)
 				naive[p].young = y;
 			model_set_young(m, ipa, ipa + size, y);
+			break;
+		}
+		case 5: {
+			bool d = rnd() % 2;
+			uint64_t want = 0;
+			for (uint64_t p = s; p < s + n; p++) {
+				if (naive[p].valid)
+					naive[p].dirty = dirty_on && d;
+				want += naive[p].dirty;
+			}
+			model_set_dirty(m, ipa, ipa + size, d);
+			assert_int_equal(model_dirty_pages(m, ipa, ipa + size),
+					 want);
 			break;
 		}
 		default:
@@ -184,11 +242,20 @@ static void model_agrees_with_a_page_array(void **state)
 	model_free(m);
 }
 
+static void model_agrees_with_a_page_array(void **state)
+{
+	(void)state;
+	agree(false, false);
+	agree(true, true);
+	agree(true, false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(model_merges_adjacent_runs),
 		cmocka_unit_test(model_map_keeps_same_pa_and_memtype),
+		cmocka_unit_test(model_installs_writable_pages_dirty),
 		cmocka_unit_test(model_agrees_with_a_page_array),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,10 +2,14 @@
 /*
  * Random operation sequences against the reference model.
  *
- * For each configuration, a seeded sequence of operations (map with random
+ * For each configuration (Armv8 stage 2 and Intel EPT, with and without
+ * hardware dirty state; one test body, the format's rules come from its
+ * struct check_format), a seeded sequence of operations (map with random
  * sizes, alignments, output addresses, attributes, caps and NO_REPLACE;
- * unmap; wrprotect; relax; mkyoung; test_clear_young; lookup; bad input;
- * starved page caches) runs on a real table. After every operation:
+ * unmap; wrprotect; relax; mkyoung; test_clear_young; lookup; hardware
+ * accesses through slat_hw_access; slat_dirty_read with and without
+ * clear; bad input; starved page caches) runs on a real table. After every
+ * operation:
  *
  *  - the status is the one the model predicts (SLAT_NOTHING_TO_DO exactly
  *    when nothing needed writing; SLAT_E_NOMEM only with a starved cache;
@@ -16,14 +20,20 @@
  *  - new leaves of a map are the largest the alignment and the cap allow;
  *  - the observer saw the right maintenance: D-cache cleans exactly for new
  *    Normal leaves without FWB, I-cache invalidation only for executable
- *    installs (never with DIC), a TLB invalidation covering every leaf
- *    replaced or removed, issued while the entry was invalid (break before
- *    make), invalidations per the flush policy, none when nothing changed;
+ *    installs (never with DIC, never on EPT), a TLB invalidation covering
+ *    every leaf replaced or removed, issued while the entry was invalid
+ *    (break before make), invalidations per the flush policy, none when
+ *    nothing changed. EPT has no invalidation by address: there every
+ *    invalidation is a whole-VMID flush, and "covering a leaf" means a
+ *    flush issued after the leaf changed (probed at each flush);
+ *  - the hardware dirty state equals the model: every page written through
+ *    slat_hw_access since the last clear is reported exactly once per
+ *    clear, and a hardware write dirties its whole leaf;
  *  - the table's counters agree with what the observer saw.
  * Every --check-every operations and at the end the full checker runs.
  *
  * Usage: test_random [--config NAME|all] [--seed N] [--ops N]
- *                    [--check-every N] [--list] [--verbose]
+ *                    [--check-every N] [--list] [--verbose] [--avoid BUG]
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -50,6 +60,12 @@ struct rcfg {
 	{ .format = SLAT_FMT_ARM_S2, .granule = (g), .ia_bits = (ia),      \
 	  .pa_bits = (pa), .features = (f) }
 
+#define EPT(ia, pa, f)                                                     \
+	{ .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = (ia),        \
+	  .pa_bits = (pa), .features = (f) }
+
+#define HWD SLAT_FEAT_HWDIRTY
+
 static const struct rcfg configs[] = {
 	{ "4k-32", ARM(4096, 32, 40, 0), 0x40000000ull },
 	{ "4k-36-fwb", ARM(4096, 36, 48, SLAT_FEAT_FWB), 0x80000000ull },
@@ -67,6 +83,20 @@ static const struct rcfg configs[] = {
 	  0x80000000ull },
 	/* tables above 2^48: PA[51:48] in bits [15:12] of table entries */
 	{ "64k-52", ARM(65536, 52, 52, 0), 0xf000000000000ull },
+	/* hardware dirty state: DBM, S2AP.W set by the hardware */
+	{ "4k-40-hwdirty", ARM(4096, 40, 48, HWD), 0x80000000ull },
+	{ "16k-48-xnx-hwdirty", ARM(16384, 48, 48, SLAT_FEAT_XNX | HWD),
+	  0x80000000ull },
+	/* EPT, 4-level (48-bit) with a 46-bit MAXPHYADDR */
+	{ "ept4", EPT(48, 46, 0), 0x200000000000ull },
+	/* EPT, 5-level (57-bit), tables near the top of a 52-bit PA space */
+	{ "ept5", EPT(57, 52, 0), 0xff00000000000ull },
+	/* EPT with accessed and dirty flags */
+	{ "ept4-ad", EPT(48, 48, HWD), 0x80000000ull },
+	/* EPT with mode-based execute control and execute-only leaves */
+	{ "ept4-mbec-xonly",
+	  EPT(48, 48, SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY),
+	  0x80000000ull },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -91,11 +121,11 @@ struct rec {
 
 enum op_kind {
 	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKYOUNG, OP_TCY,
-	OP_LOOKUP, OP_BAD, OP_KINDS
+	OP_LOOKUP, OP_HW_ACCESS, OP_DIRTY, OP_BAD, OP_KINDS
 };
 static const char *op_names[OP_KINDS] = {
 	"map", "unmap", "wrprotect", "relax", "mkyoung", "test_clear_young",
-	"lookup", "bad-input"
+	"lookup", "hw_access", "dirty_read", "bad-input"
 };
 
 struct vec_leaf {
@@ -118,7 +148,7 @@ struct rt {
 	uint64_t s[4]; /* xoshiro256** */
 	uint64_t seed;
 	uint64_t G, top, ia_end, pa_end;
-	uint64_t lsize[4];
+	uint64_t lsize_[5]; /* by level + 1: EPT's 5-level walk starts at -1 */
 	uint8_t leaf_levels;
 	int start_level;
 	struct window win[NR_WIN];
@@ -134,10 +164,40 @@ struct rt {
 	char opdesc[512];
 	uint64_t count[OP_KINDS];
 	uint64_t nomem, nothing, exists, noent, bad_ok;
+	uint64_t faults[4];     /* hw_access results by enum slat_fault */
+	uint64_t dirty_pages;   /* reported by slat_dirty_read */
 	uint64_t max_tables, max_runs;
 };
 
 static struct rt R;
+
+#define LSIZE(l) R.lsize_[(l) + 1]
+
+/*
+ * Known core bugs the generator can steer around (--avoid NAME), so that a
+ * run can look for other bugs meanwhile. CTest runs avoid nothing.
+ */
+enum {
+	/* slat_relax checks the permissions it adds on their own, not the
+	 * leaves they make: EPT refuses relax(W) of a readable leaf */
+	AVOID_RELAX_PERMS_ALONE = 1u << 0,
+	/* Arm with DBM: relax of a writable-clean leaf makes it dirty */
+	AVOID_RELAX_DIRTIES = 1u << 1,
+};
+static const struct {
+	const char *name;
+	unsigned bit;
+} avoid_names[] = {
+	{ "relax-perms-alone", AVOID_RELAX_PERMS_ALONE },
+	{ "relax-dirties", AVOID_RELAX_DIRTIES },
+};
+static unsigned avoid;
+
+/* A leaf is allowed at @level (levels below 0 never hold one). */
+static bool leaf_level(int level)
+{
+	return level >= 0 && (R.leaf_levels >> level) & 1;
+}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -186,8 +246,12 @@ static void replay_hint(void)
 {
 	fprintf(stderr,
 		"replay: tests/test_random --seed %#" PRIx64
-		" --config %s --ops %" PRIu64 " --check-every 1\n",
+		" --config %s --ops %" PRIu64 " --check-every 1",
 		R.seed, R.rc->name, R.opno + 1);
+	for (size_t j = 0; j < sizeof(avoid_names) / sizeof(avoid_names[0]); j++)
+		if (avoid & avoid_names[j].bit)
+			fprintf(stderr, " --avoid %s", avoid_names[j].name);
+	fprintf(stderr, "\n");
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -283,6 +347,105 @@ static const char *ev_name(enum slat_hosted_event_kind k)
 	return "?";
 }
 
+/* ------------------------------------------------------------ flush probe */
+
+/*
+ * Without invalidation by address (EPT) a flush does not say which leaf it
+ * is for. So at each whole-VMID flush during an operation the probe looks
+ * at the pre-op leaves the operation changes, in address order (the order
+ * the walk changes them), and marks those whose change the flush covers:
+ * removed (unmap, and the invalid step of a map's break-before-make),
+ * write permission gone (wrprotect), or clean (dirty_read with clear). A
+ * leaf it finds changed some other way (a map's new translation already
+ * in place) was changed without a flush after it: it stays unmarked, and
+ * the operation's checks report it.
+ */
+enum probe_mode {
+	PROBE_OFF,
+	PROBE_UNMAPPED,     /* map, unmap */
+	PROBE_NOT_WRITABLE, /* wrprotect */
+	PROBE_CLEAN,        /* dirty_read with clear */
+};
+
+static struct {
+	enum probe_mode mode;
+	uint64_t s;            /* the operation's first IPA */
+	bool map;              /* a map: leaves it keeps do not change */
+	uint64_t map_ipa, map_pa;
+	uint32_t map_attrs;
+	size_t cur;            /* next pre-op leaf to look at */
+	uint8_t *mark;         /* per pre-op leaf: a flush covered its change */
+	size_t cap;
+} P;
+
+static bool leaf_kept(const struct check_leaf *l, uint64_t ipa, uint64_t pa,
+		      uint32_t attrs);
+
+/* Does the operation change the pre-op leaf @l? */
+static bool probe_affected(const struct check_leaf *l)
+{
+	switch (P.mode) {
+	case PROBE_UNMAPPED:
+		return !P.map ||
+		       !leaf_kept(l, P.map_ipa, P.map_pa, P.map_attrs);
+	case PROBE_NOT_WRITABLE:
+		return l->attrs & SLAT_W;
+	case PROBE_CLEAN:
+		return l->attrs & SLAT_DIRTY;
+	default:
+		return false;
+	}
+}
+
+static void probe_start(enum probe_mode mode, uint64_t s)
+{
+	P.mode = R.fmt->tlbi_by_address ? PROBE_OFF : mode;
+	P.s = s;
+	P.map = false;
+	P.cur = 0;
+	if (P.cap < R.pre.n + 1) {
+		P.cap = 2 * (R.pre.n + 1);
+		P.mark = realloc(P.mark, P.cap);
+		if (!P.mark)
+			abort();
+	}
+	memset(P.mark, 0, R.pre.n + 1);
+}
+
+static void probe_advance(void)
+{
+	R.ck.tolerant = true;
+	while (P.cur < R.pre.n) {
+		const struct check_leaf *l = &R.pre.v[P.cur];
+		if (!probe_affected(l)) {
+			P.cur++;
+			continue;
+		}
+		uint64_t a = l->base > P.s ? l->base : P.s;
+		struct check_leaf n;
+		int k = checker_leaf_at(&R.ck, a, &n);
+		bool covered, changed;
+		switch (P.mode) {
+		case PROBE_UNMAPPED:
+			covered = k != 1;
+			changed = covered ||
+				  n.oa + (a - n.base) != l->oa + (a - l->base) ||
+				  SLAT_MT(n.attrs) != SLAT_MT(l->attrs);
+			break;
+		case PROBE_NOT_WRITABLE:
+			covered = changed = k != 1 || !(n.attrs & SLAT_W);
+			break;
+		default:
+			covered = changed = k != 1 || !(n.attrs & SLAT_DIRTY);
+			break;
+		}
+		if (!changed)
+			break; /* not reached yet */
+		P.mark[P.cur++] = covered;
+	}
+	R.ck.tolerant = false;
+}
+
 /* ------------------------------------------------------------ observer */
 
 static void observe(void *arg, const struct slat_hosted_event *ev)
@@ -306,6 +469,8 @@ static void observe(void *arg, const struct slat_hosted_event *ev)
 		R.ck.tolerant = false;
 		r->unmapped = k == 0;
 	}
+	if (ev->kind == SLAT_EV_TLBI_VMID && P.mode != PROBE_OFF)
+		probe_advance();
 	if (R.verbose)
 		fprintf(stderr,
 			"    event %s addr %#" PRIx64 " size %#" PRIx64
@@ -314,10 +479,12 @@ static void observe(void *arg, const struct slat_hosted_event *ev)
 			ev->scope, r->unmapped ? " (unmapped then)" : "");
 }
 
+/* Record the events of one operation (start the probe after this). */
 static void start_recording(void)
 {
 	R.nev = 0;
 	R.recording = true;
+	P.mode = PROBE_OFF;
 }
 
 static size_t count_events(enum slat_hosted_event_kind k)
@@ -451,6 +618,8 @@ static void index_events(void)
 static bool tlbi_covers(const struct check_leaf *l, bool while_invalid)
 {
 	uint64_t e = l->base + l->size;
+	if (!R.fmt->tlbi_by_address)
+		return P.mark[l - R.pre.v]; /* a flush after its change */
 	if (X.vmid)
 		return true;
 	size_t lo = 0, hi = X.nipa;
@@ -594,8 +763,8 @@ static uint64_t max_leaf(uint64_t ipa, uint64_t pa, uint32_t flags)
 {
 	uint64_t cap = cap_size(flags);
 	for (int l = R.start_level; l <= 3; l++) {
-		uint64_t s = R.lsize[l];
-		if (!(R.leaf_levels & (1u << l)) || (s > cap && l != 3))
+		uint64_t s = LSIZE(l);
+		if (!leaf_level(l) || (s > cap && l != 3))
 			continue;
 		if (((ipa ^ pa) & (s - 1)) == 0)
 			return s;
@@ -619,9 +788,9 @@ static void gen_range(uint64_t *ipa, uint64_t *size, struct window **wp)
 	} else if (cls < 80) {
 		int levels[4], n = 0;
 		for (int l = R.start_level; l < 3; l++)
-			if (R.leaf_levels & (1u << l))
+			if (leaf_level(l))
 				levels[n++] = l;
-		uint64_t S = n ? R.lsize[levels[below(n)]] : 16 * G;
+		uint64_t S = n ? LSIZE(levels[below(n)]) : 16 * G;
 		if (S > w->size)
 			S = w->size;
 		sz = (1 + below(3)) * S;
@@ -659,7 +828,7 @@ static uint64_t gen_pa(uint64_t ipa, uint64_t size, struct window *w)
 		if (model_find(R.m, ipa, &run))
 			delta = run.pa - run.start; /* same translation */
 	} else if (c < 85) {
-		uint64_t S = R.lsize[3 - 1] < R.top ? R.lsize[2] : 16 * R.G;
+		uint64_t S = LSIZE(3 - 1) < R.top ? LSIZE(2) : 16 * R.G;
 		delta += S * (1 + below(7));
 	} else {
 		delta += R.G * (1 + below(1000));
@@ -700,6 +869,14 @@ static uint32_t gen_attrs(void)
 	while (!R.fmt->attrs_ok(&R.cfg, a)); /* e.g. EPT: no write-only */
 	if (chance(30))
 		a |= SLAT_SW(below(16));
+	/* the format's own bits (EPT: ignore PAT, suppress #VE) */
+	uint32_t extra = R.fmt->extra_attrs;
+	while (extra) {
+		uint32_t bit = extra & -extra;
+		if (chance(20))
+			a |= bit;
+		extra &= ~bit;
+	}
 	return a;
 }
 
@@ -772,8 +949,8 @@ static uint64_t expected_leaf(uint64_t b, uint64_t ipa, uint64_t size,
 {
 	uint64_t cap = cap_size(flags);
 	for (int l = R.start_level; l < 3; l++) {
-		uint64_t S = R.lsize[l];
-		if (!(R.leaf_levels & (1u << l)) || S > cap)
+		uint64_t S = LSIZE(l);
+		if (!leaf_level(l) || S > cap)
 			continue;
 		uint64_t r = align_down(b, S);
 		if (r < ipa || r + S > ipa + size)
@@ -801,7 +978,11 @@ static int ival_cmp(const void *a, const void *b)
 static size_t ival_norm(struct ival *v, size_t n, bool *overlap)
 {
 	size_t k = 0;
-	qsort(v, n, sizeof(*v), ival_cmp);
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = v[i - 1].s <= v[i].s;
+	if (!sorted)
+		qsort(v, n, sizeof(*v), ival_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (k && v[i].s < v[k - 1].e)
 			*overlap = true;
@@ -897,7 +1078,7 @@ static void op_map(void)
 	} else if (c < 25) {
 		/* a level's size, or something between two levels */
 		int l = R.start_level + (int)below(4 - R.start_level);
-		unsigned sh = (unsigned)__builtin_ctzll(R.lsize[l]);
+		unsigned sh = (unsigned)__builtin_ctzll(LSIZE(l));
 		if (chance(30))
 			sh += (unsigned)below(R.ck.geo.bits_per_level);
 		flags |= SLAT_MAP_CAP(sh);
@@ -938,6 +1119,11 @@ static void op_map(void)
 	uint64_t done = 0xdead;
 
 	start_recording();
+	probe_start(PROBE_UNMAPPED, ipa);
+	P.map = true;
+	P.map_ipa = ipa;
+	P.map_pa = pa;
+	P.map_attrs = attrs;
 	int ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
 			   flags, R.cur, &done);
 	R.recording = false;
@@ -1011,8 +1197,9 @@ static void op_map(void)
 			continue;
 		ECHECK(tlbi_covers(l, true),
 		       "replaced leaf %#" PRIx64 "+%#" PRIx64
-		       " level %d got no TLB invalidation while invalid",
-		       l->base, l->size, l->level);
+		       " level %d got no TLB invalidation while invalid%s",
+		       l->base, l->size, l->level,
+		       R.fmt->tlbi_by_address ? "" : " (no VMID flush then)");
 	}
 	bool replaced = false;
 	for (size_t i = 0; i < R.pre.n; i++) {
@@ -1066,6 +1253,12 @@ static void check_frees_after_tlbi(void)
 	}
 }
 
+/*
+ * The invalidations of an operation that removes or restricts translations
+ * (unmap, wrprotect, dirty_read with clear), against its policy. @affected
+ * says which pre-op leaves it changes; @bbm_invalid: the change makes the
+ * entry invalid, so a by-IPA invalidation must come after it.
+ */
 static void check_policy(enum slat_tlbi_policy policy, bool changed,
 			 uint64_t ipa, uint64_t de, uint64_t e,
 			 bool (*affected)(const struct check_leaf *),
@@ -1075,7 +1268,12 @@ static void check_policy(enum slat_tlbi_policy policy, bool changed,
 	size_t nrange = count_events(SLAT_EV_TLBI_RANGE);
 	size_t nvmid = count_events(SLAT_EV_TLBI_VMID);
 	size_t nfree = count_events(SLAT_EV_PAGE_FREE);
+	bool by_addr = R.fmt->tlbi_by_address;
 	check_frees_after_tlbi();
+	ECHECK(by_addr || nipa + nrange == 0,
+	       "%zu by-IPA and %zu range invalidations on a format without "
+	       "invalidation by address",
+	       nipa, nrange);
 	if (!changed) {
 		/* splits alone (no leaf changed) may still break-before-make */
 		bool split = false;
@@ -1084,9 +1282,10 @@ static void check_policy(enum slat_tlbi_policy policy, bool changed,
 			if (l->base < ipa || l->base + l->size > e)
 				split = split || affected(l);
 		}
+		split = split && R.fmt->split_bbm;
 		ECHECK(split || nipa + nrange + nvmid + nfree == 0,
 		       "TLB invalidation although nothing changed");
-		ECHECK(nrange + nvmid == 0,
+		ECHECK(!by_addr || nrange + nvmid == 0,
 		       "range/VMID invalidation although nothing changed");
 		return;
 	}
@@ -1097,6 +1296,17 @@ static void check_policy(enum slat_tlbi_policy policy, bool changed,
 		bool partial = l->base < ipa || l->base + l->size > de;
 		uint64_t s0 = l->base < ipa ? ipa : l->base;
 		uint64_t e0 = l->base + l->size > de ? de : l->base + l->size;
+		if (!by_addr) {
+			/* one flush after the change, whatever the policy
+			 * but "none" (splits need no flush: done in place) */
+			if (policy != SLAT_FLUSH_NONE)
+				ECHECK(tlbi_covers(l, true),
+				       "leaf %#" PRIx64 "+%#" PRIx64
+				       " level %d: no VMID flush after its "
+				       "change",
+				       l->base, l->size, l->level);
+			continue;
+		}
 		if (partial) {
 			ECHECK(tlbi_covers(l, true),
 			       "split leaf %#" PRIx64 "+%#" PRIx64
@@ -1122,6 +1332,25 @@ static void check_policy(enum slat_tlbi_policy policy, bool changed,
 		default:
 			break;
 		}
+	}
+	if (!by_addr) {
+		/* every invalidation is a VMID flush: one per entry changed,
+		 * or one after the walk (and one per batch of freed tables) */
+		switch (policy) {
+		case SLAT_FLUSH_ENTRY:
+			ECHECK(nvmid >= 1, "SLAT_FLUSH_ENTRY: no VMID flush");
+			break;
+		case SLAT_FLUSH_RANGE:
+		case SLAT_FLUSH_VMID:
+			ECHECK(nvmid >= 1 && (nvmid == 1 || nfree),
+			       "policy %d: %zu VMID flushes", policy, nvmid);
+			break;
+		case SLAT_FLUSH_NONE:
+			ECHECK(nvmid == 0 || nfree,
+			       "SLAT_FLUSH_NONE flushed without freeing tables");
+			break;
+		}
+		return;
 	}
 	switch (policy) {
 	case SLAT_FLUSH_ENTRY:
@@ -1181,6 +1410,7 @@ static void op_unmap_wrprotect(bool wrprotect)
 	uint64_t done = 0xdead;
 
 	start_recording();
+	probe_start(wrprotect ? PROBE_NOT_WRITABLE : PROBE_UNMAPPED, ipa);
 	int ret = wrprotect ? slat_wrprotect(&R.t, slat_ipa(ipa), size, policy,
 					     R.cur, &done)
 			    : slat_unmap(&R.t, slat_ipa(ipa), size, policy,
@@ -1251,6 +1481,12 @@ static int first_run_cb(void *arg, const struct model_run *r)
 	return 1;
 }
 
+static int writable_clean_cb(void *arg, const struct model_run *r)
+{
+	(void)arg;
+	return model_has_dirty(R.m) && (r->attrs & SLAT_W) && !r->dirty;
+}
+
 static void op_relax(void)
 {
 	uint64_t ipa, size;
@@ -1260,6 +1496,10 @@ static void op_relax(void)
 	do
 		perms = gen_perms(true);
 	while (!perms);
+	/* the permissions are added to leaves: on their own they need not
+	 * make a leaf (EPT: W alone, or X alone without execute-only) */
+	if ((avoid & AVOID_RELAX_PERMS_ALONE) && !R.fmt->attrs_ok(&R.cfg, perms))
+		perms |= SLAT_R;
 	/* prefer ranges that are mapped: relax is for faults on mappings */
 	struct model_run run;
 	if (chance(80) && model_for_each(R.m, ipa, w->base + w->size,
@@ -1269,6 +1509,9 @@ static void op_relax(void)
 		if (run.end - ipa < size)
 			size = run.end - ipa;
 	}
+	if ((avoid & AVOID_RELAX_DIRTIES) &&
+	    model_for_each(R.m, ipa, ipa + size, writable_clean_cb, NULL))
+		return;
 	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_relax(ipa %#" PRIx64 ", size %#" PRIx64
@@ -1364,11 +1607,18 @@ static void op_relax(void)
 	}
 	bool gov = false;
 	ngain = ival_norm(gain, ngain, &gov);
+	/* one local invalidation per leaf changed in place (on EPT, where
+	 * there is none by address, one VMID flush each) */
+	size_t nlocal = 0;
 	for (size_t i = 0; i < R.nev; i++) {
 		const struct slat_hosted_event *ev = &R.ev[i].ev;
 		if (ev->kind == SLAT_EV_TLBI_RANGE ||
-		    ev->kind == SLAT_EV_TLBI_VMID)
+		    (ev->kind == SLAT_EV_TLBI_VMID && R.fmt->tlbi_by_address) ||
+		    (ev->kind == SLAT_EV_TLBI_IPA && !R.fmt->tlbi_by_address))
 			ECHECK(false, "relax: unexpected %s", ev_name(ev->kind));
+		nlocal += ev->kind == SLAT_EV_TLBI_VMID ||
+			  (ev->kind == SLAT_EV_TLBI_IPA &&
+			   ev->scope == SLAT_TLBI_LOCAL);
 		if (ev->kind != SLAT_EV_ICACHE_INVAL)
 			continue;
 		ECHECK(R.fmt->icache_on_exec(&R.cfg),
@@ -1380,6 +1630,11 @@ static void op_relax(void)
 		       ev->addr, ev->size);
 	}
 	free(gain);
+	ECHECK(nlocal == R.t.stats.written[SLAT_WRITE_ATTR] -
+				 st0.written[SLAT_WRITE_ATTR],
+	       "relax: %zu invalidations for %" PRIu64 " leaves changed",
+	       nlocal,
+	       R.t.stats.written[SLAT_WRITE_ATTR] - st0.written[SLAT_WRITE_ATTR]);
 	if (R.fmt->icache_on_exec(&R.cfg)) {
 		size_t nic = 0;
 		struct ival *icache = malloc((R.nev + 1) * sizeof(*icache));
@@ -1531,11 +1786,281 @@ static void op_lookup(void)
 	CHECK(slat_pa_v(l.pa) == want,
 	      "pa %#" PRIx64 ", expected %#" PRIx64 " (the PA of the byte)",
 	      slat_pa_v(l.pa), want);
-	CHECK((l.attrs & ~SLAT_YOUNG) == run.attrs,
+	CHECK((l.attrs & ~(SLAT_YOUNG | SLAT_DIRTY)) == run.attrs,
 	      "attrs %#x, expected %#x", l.attrs, run.attrs);
+	CHECK(!!(l.attrs & SLAT_DIRTY) == run.dirty,
+	      "attrs %#x, expected %s", l.attrs, run.dirty ? "dirty" : "clean");
 	CHECK(slat_ipa_v(l.base) <= ipa && ipa - slat_ipa_v(l.base) < l.size,
 	      "leaf %#" PRIx64 "+%#" PRIx64 " does not contain the IPA",
 	      slat_ipa_v(l.base), l.size);
+}
+
+/* ------------------------------------------------------------ hardware */
+
+static const char *fault_name(enum slat_fault f)
+{
+	switch (f) {
+	case SLAT_FAULT_NONE: return "none";
+	case SLAT_FAULT_TRANSLATION: return "translation";
+	case SLAT_FAULT_PERMISSION: return "permission";
+	case SLAT_FAULT_ACCESS_FLAG: return "access flag";
+	}
+	return "?";
+}
+
+/* The permission an access needs. */
+static uint32_t access_needs(unsigned access)
+{
+	switch (access) {
+	case SLAT_ACCESS_READ: return SLAT_R;
+	case SLAT_ACCESS_WRITE: return SLAT_W;
+	case SLAT_ACCESS_EXEC_EL1: return SLAT_XK;
+	default: return SLAT_XU;
+	}
+}
+
+/*
+ * The CPU translates one access (slat_hw_access), with the updates its
+ * walker makes: the result must be what the model and the raw leaf say,
+ * and afterwards the whole leaf is young (hardware access flag) and, for a
+ * write with hardware dirty state, dirty.
+ */
+static void op_hw_access(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	struct model_run run;
+	/* mostly where something is mapped: that is what the CPU touches */
+	if (chance(75) && model_for_each(R.m, ipa, w->base + w->size,
+					 first_run_cb, &run)) {
+		if (run.start > ipa)
+			ipa = run.start;
+		if (run.end - ipa < size)
+			size = run.end - ipa;
+	}
+	ipa += below(size / R.G) * R.G + below(R.G); /* any byte */
+	unsigned access = (unsigned)below(4);
+	static const char *const an[] = { "read", "write", "exec-el1",
+					  "exec-el0" };
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_hw_access(ipa %#" PRIx64 ", %s)", ipa, an[access]);
+	struct check_leaf l;
+	int k = checker_leaf_at(&R.ck, ipa, &l);
+	CHECK(k >= 0, "raw walk: %s", R.ck.msg);
+	bool mapped = model_find(R.m, align_down(ipa, R.G), &run);
+	CHECK(mapped == (k == 1), "model and table disagree at the IPA");
+	struct slat_stats st0 = R.t.stats;
+	struct slat_hw_result res;
+	memset(&res, 0x5a, sizeof(res));
+	start_recording();
+	int ret = slat_hw_access(&R.t, slat_ipa(ipa), access, &res);
+	R.recording = false;
+	index_events();
+	CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
+	ECHECK(R.nev == 0, "the CPU's walk caused maintenance");
+	CHECK(stats_unchanged(&st0), "the CPU's walk moved libslat's counters");
+	if (res.fault <= SLAT_FAULT_ACCESS_FLAG)
+		R.faults[res.fault]++;
+	if (k == 0) {
+		CHECK(res.fault == SLAT_FAULT_TRANSLATION && res.level == l.level,
+		      "fault %s at level %d, expected a translation fault at "
+		      "level %d",
+		      fault_name(res.fault), res.level, l.level);
+		check_range(l.base, l.base + l.size);
+		return;
+	}
+	enum check_af af = R.fmt->hw_af(&R.cfg);
+	bool young = l.attrs & SLAT_YOUNG;
+	enum slat_fault want = SLAT_FAULT_NONE;
+	/* an access flag fault comes before a permission fault */
+	if (!young && af == CHECK_AF_FAULT)
+		want = SLAT_FAULT_ACCESS_FLAG;
+	else if (!(run.attrs & access_needs(access)))
+		want = SLAT_FAULT_PERMISSION;
+	CHECK(res.fault == want && res.level == l.level,
+	      "fault %s at level %d, expected %s at level %d (leaf %#" PRIx64
+	      "+%#" PRIx64 " pte %#018" PRIx64 ")",
+	      fault_name(res.fault), res.level, fault_name(want), l.level,
+	      l.base, l.size, l.pte);
+	if (want == SLAT_FAULT_NONE) {
+		uint64_t pa = run.pa + (ipa - run.start);
+		CHECK(slat_pa_v(res.pa) == pa,
+		      "pa %#" PRIx64 ", expected %#" PRIx64,
+		      slat_pa_v(res.pa), pa);
+		if (af == CHECK_AF_HW_SETS)
+			model_set_young(R.m, l.base, l.base + l.size,
+					MODEL_YOUNG);
+		if (access == SLAT_ACCESS_WRITE)
+			model_set_dirty(R.m, l.base, l.base + l.size, true);
+		struct slat_leaf sl;
+		CHECK(slat_lookup(&R.t, slat_ipa(ipa), &sl) == SLAT_OK &&
+			      sl.attrs == res.attrs,
+		      "result attrs %#x, but lookup says %#x afterwards",
+		      res.attrs, sl.attrs);
+	} else if (want == SLAT_FAULT_PERMISSION && af == CHECK_AF_HW_SETS &&
+		   !young) {
+		/* Arm: whether the hardware sets AF on an access that takes
+		 * a permission fault is CONSTRAINED UNPREDICTABLE */
+		model_old_to_unknown(R.m, l.base, l.base + l.size);
+	}
+	check_range(l.base, l.base + l.size);
+}
+
+static int dirty_bits_cb(void *arg, const struct model_run *r)
+{
+	uint64_t *bm = ((uint64_t **)arg)[0];
+	uint64_t base = *((uint64_t **)arg)[1];
+	if (!r->dirty)
+		return 0;
+	for (uint64_t a = r->start; a < r->end; a += R.G) {
+		uint64_t i = (a - base) / R.G;
+		bm[i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
+static bool affected_dirty(const struct check_leaf *l)
+{
+	return l->attrs & SLAT_DIRTY;
+}
+
+/*
+ * slat_dirty_read: the bitmap holds exactly the pages of the range the
+ * model says are dirty, the count is their number; with clear they become
+ * clean (a dirty block the range covers only partly is split so the pages
+ * outside keep their state), invalidated per the policy like wrprotect.
+ */
+static void op_dirty(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	if (size / R.G > 4096)
+		size = 4096 * R.G;
+	bool clear = chance(60);
+	enum slat_tlbi_policy policy = (enum slat_tlbi_policy)below(4);
+	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_dirty_read(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", clear %d, policy %d, flags %#x)",
+		 ipa, size, clear, policy, flags);
+	uint64_t e = ipa + size, ts, te;
+	uint64_t pages = size / R.G, words = (pages + 63) / 64;
+	uint64_t *bm = malloc((words + 1) * sizeof(*bm));
+	uint64_t *want = calloc(words + 1, sizeof(*want));
+	if (!bm || !want)
+		abort();
+	for (uint64_t i = 0; i < words + 1; i++)
+		bm[i] = 0xa5a5a5a5a5a5a5a5ull; /* every word must be written */
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	R.post.n = 0;
+	bool allow_nomem = false;
+	if (clear) {
+		allow_nomem = prepare_cache(SLAT_OP_DIRTY_CLEAR, ipa, size);
+	} else {
+		R.cur = &R.cache;
+	}
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+
+	start_recording();
+	probe_start(PROBE_CLEAN, ipa);
+	int64_t ret = slat_dirty_read(&R.t, slat_ipa(ipa), size, bm, clear,
+				      policy, flags, R.cur);
+	R.recording = false;
+	index_events();
+
+	if (!(R.cfg.features & SLAT_FEAT_HWDIRTY)) {
+		CHECK(ret == SLAT_E_CONFIG,
+		      "returned %s without hardware dirty state",
+		      check_status_name((int)ret));
+		CHECK(stats_unchanged(&st0) && R.nev == 0 && R.cur->nr == nr0,
+		      "SLAT_E_CONFIG changed something");
+		free(bm);
+		free(want);
+		return;
+	}
+	uint64_t *args[2] = { want, &ipa };
+	model_for_each(R.m, ipa, e, dirty_bits_cb, args);
+	CHECK(bm[words] == 0xa5a5a5a5a5a5a5a5ull,
+	      "wrote beyond the bitmap's %" PRIu64 " words", words);
+	uint64_t de = e, reported = 0;
+	if (ret == SLAT_E_NOMEM) {
+		/* only a split needs a page: at the range's two ends. The
+		 * pages reported are the ones cleaned, a prefix of the dirty
+		 * pages; done = up to the first dirty page not reported */
+		CHECK(clear && allow_nomem,
+		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
+		      " pages in the cache",
+		      pages_needed(SLAT_OP_DIRTY_CLEAR, ipa, size));
+		R.nomem++;
+		for (uint64_t i = 0; i < pages; i++) {
+			bool got = bm[i / 64] >> (i % 64) & 1;
+			bool is = want[i / 64] >> (i % 64) & 1;
+			CHECK(!got || is,
+			      "page %#" PRIx64 " reported dirty, but it is clean",
+			      ipa + i * R.G);
+			if (is && !got && de == e)
+				de = ipa + i * R.G;
+			CHECK(!got || de == e,
+			      "after SLAT_E_NOMEM the pages reported are not a "
+			      "prefix of the dirty ones (page %#" PRIx64 ")",
+			      ipa + i * R.G);
+			reported += got;
+		}
+	} else {
+		uint64_t n = model_dirty_pages(R.m, ipa, e);
+		CHECK(ret == (int64_t)n, "returned %" PRId64 ", expected %" PRIu64
+					 " dirty pages",
+		      ret, n);
+		for (uint64_t i = 0; i < words; i++) {
+			uint64_t mask = i == words - 1 && pages % 64
+						? (1ull << (pages % 64)) - 1
+						: ~0ull;
+			CHECK(bm[i] == (want[i] & mask),
+			      "bitmap word %" PRIu64 " is %#" PRIx64
+			      ", expected %#" PRIx64 " (pages from %#" PRIx64 ")",
+			      i, bm[i], want[i], ipa + i * 64 * R.G);
+		}
+		reported = n;
+	}
+	R.dirty_pages += reported;
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) +
+			       count_events(SLAT_EV_ICACHE_INVAL) ==
+		       0,
+	       "cache maintenance during dirty_read");
+	if (clear) {
+		bool changed = false;
+		for (size_t i = 0; i < R.pre.n; i++)
+			if (in_done(&R.pre.v[i], ipa, de) &&
+			    affected_dirty(&R.pre.v[i]))
+				changed = true;
+		check_policy(policy, changed, ipa, de, e, affected_dirty,
+			     false);
+		/* the pages reported are clean now, in runs */
+		for (uint64_t i = 0; i < pages;) {
+			if (!(bm[i / 64] >> (i % 64) & 1)) {
+				i++;
+				continue;
+			}
+			uint64_t j = i;
+			while (j < pages && (bm[j / 64] >> (j % 64) & 1))
+				j++;
+			model_set_dirty(R.m, ipa + i * R.G, ipa + j * R.G,
+					false);
+			i = j;
+		}
+	} else {
+		ECHECK(R.nev == 0, "dirty_read without clear caused events");
+		CHECK(stats_unchanged(&st0) && R.cur->nr == nr0,
+		      "dirty_read without clear changed the table");
+	}
+	check_stats_delta(&st0, nr0 - R.cur->nr);
+	free(bm);
+	free(want);
+	check_range(ts, te);
 }
 
 /* ------------------------------------------------------------ bad input */
@@ -1565,6 +2090,11 @@ static uint64_t table_hash(void)
 	return hsh;
 }
 
+static const char *const bad_op_names[] = {
+	"map", "unmap", "wrprotect", "relax", "test_clear_young",
+	"dirty_read", "hw_access",
+};
+
 static void op_bad(void)
 {
 	uint64_t ipa, size, G = R.G;
@@ -1574,10 +2104,13 @@ static void op_bad(void)
 		ipa -= 2 * G; /* one error at a time: stay inside the IPA space */
 	uint64_t pa = ipa + w->delta[0];
 	uint32_t attrs = SLAT_RW, flags = 0, perms = SLAT_R;
+	unsigned access = SLAT_ACCESS_READ;
 	enum slat_tlbi_policy policy = SLAT_FLUSH_ENTRY;
+	bool hwdirty = R.cfg.features & SLAT_FEAT_HWDIRTY;
 	int want;
 	unsigned which = (unsigned)below(15);
-	unsigned op = (unsigned)below(5); /* map unmap wrprotect relax tcy */
+	/* map unmap wrprotect relax tcy dirty_read (hw_access: below) */
+	unsigned op = (unsigned)below(6);
 	switch (which) {
 	case 0: ipa += G / 2; want = SLAT_E_ALIGN; break;
 	case 1: size += 512; want = SLAT_E_ALIGN; break;
@@ -1588,7 +2121,10 @@ static void op_bad(void)
 	case 6: ipa = R.ia_end; size = G; want = SLAT_E_RANGE; break;
 	case 7: pa = R.pa_end - G; size = 2 * G; op = 0; want = SLAT_E_RANGE; break;
 	case 8: case 9: case 10: case 11: {
-		/* attributes the format refuses (asked from check_format) */
+		/* attributes the format refuses (asked from check_format):
+		 * on Arm, EPT's bits and one-level execute without XNX; on
+		 * EPT, W without R, X without R (no execute-only), XU alone
+		 * (no MBEC), no R and no X */
 		static const uint32_t cand[] = {
 			SLAT_MT_DEVICE | SLAT_R | SLAT_X,
 			SLAT_MT_DEVICE | SLAT_R | SLAT_XK,
@@ -1598,21 +2134,36 @@ static void op_bad(void)
 			SLAT_R | SLAT_XK,
 			SLAT_W,
 			SLAT_W | SLAT_X,
+			SLAT_X,
+			SLAT_XU,
+			SLAT_XK,
+			SLAT_XU | SLAT_W,
+			0,
+			SLAT_MT_NORMAL_NC,
+			SLAT_R | SLAT_IPAT,
+			SLAT_R | SLAT_SVE,
 			SLAT_R | SLAT_YOUNG,
+			SLAT_RW | SLAT_DIRTY,
 		};
 		uint32_t bad[sizeof(cand) / sizeof(cand[0]) + 1];
 		size_t nb = 0;
 		for (size_t k = 0; k < sizeof(cand) / sizeof(cand[0]); k++)
 			if (!R.fmt->attrs_ok(&R.cfg, cand[k]))
 				bad[nb++] = cand[k];
-		attrs = which == 11 || !nb ? SLAT_R | (1u << (13 + below(19)))
-					   : bad[below(nb)];
+		if (which == 11 || !nb) {
+			/* a bit that is no attribute of this format */
+			do
+				attrs = SLAT_R | (1u << (12 + below(20)));
+			while (R.fmt->attrs_ok(&R.cfg, attrs));
+		} else {
+			attrs = bad[below(nb)];
+		}
 		op = 0;
 		want = SLAT_E_ATTR;
 		break;
 	}
 	case 12:
-		if (op == 1 || op == 2) {
+		if (op == 1 || op == 2 || (op == 5 && chance(50))) {
 			policy = (enum slat_tlbi_policy)(4 + below(100));
 		} else {
 			flags = 1u << (16 + below(16));
@@ -1623,6 +2174,19 @@ static void op_bad(void)
 		break;
 	case 13: op = 3; perms = SLAT_R | SLAT_MT_DEVICE; want = SLAT_E_ATTR; break;
 	default:
+		if (chance(30)) {
+			/* the CPU's walk: beyond the IPA space, or no such
+			 * access */
+			op = 6;
+			if (chance(50)) {
+				ipa = R.ia_end + below(R.ia_end);
+				want = SLAT_E_RANGE;
+			} else {
+				access = 4 + (unsigned)below(100);
+				want = SLAT_E_INVAL;
+			}
+			break;
+		}
 		op = 3;
 		perms = SLAT_R | SLAT_SW(1 + below(15));
 		want = SLAT_E_ATTR;
@@ -1630,20 +2194,24 @@ static void op_bad(void)
 	}
 	if (op == 4 && which == 12)
 		flags = 1u << (16 + below(16));
+	/* without hardware dirty state dirty_read is refused as such */
+	bool config_too = op == 5 && !hwdirty && want != SLAT_E_INVAL;
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "bad input %u to %s: ipa %#" PRIx64 " size %#" PRIx64
-		 " pa %#" PRIx64 " attrs %#x perms %#x flags %#x policy %d",
-		 which, op == 0 ? "map" : op == 1 ? "unmap" : op == 2 ? "wrprotect"
-			: op == 3 ? "relax" : "test_clear_young",
-		 ipa, size, pa, attrs, perms, flags, policy);
+		 " pa %#" PRIx64 " attrs %#x perms %#x flags %#x policy %d"
+		 " access %u",
+		 which, bad_op_names[op], ipa, size, pa, attrs, perms, flags,
+		 policy, access);
 	bool deep = R.count[OP_BAD] % 16 == 0;
 	uint64_t h0 = deep ? table_hash() : 0;
 	R.cur = &R.cache;
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0;
+	uint64_t bitmap[8];
+	struct slat_hw_result res;
 	start_recording();
-	int ret;
+	int64_t ret;
 	switch (op) {
 	case 0:
 		ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
@@ -1661,15 +2229,24 @@ static void op_bad(void)
 		ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, flags,
 				 R.cur, &done);
 		break;
-	default:
+	case 4:
 		ret = slat_test_clear_young(&R.t, slat_ipa(ipa), size, true,
 					    flags);
+		break;
+	case 5:
+		/* a small bitmap: bad input is refused before it is used */
+		ret = slat_dirty_read(&R.t, slat_ipa(ipa), size, bitmap,
+				      chance(50), policy, flags, R.cur);
+		break;
+	default:
+		ret = slat_hw_access(&R.t, slat_ipa(ipa), access, &res);
 		break;
 	}
 	R.recording = false;
 	index_events();
-	CHECK(ret == want, "returned %s, expected %s", check_status_name(ret),
-	      check_status_name(want));
+	CHECK(ret == want || (config_too && ret == SLAT_E_CONFIG),
+	      "returned %s, expected %s%s", check_status_name((int)ret),
+	      check_status_name(want), config_too ? " or SLAT_E_CONFIG" : "");
 	CHECK(done == 0, "*done %#" PRIx64 " after bad input", done);
 	CHECK(stats_unchanged(&st0) && R.nev == 0 && R.cur->nr == nr0,
 	      "bad input changed counters, caused events or took pages");
@@ -1687,7 +2264,7 @@ static void setup_windows(void)
 		wsize = 512 * R.G;
 	if (wsize > R.ia_end / 4)
 		wsize = R.ia_end / 4;
-	uint64_t top_entry = R.lsize[R.start_level];
+	uint64_t top_entry = LSIZE(R.start_level);
 	for (int i = 0; i < NR_WIN; i++) {
 		struct window *w = &R.win[i];
 		uint64_t nslots = R.ia_end / wsize;
@@ -1705,7 +2282,7 @@ static void setup_windows(void)
 			w->base = below(nslots) * wsize;
 		}
 		for (int j = 0; j < NR_HOT; j++) {
-			uint64_t S = R.lsize[2] < wsize ? R.lsize[2] : R.G * 64;
+			uint64_t S = LSIZE(2) < wsize ? LSIZE(2) : R.G * 64;
 			w->hot[j] = w->base + align_down(below(wsize), S);
 		}
 		w->hot[0] = w->base + wsize / 2; /* a top-leaf boundary */
@@ -1746,6 +2323,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	CHECK(checker_init(&R.ck, &R.t, &R.h) == 0, "%s", R.ck.msg);
 	R.fmt = R.ck.fmt;
 	R.m = model_new(R.G);
+	model_dirty_rules(R.m, rc->cfg.features & SLAT_FEAT_HWDIRTY,
+			  !R.fmt->wrprotect_keeps_dirty);
 	CHECK(slat_hosted_cache_init(&R.cache, 32768) == SLAT_OK &&
 		      slat_hosted_cache_init(&R.scache, 32768) == SLAT_OK,
 	      "cache");
@@ -1754,27 +2333,34 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 
 	R.start_level = R.ck.geo.start_level;
 	R.leaf_levels = R.ck.geo.leaf_levels;
-	for (int l = 0; l < 4; l++)
-		R.lsize[l] = 1ull << check_level_shift(&R.ck.geo, l);
+	for (int l = R.start_level; l < 4; l++)
+		LSIZE(l) = 1ull << check_level_shift(&R.ck.geo, l);
 	R.top = R.G;
 	for (int l = 3; l >= R.start_level; l--)
-		if (R.leaf_levels & (1u << l))
-			R.top = R.lsize[l];
+		if (leaf_level(l))
+			R.top = LSIZE(l);
 	R.ia_end = 1ull << R.ck.geo.ia_bits;
 	R.pa_end = 1ull << R.ck.geo.pa_bits;
 	setup_windows();
 	check_full();
 
+	bool hwdirty = rc->cfg.features & SLAT_FEAT_HWDIRTY;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (R.opno = 0; R.opno < nops; R.opno++) {
 		unsigned c = (unsigned)below(100);
-		enum op_kind k = c < 34   ? OP_MAP
-				 : c < 48 ? OP_UNMAP
-				 : c < 56 ? OP_WRPROTECT
-				 : c < 67 ? OP_RELAX
-				 : c < 75 ? OP_MKYOUNG
-				 : c < 84 ? OP_TCY
+		/* dirty_read without hardware dirty state only checks that it
+		 * is refused: rarely */
+		unsigned dirty = hwdirty ? 6 : 1;
+		enum op_kind k = c < 32   ? OP_MAP
+				 : c < 45 ? OP_UNMAP
+				 : c < 52 ? OP_WRPROTECT
+				 : c < 62 ? OP_RELAX
+				 : c < 68 ? OP_MKYOUNG
+				 : c < 75 ? OP_TCY
+				 : c < 84 ? OP_LOOKUP
+				 : c < 91 ? OP_HW_ACCESS
+				 : c < 91 + dirty ? OP_DIRTY
 				 : c < 97 ? OP_LOOKUP
 					  : OP_BAD;
 		R.count[k]++;
@@ -1786,6 +2372,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 		case OP_MKYOUNG: op_mkyoung(); break;
 		case OP_TCY: op_tcy(); break;
 		case OP_LOOKUP: op_lookup(); break;
+		case OP_HW_ACCESS: op_hw_access(); break;
+		case OP_DIRTY: op_dirty(); break;
 		default: op_bad(); break;
 		}
 		if (verbose)
@@ -1824,15 +2412,21 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 
 	printf("%-20s %" PRIu64 " ops in %.1fs: map %" PRIu64 " unmap %" PRIu64
 	       " wrprotect %" PRIu64 " relax %" PRIu64 " mkyoung %" PRIu64
-	       " tcy %" PRIu64 " lookup %" PRIu64 " bad %" PRIu64
+	       " tcy %" PRIu64 " lookup %" PRIu64 " hw_access %" PRIu64
+	       " dirty_read %" PRIu64 " bad %" PRIu64
 	       "; nomem %" PRIu64 " nothing-to-do %" PRIu64 " exists %" PRIu64
-	       " noent %" PRIu64 "; max tables %" PRIu64 " runs %" PRIu64
+	       " noent %" PRIu64 "; faults: none %" PRIu64 " translation %"
+	       PRIu64 " permission %" PRIu64 " access-flag %" PRIu64
+	       "; dirty pages reported %" PRIu64
+	       "; max tables %" PRIu64 " runs %" PRIu64
 	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves\n",
 	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
-	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_BAD], R.nomem,
-	       R.nothing, R.exists, R.noent, R.max_tables, R.max_runs, tables,
-	       leaves);
+	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
+	       R.count[OP_DIRTY], R.count[OP_BAD], R.nomem,
+	       R.nothing, R.exists, R.noent, R.faults[0], R.faults[1],
+	       R.faults[2], R.faults[3], R.dirty_pages, R.max_tables,
+	       R.max_runs, tables, leaves);
 	fflush(stdout);
 
 	slat_hosted_cache_fini(&R.cache);
@@ -1845,6 +2439,9 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	free(R.post.v);
 	free(kept_leaves.v);
 	kept_leaves = (struct vec_leaf){ 0 };
+	free(P.mark);
+	P.mark = NULL;
+	P.cap = 0;
 	return 0;
 }
 
@@ -1852,7 +2449,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: test_random [--config NAME|all] [--seed N] [--ops N]\n"
-		"                   [--check-every N] [--list] [--verbose]\n");
+		"                   [--check-every N] [--list] [--verbose]\n"
+		"                   [--avoid relax-perms-alone|relax-dirties]...\n");
 	exit(2);
 }
 
@@ -1872,6 +2470,15 @@ int main(int argc, char **argv)
 			verbose = true;
 		} else if (v && !strcmp(a, "--config")) {
 			config = v;
+			i++;
+		} else if (v && !strcmp(a, "--avoid")) {
+			size_t j, n = sizeof(avoid_names) / sizeof(avoid_names[0]);
+			for (j = 0; j < n; j++)
+				if (!strcmp(v, avoid_names[j].name))
+					break;
+			if (j == n)
+				usage();
+			avoid |= avoid_names[j].bit;
 			i++;
 		} else if (v && !strcmp(a, "--seed")) {
 			seed = strtoull(v, NULL, 0);

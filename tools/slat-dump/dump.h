@@ -21,7 +21,8 @@ struct dump_entry {
 	uint64_t pte;      /* the raw descriptor */
 	uint64_t table_pa; /* PA of the table page that holds the entry */
 	uint32_t index;    /* its index in that page */
-	uint32_t attrs;    /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG */
+	uint32_t attrs;    /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG,
+			      SLAT_DIRTY, SLAT_IPAT, SLAT_SVE */
 	int level;
 	bool table;        /* a table descriptor (only collected for --hex) */
 };
@@ -57,7 +58,10 @@ int dump_collect(struct slat_table *t, const struct slat_mm_ops *mm,
 
 /* "rw-", "rwx", "r-xu" (execute at EL0 only), "r-xk" (EL1 only). */
 const char *dump_perms(uint32_t attrs, char buf[8]);
-/* "normal", "nc", "device", "mt3". */
+/* Memory type names are the format's: set it before printing leaves
+ * (SLAT_FMT_ARM_S2 by default). */
+void dump_set_format(uint32_t format);
+/* Arm: "normal", "nc", "device", "mt3"; EPT: "wb", "wc", "uc", "mt?". */
 const char *dump_memtype(uint32_t attrs);
 /* 4K, 2M, 1G, 3M, 1536M, or 0x... when no unit divides it. */
 const char *dump_size(uint64_t bytes, char buf[32]);
@@ -69,7 +73,9 @@ const char *dump_format_name(uint32_t format);
 /*
  * One entry as a line (no newline):
  * 0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young
- * With @hex, "  pte 0x... @ 0xTABLEPA[index]" is appended.
+ * (then " ipat", " sve", " sw=N" after the memory type and " dirty" at the
+ * end when they apply). With @hex, "  pte 0x... @ 0xTABLEPA[index]" is
+ * appended.
  */
 void dump_format_entry(const struct dump_entry *e, bool hex, char *buf,
 		       size_t len);

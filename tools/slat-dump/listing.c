@@ -136,17 +136,27 @@ const char *dump_perms(uint32_t attrs, char buf[8])
 	return buf;
 }
 
+/* The format the leaves being printed are of (memory type names). */
+static uint32_t dump_fmt = SLAT_FMT_ARM_S2;
+
+void dump_set_format(uint32_t format)
+{
+	dump_fmt = format;
+}
+
 const char *dump_memtype(uint32_t attrs)
 {
+	bool ept = dump_fmt == SLAT_FMT_EPT;
+
 	switch (SLAT_MT(attrs)) {
 	case SLAT_MT_NORMAL:
-		return "normal";
+		return ept ? "wb" : "normal";
 	case SLAT_MT_NORMAL_NC:
-		return "nc";
+		return ept ? "wc" : "nc";
 	case SLAT_MT_DEVICE:
-		return "device";
+		return ept ? "uc" : "device";
 	default:
-		return "mt3";
+		return ept ? "mt?" : "mt3";
 	}
 }
 
@@ -199,11 +209,14 @@ void dump_format_leaf(uint64_t ipa, uint64_t size, int level, uint64_t pa,
 		snprintf(sw, sizeof(sw), " sw=%u", swn);
 	snprintf(buf, len,
 		 "0x%016" PRIx64 "-0x%016" PRIx64 " L%d %s -> 0x%016" PRIx64
-		 " %s %s%s %s",
+		 " %s %s%s%s%s %s%s",
 		 ipa, ipa + size, level,
 		 level == SLAT_LAST_LEVEL ? "page" : "block", pa,
-		 dump_perms(attrs, perms), dump_memtype(attrs), sw,
-		 (attrs & SLAT_YOUNG) ? "young" : "old");
+		 dump_perms(attrs, perms), dump_memtype(attrs),
+		 (attrs & SLAT_IPAT) ? " ipat" : "",
+		 (attrs & SLAT_SVE) ? " sve" : "", sw,
+		 (attrs & SLAT_YOUNG) ? "young" : "old",
+		 (attrs & SLAT_DIRTY) ? " dirty" : "");
 }
 
 void dump_format_entry(const struct dump_entry *e, bool hex, char *buf,
@@ -236,12 +249,22 @@ void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 	uint64_t root_entries = info->ia_bits > start_shift ?
 		1ull << (info->ia_bits - start_shift) : 1;
 
-	fprintf(f, "# config %s granule=%s ia=%u pa=%u fwb=%s xnx=%s dic=%s\n",
-		dump_format_name(info->format),
-		dump_size(info->granule, g), info->ia_bits, info->pa_bits,
-		(info->features & SLAT_FEAT_FWB) ? "on" : "off",
-		(info->features & SLAT_FEAT_XNX) ? "on" : "off",
-		(info->features & SLAT_FEAT_DIC) ? "on" : "off");
+#define ONOFF(feat) ((info->features & (feat)) ? "on" : "off")
+	if (info->format == SLAT_FMT_EPT)
+		fprintf(f, "# config ept levels=%d ia=%u pa=%u ad=%s mbec=%s "
+			"xonly=%s\n",
+			4 - info->start_level, info->ia_bits, info->pa_bits,
+			ONOFF(SLAT_FEAT_HWDIRTY), ONOFF(SLAT_FEAT_EPT_MBEC),
+			ONOFF(SLAT_FEAT_EPT_XONLY));
+	else
+		fprintf(f, "# config %s granule=%s ia=%u pa=%u fwb=%s xnx=%s "
+			"dic=%s hwdirty=%s\n",
+			dump_format_name(info->format),
+			dump_size(info->granule, g), info->ia_bits,
+			info->pa_bits, ONOFF(SLAT_FEAT_FWB),
+			ONOFF(SLAT_FEAT_XNX), ONOFF(SLAT_FEAT_DIC),
+			ONOFF(SLAT_FEAT_HWDIRTY));
+#undef ONOFF
 	fprintf(f, "# start level %d, root: %" PRIu64
 		" entr%s in %u concatenated page%s",
 		info->start_level, root_entries,

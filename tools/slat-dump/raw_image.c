@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Raw table images: writer, reader, and a walker of its own (it decodes
- * Armv8 stage-2 descriptors from the architecture's definition, not through
- * libslat).
+ * Armv8 stage-2 descriptors and Intel EPT entries from the architectures'
+ * definitions, not through libslat).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -316,10 +316,16 @@ static uint32_t arm_attrs(const struct walk *w, uint64_t pte)
 	unsigned xn = (pte >> 53) & 3;
 	uint32_t a = 0;
 
+	bool hd = w->img->h.features & SLAT_FEAT_HWDIRTY;
+	bool dbm = hd && (pte & (1ull << 51));
+
 	if (pte & (1ull << 6))
 		a |= SLAT_R;
-	if (pte & (1ull << 7))
+	/* with hardware dirty state, DBM = writable (S2AP.W = dirty) */
+	if ((pte & (1ull << 7)) || dbm)
 		a |= SLAT_W;
+	if ((pte & (1ull << 7)) && dbm)
+		a |= SLAT_DIRTY;
 	if (memattr == (fwb ? 0x6u : 0xfu))
 		a |= SLAT_MT_NORMAL;
 	else if (memattr == 0x5)
@@ -414,6 +420,156 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 	return 0;
 }
 
+/* ---- the independent Intel EPT walker ---- */
+
+#define EPT_R (1ull << 0)
+#define EPT_W (1ull << 1)
+#define EPT_X (1ull << 2)
+#define EPT_PS (1ull << 7)
+#define EPT_PA (((1ull << 52) - 1) & ~0xfffull)
+
+static void ept_warn(const struct walk *w, const struct raw_entry *e,
+		     const char *what)
+{
+	if (w->warn)
+		fprintf(w->warn,
+			"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64
+			" %s at L%d\n", e->table_pa, e->index, e->pte, what,
+			e->level);
+}
+
+/*
+ * What the CPU calls an EPT misconfiguration (or a reserved bit) in a
+ * present entry; NULL if there is none. Intel SDM, "EPT Misconfigurations".
+ */
+static const char *ept_misconfig(const struct walk *w, uint64_t pte,
+				 int level, bool leaf)
+{
+	uint32_t f = w->img->h.features;
+
+	if ((pte & EPT_W) && !(pte & EPT_R))
+		return "is write without read (an EPT misconfiguration)";
+	if ((pte & EPT_X) && !(pte & EPT_R) && !(f & SLAT_FEAT_EPT_XONLY))
+		return "is execute-only on a CPU without it (an EPT "
+		       "misconfiguration)";
+	if ((pte & EPT_PA) >> w->img->h.pa_bits)
+		return "has address bits at or above pa_bits set (reserved)";
+	if (!leaf) {
+		if (pte & (0x1full << 3))
+			return level <= 0 && (pte & EPT_PS)
+				       ? "has bit 7 set in a PML4/PML5 entry "
+					 "(reserved)"
+				       : "has bits 7:3 set in a non-leaf entry "
+					 "(reserved)";
+		return NULL;
+	}
+	switch ((pte >> 3) & 7) {
+	case 2:
+	case 3:
+	case 7:
+		return "has memory type 2, 3 or 7 (an EPT misconfiguration)";
+	}
+	if (pte & (((1ull << (9 * (3 - level) + 12)) - 1) & ~0xfffull))
+		return "has address bits below the page size set (reserved)";
+	return NULL;
+}
+
+static uint32_t ept_attrs(const struct walk *w, uint64_t pte)
+{
+	uint32_t f = w->img->h.features, a = 0;
+
+	if (pte & EPT_R)
+		a |= SLAT_R;
+	if (pte & EPT_W)
+		a |= SLAT_W;
+	if (f & SLAT_FEAT_EPT_MBEC) {
+		if (pte & EPT_X)
+			a |= SLAT_XK;      /* supervisor execute */
+		if (pte & (1ull << 10))
+			a |= SLAT_XU;      /* user execute */
+	} else if (pte & EPT_X) {
+		a |= SLAT_X;
+	}
+	switch ((pte >> 3) & 7) {
+	case 6: a |= SLAT_MT_NORMAL; break;    /* WB */
+	case 1: a |= SLAT_MT_NORMAL_NC; break; /* WC */
+	case 0: a |= SLAT_MT_DEVICE; break;    /* UC */
+	default: a |= SLAT_MT_MASK; break;     /* WT, WP: not libslat's */
+	}
+	if (pte & (1ull << 6))
+		a |= SLAT_IPAT;
+	if (pte & (1ull << 63))
+		a |= SLAT_SVE;
+	if (pte & (1ull << 8))
+		a |= SLAT_YOUNG;
+	if ((f & SLAT_FEAT_HWDIRTY) && (pte & (1ull << 9)))
+		a |= SLAT_DIRTY;
+	a |= SLAT_SW((pte >> 52) & 0xf);
+	return a;
+}
+
+static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
+		    uint64_t nr, int level, uint64_t base)
+{
+	unsigned shift = level_shift(12, level);
+
+	for (uint64_t i = 0; i < nr; i++) {
+		const uint64_t pte = page[i];
+		struct raw_entry e = {
+			.ipa = base + (i << shift),
+			.size = 1ull << shift,
+			.pte = pte,
+			.table_pa = page_pa,
+			.index = (uint32_t)i,
+			.level = level,
+		};
+		/* PS makes a page at the PD and PDPT; the PT holds pages */
+		bool leaf = level == SLAT_LAST_LEVEL ||
+			    ((pte & EPT_PS) && (level == 1 || level == 2));
+		const char *bad;
+
+		if (!(pte & (EPT_R | EPT_W | EPT_X)))
+			continue; /* not present: the other bits are ignored */
+		bad = ept_misconfig(w, pte, level, leaf);
+		if (bad) {
+			ept_warn(w, &e, bad);
+			continue;
+		}
+		if (!leaf) {
+			uint64_t next = pte & EPT_PA;
+			int64_t r = find_record(w->img, next);
+
+			if (r < 0)
+				return fail(w->err, w->errlen,
+					    "0x%016" PRIx64 "[%u] = 0x%016" PRIx64
+					    " points to a table at 0x%" PRIx64
+					    " that the image does not hold",
+					    e.table_pa, e.index, pte, next);
+			if (r < w->img->h.root_pages)
+				return fail(w->err, w->errlen,
+					    "0x%016" PRIx64 "[%u] points back to "
+					    "the root", e.table_pa, e.index);
+			w->reached[r] = 1;
+			e.table = true;
+			e.out = next;
+			if (w->tables)
+				w->fn(w->arg, &e);
+			if (walk_ept(w, w->img->desc + (size_t)r * 512, next,
+				     512, level + 1, e.ipa) < 0)
+				return -1;
+			continue;
+		}
+		e.out = pte & EPT_PA;
+		e.attrs = ept_attrs(w, pte);
+		if (SLAT_MT(e.attrs) == SLAT_MT_MASK)
+			ept_warn(w, &e,
+				 "has memory type WT or WP, which libslat "
+				 "does not write");
+		w->fn(w->arg, &e);
+	}
+	return 0;
+}
+
 int raw_image_walk(const struct raw_image *img, bool tables,
 		   raw_image_visit_fn fn, void *arg, FILE *warn, char *err,
 		   size_t errlen)
@@ -429,11 +585,33 @@ int raw_image_walk(const struct raw_image *img, bool tables,
 	unsigned start_shift;
 	int ret;
 
+	if (h->format == RAW_IMAGE_FMT_EPT) {
+		/* 4 KiB tables; a 4-level walk (PML4 at level 0) resolves 48
+		 * bits, a 5-level one (PML5 at -1) 57; one root page */
+		int start = h->ia_bits > 48 ? -1 : 0;
+
+		if (h->granule != 4096 || h->root_pages != 1 ||
+		    h->start_level != start || h->ia_bits < 32 ||
+		    h->ia_bits > 57)
+			return fail(err, errlen,
+				    "an EPT image needs 4K pages, one root page "
+				    "and start level %d for a %u-bit IPA "
+				    "(granule %" PRIu32 ", %u root pages, start "
+				    "level %d)",
+				    start, h->ia_bits, h->granule,
+				    h->root_pages, h->start_level);
+		start_shift = level_shift(12, start);
+		entries = h->ia_bits > start_shift
+				  ? 1ull << (h->ia_bits - start_shift) : 1;
+		w.reached = calloc(h->nr_pages, 1);
+		if (!w.reached)
+			return fail(err, errlen, "out of memory");
+		ret = walk_ept(&w, img->desc, img->pa[0], entries, start, 0);
+		goto out;
+	}
 	if (h->format != RAW_IMAGE_FMT_ARM_S2)
-		return fail(err, errlen,
-			    "format %" PRIu32 " (%s): this reader walks only "
-			    "arm-s2 images so far", h->format,
-			    h->format == RAW_IMAGE_FMT_EPT ? "ept" : "unknown");
+		return fail(err, errlen, "format %" PRIu32 " is unknown",
+			    h->format);
 	start_shift = level_shift(w.gshift, h->start_level);
 	if (h->start_level < 0 || h->ia_bits <= start_shift ||
 	    h->ia_bits > start_shift + (w.gshift - 3) + 4)
@@ -455,6 +633,7 @@ int raw_image_walk(const struct raw_image *img, bool tables,
 	if (!w.reached)
 		return fail(err, errlen, "out of memory");
 	ret = walk_arm(&w, root, root_pa, entries, h->start_level, 0);
+out:
 	if (ret == 0 && warn) {
 		for (uint32_t i = h->root_pages; i < h->nr_pages; i++)
 			if (!w.reached[i])

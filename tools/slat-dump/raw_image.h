@@ -56,7 +56,8 @@ struct raw_entry {
 	uint64_t pte;
 	uint64_t table_pa;   /* PA of the page holding the descriptor */
 	uint32_t index;      /* its index there */
-	uint32_t attrs;      /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG */
+	uint32_t attrs;      /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG,
+				SLAT_DIRTY, SLAT_IPAT, SLAT_SVE */
 	int level;
 	bool table;
 };
@@ -84,9 +85,10 @@ const uint64_t *raw_image_page(const struct raw_image *img, uint64_t pa);
 /*
  * Walk the image from its root like the hardware walker: leaves in IPA
  * order (and table descriptors before their children with @tables).
- * Oddities the hardware would fault on (a block where the level allows
- * none, the reserved encoding at the last level) are reported to @warn,
- * and so are records that no walk reaches. Returns 0, or -1 with a
+ * Oddities the hardware would fault on (Arm: a block where the level allows
+ * none, the reserved encoding at the last level; EPT: misconfigurations
+ * and reserved bits) are reported to @warn and left out, and so are
+ * records that no walk reaches. Returns 0, or -1 with a
  * message in @err (a table the image lacks, a format it cannot walk).
  */
 int raw_image_walk(const struct raw_image *img, bool tables,

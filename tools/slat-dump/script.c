@@ -27,6 +27,8 @@ enum op_kind {
 	OP_CLEAR_YOUNG,
 	OP_TEST_YOUNG,
 	OP_LOOKUP,
+	OP_DIRTY,
+	OP_HW_ACCESS,
 };
 
 static const struct op_syntax {
@@ -37,7 +39,8 @@ static const struct op_syntax {
 } ops[] = {
 	{ "config", OP_CONFIG, 0, 8,
 	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS fwb=on|off "
-	  "xnx=on|off dic=on|off" },
+	  "xnx=on|off dic=on|off hwdirty=on|off, or config ept levels=4|5 "
+	  "ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
 	{ "map", OP_MAP, 4, 7,
 	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace]" },
 	{ "unmap", OP_UNMAP, 2, 3,
@@ -49,6 +52,9 @@ static const struct op_syntax {
 	{ "clear-young", OP_CLEAR_YOUNG, 2, 2, "clear-young IPA SIZE" },
 	{ "test-young", OP_TEST_YOUNG, 2, 2, "test-young IPA SIZE" },
 	{ "lookup", OP_LOOKUP, 1, 1, "lookup IPA" },
+	{ "dirty", OP_DIRTY, 2, 4,
+	  "dirty IPA SIZE [clear] [flush=entry|range|vmid|none]" },
+	{ "hw-access", OP_HW_ACCESS, 2, 2, "hw-access IPA r|w|x|xu|xk" },
 };
 
 /* One parsed operation. */
@@ -59,6 +65,9 @@ struct op {
 	uint32_t attrs;  /* map: attributes; relax: permissions */
 	uint32_t flags;  /* map: SLAT_MAP_* */
 	enum slat_tlbi_policy policy;
+	bool clear;      /* dirty */
+	unsigned access; /* hw-access: SLAT_ACCESS_* */
+	const char *access_word; /* hw-access: as written (r, w, x, ...) */
 };
 
 /* ---- messages ---- */
@@ -162,15 +171,16 @@ static int log2_exact(uint64_t v)
 
 /*
  * ATTRS: comma-separated words: the permissions ("rw", "rwx", "r-x", "rx",
- * "ro", "none"), a memory type ("normal", "nc", "device"), "sw=N", and
- * "xu"/"xk" (execute at EL0/EL1 only). With @perms_only, only permissions
- * and xu/xk.
+ * "ro", "none"), a memory type ("normal", "nc", "device", or EPT's names
+ * "wb", "wc", "uc"), "sw=N", "xu"/"xk" (execute at EL0/EL1 only), and EPT's
+ * "ipat" (ignore PAT) and "sve" (suppress #VE). With @perms_only, only
+ * permissions and xu/xk.
  */
 static bool parse_attrs(const char *arg, bool perms_only, uint32_t *out,
 			char *why, size_t whylen)
 {
 	char buf[128], *save = NULL, *w;
-	uint32_t perms = 0, mt = SLAT_MT_NORMAL, sw = 0, xonly = 0;
+	uint32_t perms = 0, mt = SLAT_MT_NORMAL, sw = 0, xonly = 0, extra = 0;
 	bool have_perms = false;
 
 	if (strlen(arg) >= sizeof(buf)) {
@@ -204,12 +214,19 @@ static bool parse_attrs(const char *arg, bool perms_only, uint32_t *out,
 			xonly |= SLAT_XU;
 		} else if (!strcmp(w, "xk")) {
 			xonly |= SLAT_XK;
-		} else if (!perms_only && !strcmp(w, "normal")) {
+		} else if (!perms_only &&
+			   (!strcmp(w, "normal") || !strcmp(w, "wb"))) {
 			mt = SLAT_MT_NORMAL;
-		} else if (!perms_only && !strcmp(w, "nc")) {
+		} else if (!perms_only &&
+			   (!strcmp(w, "nc") || !strcmp(w, "wc"))) {
 			mt = SLAT_MT_NORMAL_NC;
-		} else if (!perms_only && !strcmp(w, "device")) {
+		} else if (!perms_only &&
+			   (!strcmp(w, "device") || !strcmp(w, "uc"))) {
 			mt = SLAT_MT_DEVICE;
+		} else if (!perms_only && !strcmp(w, "ipat")) {
+			extra |= SLAT_IPAT;
+		} else if (!perms_only && !strcmp(w, "sve")) {
+			extra |= SLAT_SVE;
 		} else if (!perms_only && !strncmp(w, "sw=", 3)) {
 			uint64_t n;
 
@@ -232,7 +249,7 @@ static bool parse_attrs(const char *arg, bool perms_only, uint32_t *out,
 	/* xu / xk say at which level execute is allowed. */
 	if (xonly)
 		perms = (perms & ~SLAT_X) | xonly;
-	*out = perms | mt | sw;
+	*out = perms | mt | sw | extra;
 	return true;
 }
 
@@ -258,10 +275,21 @@ static int table_setup(struct script *s, const char *op)
 
 	rc = slat_config_geometry(&s->cfg, &geo);
 	if (rc < 0) {
+		if (s->cfg.format == SLAT_FMT_EPT &&
+		    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX |
+					SLAT_FEAT_DIC)))
+			return error(s, op, slat_strerror(rc),
+				     "fwb, xnx and dic are Arm features; ept "
+				     "takes ad=, mbec= and xonly=");
 		if (s->cfg.format == SLAT_FMT_EPT)
 			return error(s, op, slat_strerror(rc),
-				     "this libslat does not implement the ept "
-				     "format yet; use arm-s2");
+				     "ept takes granule=4k, ia=32..57 (up to 48 "
+				     "with levels=4, 49..57 with levels=5) and "
+				     "pa=32..52");
+		if (s->cfg.features & (SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY))
+			return error(s, op, slat_strerror(rc),
+				     "mbec and xonly are EPT features; write "
+				     "config ept ... to use them");
 		if ((s->cfg.ia_bits > 48 || pa_bits > 48) &&
 		    s->cfg.granule != 65536)
 			return error(s, op, slat_strerror(rc),
@@ -276,6 +304,7 @@ static int table_setup(struct script *s, const char *op)
 			     "pa=32..48 (52 for both with 64k)");
 	}
 	/* Table pages sit at the top of the PA space, away from guest RAM. */
+	pa_bits = geo.pa_bits;
 	pa_top = pa_bits >= 64 ? UINT64_MAX : (1ull << pa_bits);
 	if (arena < pa_top)
 		pa_base = (pa_top - arena) & ~(uint64_t)0xffff;
@@ -303,6 +332,7 @@ static int table_setup(struct script *s, const char *op)
 		return 1;
 	}
 	s->ready = true;
+	dump_set_format(s->cfg.format);
 	/* The header goes first: lookups print as the script runs. */
 	if (s->out) {
 		struct dump_info info = {
@@ -344,6 +374,8 @@ int script_fini(struct script *s)
 static int parse_config(struct script *s, char **tok, int n)
 {
 	struct slat_config *c = &s->cfg;
+	bool have_ia = false, have_pa = false;
+	int levels = 0;
 
 	for (int i = 1; i < n; i++) {
 		char *eq = strchr(tok[i], '=');
@@ -357,7 +389,7 @@ static int parse_config(struct script *s, char **tok, int n)
 				c->format = SLAT_FMT_EPT;
 			else
 				return error(s, "config", "unknown format",
-					     "\"%s\": write arm-s2 (or ept)",
+					     "\"%s\": write arm-s2 or ept",
 					     tok[i]);
 			continue;
 		}
@@ -374,16 +406,40 @@ static int parse_config(struct script *s, char **tok, int n)
 				return error(s, "config", "bad address size",
 					     "\"%s=%s\": give the number of bits, "
 					     "e.g. %s=40", tok[i], eq, tok[i]);
-			if (tok[i][0] == 'i')
+			if (tok[i][0] == 'i') {
 				c->ia_bits = (uint8_t)v;
-			else
+				have_ia = true;
+			} else {
 				c->pa_bits = (uint8_t)v;
+				have_pa = true;
+			}
+		} else if (!strcmp(tok[i], "levels")) {
+			if (strcmp(eq, "4") && strcmp(eq, "5"))
+				return error(s, "config", "bad levels",
+					     "\"levels=%s\": EPT walks have 4 or "
+					     "5 levels", eq);
+			levels = eq[0] - '0';
 		} else if (!strcmp(tok[i], "fwb") || !strcmp(tok[i], "xnx") ||
-			   !strcmp(tok[i], "dic")) {
-			uint32_t f = tok[i][0] == 'f' ? SLAT_FEAT_FWB :
-				     tok[i][0] == 'x' ? SLAT_FEAT_XNX :
-							SLAT_FEAT_DIC;
+			   !strcmp(tok[i], "dic") || !strcmp(tok[i], "hwdirty") ||
+			   !strcmp(tok[i], "ad") || !strcmp(tok[i], "mbec") ||
+			   !strcmp(tok[i], "xonly")) {
+			static const struct {
+				const char *name;
+				uint32_t feat;
+			} feats[] = {
+				{ "fwb", SLAT_FEAT_FWB },
+				{ "xnx", SLAT_FEAT_XNX },
+				{ "dic", SLAT_FEAT_DIC },
+				{ "hwdirty", SLAT_FEAT_HWDIRTY },
+				{ "ad", SLAT_FEAT_HWDIRTY },
+				{ "mbec", SLAT_FEAT_EPT_MBEC },
+				{ "xonly", SLAT_FEAT_EPT_XONLY },
+			};
+			uint32_t f = 0;
 
+			for (size_t j = 0; j < sizeof(feats) / sizeof(feats[0]); j++)
+				if (!strcmp(tok[i], feats[j].name))
+					f = feats[j].feat;
 			if (!parse_onoff(eq, &on))
 				return error(s, "config", "bad feature value",
 					     "\"%s=%s\": write %s=on or %s=off",
@@ -392,8 +448,28 @@ static int parse_config(struct script *s, char **tok, int n)
 		} else {
 			return error(s, "config", "unknown setting",
 				     "\"%s\": settings are granule=, ia=, pa=, "
-				     "fwb=, xnx=, dic=", tok[i]);
+				     "fwb=, xnx=, dic=, hwdirty= (arm-s2) and "
+				     "levels=, ia=, pa=, ad=, mbec=, xonly= "
+				     "(ept)", tok[i]);
 		}
+	}
+	if (levels && c->format != SLAT_FMT_EPT)
+		return error(s, "config", "levels= is for ept",
+			     "arm-s2 derives its levels from granule= and ia=");
+	if (c->format == SLAT_FMT_EPT) {
+		/* EPT: 4-level (48-bit) unless told otherwise */
+		if (!have_ia)
+			c->ia_bits = levels == 5 ? 57 : 48;
+		if (!have_pa)
+			c->pa_bits = 0; /* 48, or 52 for a 5-level walk */
+		if (levels == 4 && c->ia_bits > 48)
+			return error(s, "config", "levels=4 with ia > 48",
+				     "a 4-level EPT walk resolves 48 bits; "
+				     "write levels=5 or ia=48");
+		if (levels == 5 && c->ia_bits <= 48)
+			return error(s, "config", "levels=5 with ia <= 48",
+				     "a 5-level EPT walk is for ia=49..57; "
+				     "write levels=4 or ia=57");
 	}
 	return 0;
 }
@@ -405,7 +481,7 @@ static void advise(const struct script *s, const struct op *op, int rc,
 {
 	uint64_t g = s->cfg.granule;
 	const char *gn = granule_name(s->cfg.granule);
-	uint8_t pa_bits = s->cfg.pa_bits ? s->cfg.pa_bits : 48;
+	uint8_t pa_bits = s->t.geo.pa_bits;
 	uint64_t ia_end = 1ull << s->cfg.ia_bits;
 	uint64_t pa_end = pa_bits >= 64 ? UINT64_MAX : 1ull << pa_bits;
 	enum op_kind k = op->syn->kind;
@@ -472,17 +548,41 @@ static void advise(const struct script *s, const struct op *op, int rc,
 		return;
 	case SLAT_E_ATTR: {
 		uint32_t x = op->attrs & SLAT_X;
+		bool ept = s->cfg.format == SLAT_FMT_EPT;
+		uint32_t f = s->cfg.features;
 
 		if (k == OP_MAP && x && SLAT_MT(op->attrs) == SLAT_MT_DEVICE)
 			snprintf(buf, len,
 				 "device memory cannot be executable; drop "
 				 "the x, e.g. rw,device");
-		else if (x && x != SLAT_X &&
-			 !(s->cfg.features & SLAT_FEAT_XNX))
+		else if (!ept && x && x != SLAT_X && !(f & SLAT_FEAT_XNX))
 			snprintf(buf, len,
 				 "execute at one exception level only (xu or "
 				 "xk) needs FEAT_XNX; add xnx=on to the config "
 				 "line or use plain x");
+		else if (!ept && (op->attrs & (SLAT_IPAT | SLAT_SVE)))
+			snprintf(buf, len,
+				 "ipat and sve are EPT bits; arm-s2 has no "
+				 "such attribute");
+		else if (ept && (op->attrs & SLAT_W) && !(op->attrs & SLAT_R))
+			snprintf(buf, len,
+				 "EPT cannot write without read (a "
+				 "misconfiguration); add r, e.g. rw");
+		else if (ept && x && x != SLAT_X && !(f & SLAT_FEAT_EPT_MBEC))
+			snprintf(buf, len,
+				 "execute at one privilege level only (xu or "
+				 "xk) needs mode-based execute control; add "
+				 "mbec=on to the config line or use plain x");
+		else if (ept && k == OP_MAP &&
+			 !(op->attrs & (SLAT_R | SLAT_XK)))
+			snprintf(buf, len,
+				 "an EPT leaf needs r or (supervisor) x: with "
+				 "bits 2:0 clear it would not be present");
+		else if (ept && k == OP_MAP && !(op->attrs & SLAT_R) &&
+			 !(f & SLAT_FEAT_EPT_XONLY))
+			snprintf(buf, len,
+				 "execute-only needs a CPU that supports it; "
+				 "add xonly=on to the config line or add r");
 		else if (k == OP_RELAX && x)
 			snprintf(buf, len,
 				 "relax cannot add execute to these leaves "
@@ -493,6 +593,12 @@ static void advise(const struct script *s, const struct op *op, int rc,
 				 "attributes", dump_format_name(s->cfg.format));
 		return;
 	}
+	case SLAT_E_CONFIG:
+		snprintf(buf, len,
+			 "hardware dirty state is off; add %s to the "
+			 "config line",
+			 s->cfg.format == SLAT_FMT_EPT ? "ad=on" : "hwdirty=on");
+		return;
 	case SLAT_E_EXISTS:
 		snprintf(buf, len,
 			 "part of 0x%" PRIx64 "+%s already translates "
@@ -567,6 +673,101 @@ static void print_lookup(const struct script *s, uint64_t ipa)
 		ipa, slat_pa_v(leaf.pa), line);
 }
 
+/* "0x0000000040000000+8K" */
+static void print_run(FILE *f, uint64_t ipa, uint64_t size)
+{
+	char sz[32];
+
+	fprintf(f, " 0x%016" PRIx64 "+%s", ipa, dump_size(size, sz));
+}
+
+/*
+ * slat_dirty_read: the count, then the dirty pages as runs of IPAs (at
+ * most 8):
+ * dirty 0x0000000040000000+2M: 3 of 512 pages (now clean): 0x...+4K 0x...+8K
+ */
+static int run_dirty(struct script *s, const struct op *op)
+{
+	uint64_t g = s->cfg.granule, pages = op->size / g, nruns = 0;
+	uint64_t *bitmap;
+	int64_t rc;
+	char sz[32];
+
+	topup(s, SLAT_OP_DIRTY_CLEAR, op);
+	/* one word more than needed: a zero size still gets a buffer */
+	bitmap = calloc(pages / 64 + 1, sizeof(*bitmap));
+	if (!bitmap) {
+		fprintf(stderr, "slat-dump: out of memory\n");
+		exit(1);
+	}
+	rc = slat_dirty_read(&s->t, slat_ipa(op->ipa), op->size, bitmap,
+			     op->clear, op->policy, 0, &s->cache);
+	if (rc < 0) {
+		free(bitmap);
+		return (int)rc;
+	}
+	fprintf(s->out, "dirty 0x%016" PRIx64 "+%s: %" PRId64 " of %" PRIu64
+		" page%s%s%s", op->ipa, dump_size(op->size, sz), rc, pages,
+		pages == 1 ? "" : "s",
+		op->clear && rc ? " (now clean)" : "", rc ? ":" : "");
+	for (uint64_t i = 0; i < pages;) {
+		uint64_t j = i;
+
+		while (j < pages && (bitmap[j / 64] >> (j % 64) & 1))
+			j++;
+		if (j == i) {
+			i++;
+			continue;
+		}
+		if (++nruns <= 8)
+			print_run(s->out, op->ipa + i * g, (j - i) * g);
+		i = j;
+	}
+	if (nruns > 8)
+		fprintf(s->out, " ... (%" PRIu64 " runs)", nruns);
+	fputc('\n', s->out);
+	free(bitmap);
+	return SLAT_OK;
+}
+
+/*
+ * slat_hw_access: the CPU's walk, with its updates.
+ * hw-access 0x0000000040001234 w -> 0x0000000880001234: LEAF
+ * hw-access 0x0000000040001234 w: permission fault at L3
+ */
+static int run_hw_access(struct script *s, const struct op *op)
+{
+	static const char *const faults[] = {
+		"", "translation fault", "permission fault",
+		"access flag fault",
+	};
+	struct slat_hw_result res;
+	struct slat_leaf leaf;
+	char line[256];
+	int rc = slat_hw_access(&s->t, slat_ipa(op->ipa), op->access, &res);
+
+	if (rc < 0)
+		return rc;
+	if (res.fault != SLAT_FAULT_NONE) {
+		fprintf(s->out, "hw-access 0x%016" PRIx64 " %s: %s at L%d\n",
+			op->ipa, op->access_word,
+			res.fault <= SLAT_FAULT_ACCESS_FLAG ? faults[res.fault]
+							    : "fault",
+			res.level);
+		return SLAT_OK;
+	}
+	/* the leaf as the access left it */
+	rc = slat_lookup(&s->t, slat_ipa(op->ipa), &leaf);
+	if (rc < 0)
+		return rc;
+	dump_format_leaf(slat_ipa_v(leaf.base), leaf.size, leaf.level,
+			 slat_pa_v(leaf.pa) - (op->ipa - slat_ipa_v(leaf.base)),
+			 leaf.attrs, line, sizeof(line));
+	fprintf(s->out, "hw-access 0x%016" PRIx64 " %s -> 0x%016" PRIx64
+		": %s\n", op->ipa, op->access_word, slat_pa_v(res.pa), line);
+	return SLAT_OK;
+}
+
 static int run_op(struct script *s, struct op *op)
 {
 	struct slat_table *t = &s->t;
@@ -624,6 +825,12 @@ static int run_op(struct script *s, struct op *op)
 		}
 		break;
 	}
+	case OP_DIRTY:
+		rc = run_dirty(s, op);
+		break;
+	case OP_HW_ACCESS:
+		rc = run_hw_access(s, op);
+		break;
 	default:
 		rc = SLAT_E_INVAL;
 	}
@@ -673,7 +880,8 @@ static int parse_line(struct script *s, char **tok, int n)
 	if (!syn)
 		return error(s, tok[0], "unknown operation",
 			     "operations are config, map, unmap, wrprotect, "
-			     "relax, mkyoung, clear-young, test-young, lookup");
+			     "relax, mkyoung, clear-young, test-young, lookup, "
+			     "dirty, hw-access");
 	if (n - 1 < syn->min_args || n - 1 > syn->max_args)
 		return error(s, syn->name,
 			     n - 1 < syn->min_args ? "missing arguments" :
@@ -696,7 +904,8 @@ static int parse_line(struct script *s, char **tok, int n)
 	op.syn = syn;
 	if ((rc = parse_number(s, syn->name, "IPA", tok[a++], &op.ipa)))
 		return rc;
-	if (syn->kind != OP_MKYOUNG && syn->kind != OP_LOOKUP) {
+	if (syn->kind != OP_MKYOUNG && syn->kind != OP_LOOKUP &&
+	    syn->kind != OP_HW_ACCESS) {
 		if ((rc = parse_number(s, syn->name, "size", tok[a++],
 				       &op.size)))
 			return rc;
@@ -710,7 +919,8 @@ static int parse_line(struct script *s, char **tok, int n)
 		if (!parse_attrs(tok[a++], false, &op.attrs, why, sizeof(why)))
 			return error(s, syn->name, why,
 				     "ATTRS is like rw, rwx, r-x, ro, plus "
-				     ",device ,nc ,normal ,sw=N ,xu ,xk");
+				     ",device ,nc ,normal (ept: ,uc ,wc ,wb) "
+				     ",sw=N ,xu ,xk ,ipat ,sve");
 		for (; a < n; a++) {
 			uint64_t cap;
 			int shift;
@@ -739,12 +949,17 @@ static int parse_line(struct script *s, char **tok, int n)
 		break;
 	case OP_UNMAP:
 	case OP_WRPROTECT:
+	case OP_DIRTY:
 		op.policy = SLAT_FLUSH_ENTRY;
-		if (a < n) {
+		for (; a < n; a++) {
 			static const char *const p[] = { "entry", "range",
 							 "vmid", "none" };
 			bool found = false;
 
+			if (syn->kind == OP_DIRTY && !strcmp(tok[a], "clear")) {
+				op.clear = true;
+				continue;
+			}
 			for (int i = 0; i < 4; i++) {
 				if (!strncmp(tok[a], "flush=", 6) &&
 				    !strcmp(tok[a] + 6, p[i])) {
@@ -754,11 +969,43 @@ static int parse_line(struct script *s, char **tok, int n)
 			}
 			if (!found)
 				return error(s, syn->name, "unknown flag",
-					     "\"%s\": write flush=entry, "
+					     "\"%s\": write %sflush=entry, "
 					     "flush=range, flush=vmid or "
-					     "flush=none", tok[a]);
+					     "flush=none", tok[a],
+					     syn->kind == OP_DIRTY ? "clear, "
+								   : "");
 		}
+		/* one bit per page: keep the bitmap reasonable */
+		if (syn->kind == OP_DIRTY && op.size / s->cfg.granule > (1u << 24))
+			return error(s, syn->name, "range too large",
+				     "dirty reports one bit per page; ask for at "
+				     "most %u pages at a time", 1u << 24);
 		break;
+	case OP_HW_ACCESS: {
+		static const struct {
+			const char *name;
+			unsigned access;
+		} acc[] = {
+			{ "r", SLAT_ACCESS_READ },
+			{ "w", SLAT_ACCESS_WRITE },
+			{ "x", SLAT_ACCESS_EXEC_EL1 },
+			{ "xk", SLAT_ACCESS_EXEC_EL1 },
+			{ "xu", SLAT_ACCESS_EXEC_EL0 },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(acc) / sizeof(acc[0]); i++)
+			if (!strcmp(tok[a], acc[i].name))
+				break;
+		if (i == sizeof(acc) / sizeof(acc[0]))
+			return error(s, syn->name, "unknown access",
+				     "\"%s\": write r (read), w (write), x or "
+				     "xk (execute, EL1/supervisor) or xu "
+				     "(execute, EL0/user)", tok[a]);
+		op.access = acc[i].access;
+		op.access_word = acc[i].name;
+		break;
+	}
 	case OP_RELAX:
 		if (!parse_attrs(tok[a++], true, &op.attrs, why, sizeof(why)))
 			return error(s, syn->name, why,

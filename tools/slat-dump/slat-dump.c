@@ -25,7 +25,8 @@ static const char usage[] =
 "and prints every leaf in IPA order, one per line, merging nothing:\n"
 "  0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young\n"
 "  (IPA range, level, page or block, output PA, permissions r w x, where\n"
-"  xu/xk mean execute at EL0/EL1 only, memory type, sw=N, young or old)\n"
+"  xu/xk mean execute at EL0/EL1 (user/supervisor) only, memory type,\n"
+"  ipat, sve, sw=N, young or old, dirty)\n"
 "\n"
 "Options:\n"
 "  --hex             also list table entries, and show every descriptor in\n"
@@ -41,8 +42,10 @@ static const char usage[] =
 "  -h, --help        this text\n"
 "\n"
 "Script (one operation per line, '#' starts a comment):\n"
-"  config arm-s2 granule=4k ia=40 pa=48 fwb=off xnx=off dic=off\n"
+"  config arm-s2 granule=4k ia=40 pa=48 fwb=off xnx=off dic=off hwdirty=off\n"
 "                                    first, if at all (these are the defaults)\n"
+"  config ept levels=4 ad=off mbec=off xonly=off\n"
+"                                    Intel EPT (levels=5: ia=57; or give ia=)\n"
 "  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace]\n"
 "  unmap IPA SIZE [flush=entry|range|vmid|none]     (default entry)\n"
 "  wrprotect IPA SIZE [flush=entry|range|vmid|none]\n"
@@ -51,9 +54,14 @@ static const char usage[] =
 "  clear-young IPA SIZE              report and clear access flags\n"
 "  test-young IPA SIZE               report them only\n"
 "  lookup IPA                        print the leaf translating IPA\n"
+"  dirty IPA SIZE [clear] [flush=...]  report (and clear) the pages written\n"
+"                                    since the last clear (hwdirty=on, ad=on)\n"
+"  hw-access IPA r|w|x|xu|xk         translate an access as the CPU would,\n"
+"                                    setting the access flag and dirty state\n"
 "Numbers: hex (0x4000_0000) or decimal with K/M/G/T (4K, 2M, 1G).\n"
 "ATTRS: rw, rwx, r-x, rx, ro, none, then ,device ,nc ,normal ,sw=0..15\n"
-"       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on).\n"
+"       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on or\n"
+"       mbec=on); EPT also ,uc ,wc ,wb (= device, nc, normal) ,ipat ,sve.\n"
 "\n"
 "Exit status: 0 success, 1 host failure (I/O, memory, a leak in libslat),\n"
 "2 error in the script or the command line (reported as\n"
@@ -168,6 +176,7 @@ static int read_raw(const struct options *o)
 		.root_pages = img.h.root_pages, .features = img.h.features,
 		.root_pa = img.h.root_pa,
 	};
+	dump_set_format(img.h.format);
 	printf("# raw image %s: version %" PRIu32 ", %" PRIu32
 	       " page records\n", o->raw_in, img.h.version, img.h.nr_pages);
 	dump_print_info(stdout, &info, o->hex);
