@@ -33,7 +33,7 @@
  * Every --check-every operations and at the end the full checker runs.
  *
  * Usage: test_random [--config NAME|all] [--seed N] [--ops N]
- *                    [--check-every N] [--list] [--verbose] [--avoid BUG]
+ *                    [--check-every N] [--list] [--verbose]
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -173,25 +173,6 @@ static struct rt R;
 
 #define LSIZE(l) R.lsize_[(l) + 1]
 
-/*
- * Known core bugs the generator can steer around (--avoid NAME), so that a
- * run can look for other bugs meanwhile. CTest runs avoid nothing.
- */
-enum {
-	/* slat_relax checks the permissions it adds on their own, not the
-	 * leaves they make: EPT refuses relax(W) of a readable leaf */
-	AVOID_RELAX_PERMS_ALONE = 1u << 0,
-	/* Arm with DBM: relax of a writable-clean leaf makes it dirty */
-	AVOID_RELAX_DIRTIES = 1u << 1,
-};
-static const struct {
-	const char *name;
-	unsigned bit;
-} avoid_names[] = {
-	{ "relax-perms-alone", AVOID_RELAX_PERMS_ALONE },
-	{ "relax-dirties", AVOID_RELAX_DIRTIES },
-};
-static unsigned avoid;
 
 /* A leaf is allowed at @level (levels below 0 never hold one). */
 static bool leaf_level(int level)
@@ -246,12 +227,8 @@ static void replay_hint(void)
 {
 	fprintf(stderr,
 		"replay: tests/test_random --seed %#" PRIx64
-		" --config %s --ops %" PRIu64 " --check-every 1",
+		" --config %s --ops %" PRIu64 " --check-every 1\n",
 		R.seed, R.rc->name, R.opno + 1);
-	for (size_t j = 0; j < sizeof(avoid_names) / sizeof(avoid_names[0]); j++)
-		if (avoid & avoid_names[j].bit)
-			fprintf(stderr, " --avoid %s", avoid_names[j].name);
-	fprintf(stderr, "\n");
 }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -1481,12 +1458,6 @@ static int first_run_cb(void *arg, const struct model_run *r)
 	return 1;
 }
 
-static int writable_clean_cb(void *arg, const struct model_run *r)
-{
-	(void)arg;
-	return model_has_dirty(R.m) && (r->attrs & SLAT_W) && !r->dirty;
-}
-
 static void op_relax(void)
 {
 	uint64_t ipa, size;
@@ -1497,9 +1468,8 @@ static void op_relax(void)
 		perms = gen_perms(true);
 	while (!perms);
 	/* the permissions are added to leaves: on their own they need not
-	 * make a leaf (EPT: W alone, or X alone without execute-only) */
-	if ((avoid & AVOID_RELAX_PERMS_ALONE) && !R.fmt->attrs_ok(&R.cfg, perms))
-		perms |= SLAT_R;
+	 * make a leaf (EPT: W alone, or X alone without execute-only), the
+	 * leaves they make must (relax_attr_cb) */
 	/* prefer ranges that are mapped: relax is for faults on mappings */
 	struct model_run run;
 	if (chance(80) && model_for_each(R.m, ipa, w->base + w->size,
@@ -1509,9 +1479,6 @@ static void op_relax(void)
 		if (run.end - ipa < size)
 			size = run.end - ipa;
 	}
-	if ((avoid & AVOID_RELAX_DIRTIES) &&
-	    model_for_each(R.m, ipa, ipa + size, writable_clean_cb, NULL))
-		return;
 	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_relax(ipa %#" PRIx64 ", size %#" PRIx64
@@ -2449,8 +2416,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: test_random [--config NAME|all] [--seed N] [--ops N]\n"
-		"                   [--check-every N] [--list] [--verbose]\n"
-		"                   [--avoid relax-perms-alone|relax-dirties]...\n");
+		"                   [--check-every N] [--list] [--verbose]\n");
 	exit(2);
 }
 
@@ -2471,15 +2437,7 @@ int main(int argc, char **argv)
 		} else if (v && !strcmp(a, "--config")) {
 			config = v;
 			i++;
-		} else if (v && !strcmp(a, "--avoid")) {
-			size_t j, n = sizeof(avoid_names) / sizeof(avoid_names[0]);
-			for (j = 0; j < n; j++)
-				if (!strcmp(v, avoid_names[j].name))
-					break;
-			if (j == n)
-				usage();
-			avoid |= avoid_names[j].bit;
-			i++;
+
 		} else if (v && !strcmp(a, "--seed")) {
 			seed = strtoull(v, NULL, 0);
 			i++;
