@@ -322,8 +322,9 @@ typedef int (*slat_max_level_fn)(void *arg, slat_ipa_t ipa);
  * Huge-page recovery when dirty logging ends (seed 001): for every table in
  * [ipa, ipa+size) whose whole span may be one block (a level that allows
  * blocks and @max_level, which may be NULL for no limit), apply @strategy.
- * Invalidation follows @policy; a freed table is freed only after an
- * invalidation covers it (recover is exclusive). Allocates nothing.
+ * Invalidation follows @policy; a table is freed only after an
+ * invalidation covers it, through the deferred-free hook when the platform
+ * has one. Allocates nothing.
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE or SLAT_E_INVAL.
  */
 int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,

@@ -33,7 +33,8 @@ void slat_batch_flush(struct slat_table *t, struct slat_batch *b,
 			st->written[SLAT_WRITE_LEAF]++;
 		}
 		if (b->e[i].table)
-			slat_free_subtree(t, b->e[i].table, b->e[i].level, st);
+			slat_release_unlinked(t, b->e[i].table, b->e[i].level,
+					      true, st);
 	}
 	b->nr = 0;
 	b->changed = false;

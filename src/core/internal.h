@@ -192,7 +192,8 @@ void slat_cache_unpop(struct slat_page_cache *cache, void *page,
 /* Free a subtree now (no walker can see it any more). */
 void slat_free_subtree(struct slat_table *t, void *table, int level,
 		  struct slat_stats *st);
-/* Free a subtree that concurrent walkers may still read. */
+/* Free an unlinked subtree: through the deferred-free hook when the
+ * platform has one (walkers may still read it), else at once. */
 void slat_release_unlinked(struct slat_table *t, void *table, int level,
 		   bool shared, struct slat_stats *st);
 

@@ -179,7 +179,7 @@ static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d
 		return fail(d, ctx, ret);
 	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
 	slat_make_entry(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
-	slat_release_unlinked(t, old_table, ctx->level + 1, walk_shared(ctx), ctx->stats);
+	slat_release_unlinked(t, old_table, ctx->level + 1, true, ctx->stats);
 	d->wrote = true;
 	return 1;
 }
@@ -369,7 +369,7 @@ static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 	if (d->batch.policy == SLAT_FLUSH_ENTRY) {
 		slat_tlbi_ipa(t, ctx->addr, SLAT_LEVEL_ANY,
 			      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
-		slat_free_subtree(t, table, ctx->level + 1, ctx->stats);
+		slat_release_unlinked(t, table, ctx->level + 1, true, ctx->stats);
 		return;
 	}
 	slat_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1, NULL, 0,

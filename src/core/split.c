@@ -223,7 +223,7 @@ static void recover_unlink(const struct slat_walk_ctx *ctx,
 			slat_tlbi_vmid(t, ctx->stats);
 		if (publish)
 			slat_make_entry(ctx, block);
-		slat_free_subtree(t, table, ctx->level + 1, ctx->stats);
+		slat_release_unlinked(t, table, ctx->level + 1, true, ctx->stats);
 		return;
 	}
 	d->batch.changed = true;
