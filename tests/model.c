@@ -494,21 +494,21 @@ struct same_arg {
 static int same_cb(void *arg, const struct model_run *r)
 {
 	struct same_arg *a = arg;
-	bool same = r->pa - r->start == a->delta && SLAT_MT(r->attrs) == a->mt;
+	bool same = r->pa - r->start == a->delta && MODEL_MEMTYPE(r->attrs) == a->mt;
 	return same == a->want_same;
 }
 
 bool model_map_conflicts(const struct model *m, uint64_t s, uint64_t e,
 			 uint64_t pa, uint32_t attrs)
 {
-	struct same_arg a = { pa - s, SLAT_MT(attrs), false };
+	struct same_arg a = { pa - s, MODEL_MEMTYPE(attrs), false };
 	return model_for_each(m, s, e, same_cb, &a) != 0;
 }
 
 bool model_map_any_kept(const struct model *m, uint64_t ipa, uint64_t s,
 			uint64_t e, uint64_t pa, uint32_t attrs)
 {
-	struct same_arg a = { pa - ipa, SLAT_MT(attrs), true };
+	struct same_arg a = { pa - ipa, MODEL_MEMTYPE(attrs), true };
 	return model_for_each(m, s, e, same_cb, &a) != 0;
 }
 
@@ -559,7 +559,7 @@ uint64_t model_map(struct model *m, uint64_t ipa, uint64_t size, uint64_t pa,
 			break;
 		struct model_run r = m->in[i];
 		if (r.pa - r.start == delta &&
-		    SLAT_MT(r.attrs) == SLAT_MT(attrs)) {
+		    MODEL_MEMTYPE(r.attrs) == MODEL_MEMTYPE(attrs)) {
 			out_push(m, &n, &r); /* left alone */
 		} else {
 			struct model_run w = { r.start, r.end, r.start + delta,

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <slat/types.h>
+
 /* Young state of a page: exact, or unknown when the semantics allow both. */
 enum model_young {
 	MODEL_OLD = 0,
@@ -37,6 +39,9 @@ struct model_run {
 	uint8_t dirty;       /* written since the last clear (hardware dirty
 				state); always 0 without it */
 };
+
+/* What decides a leaf's memory type: EPT's ignore-PAT with it. */
+#define MODEL_MEMTYPE(attrs) ((attrs) & (SLAT_MT_MASK | SLAT_IPAT))
 
 struct model;
 

@@ -407,7 +407,7 @@ static void probe_advance(void)
 			covered = k != 1;
 			changed = covered ||
 				  n.oa + (a - n.base) != l->oa + (a - l->base) ||
-				  SLAT_MT(n.attrs) != SLAT_MT(l->attrs);
+				  MODEL_MEMTYPE(n.attrs) != MODEL_MEMTYPE(l->attrs);
 			break;
 		case PROBE_NOT_WRITABLE:
 			covered = changed = k != 1 || !(n.attrs & SLAT_W);
@@ -867,7 +867,7 @@ static bool leaf_kept(const struct check_leaf *l, uint64_t ipa, uint64_t pa,
 		      uint32_t attrs)
 {
 	return l->oa - l->base == pa - ipa &&
-	       SLAT_MT(l->attrs) == SLAT_MT(attrs);
+	       MODEL_MEMTYPE(l->attrs) == MODEL_MEMTYPE(attrs);
 }
 
 /*

@@ -149,6 +149,10 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		slat_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 		res->level = level;
 		if (pte_table(t, pte, level)) {
+			/* EPT with A/D: the CPU marks the tables it walks. */
+			slat_pte_t a = t->fmt->table_young_bit;
+			if (a && hw_updates_ptes(t) && !(pte & a))
+				pte_cas(ptep, pte, pte | a);
 			table = table_va(t, pte);
 			continue;
 		}

@@ -57,6 +57,7 @@ struct slat_format {
 	slat_pte_t wp_clear;     /* wrprotect clears these bits ... */
 	slat_pte_t wp_set;       /* ... and sets these (Arm stage 1: AP[2]) */
 	slat_pte_t young_bit;    /* access flag */
+	slat_pte_t table_young_bit; /* set by the CPU in tables it walks, or 0 */
 	slat_pte_t dirty_bit;    /* with hardware dirty state: changes when written */
 	bool dirty_bit_clear;    /* ... by being cleared (Arm stage 1 AP[2]) */
 	slat_pte_t locked;       /* invalid marker held during shared BBM */

@@ -5,6 +5,9 @@
  */
 #include "internal.h"
 
+/* What decides the memory type: EPT's ignore-PAT too. */
+#define MEMTYPE_ATTRS (SLAT_MT_MASK | SLAT_IPAT)
+
 #define MAP_FLAGS (SLAT_SHARED | SLAT_MAP_NO_REPLACE | SLAT_MAP_CAP(0x3f))
 
 struct map_data {
@@ -61,7 +64,8 @@ static bool same_translation(const struct slat_table *t,
 {
 	uint64_t pa = t->fmt->pte_pa(t, leaf).pa + (addr - leaf_addr);
 	return pa == map_pa(d, addr) &&
-	       SLAT_MT(t->fmt->leaf_attrs(t, leaf)) == SLAT_MT(d->attrs);
+	       (t->fmt->leaf_attrs(t, leaf) & MEMTYPE_ATTRS) ==
+		       (d->attrs & MEMTYPE_ATTRS);
 }
 
 static bool subtree_has_same(const struct slat_table *t,

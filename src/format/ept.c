@@ -251,6 +251,7 @@ const struct slat_format slat_format_ept = {
 	.table_bit_set = false,
 	.wp_clear = EPT_W,
 	.young_bit = EPT_A,
+	.table_young_bit = EPT_A,
 	.dirty_bit = EPT_D,
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,
