@@ -131,6 +131,8 @@ int main(int argc, char **argv)
 			val = strchr(a, '=') + 1;
 		if (!strcmp(name, "help")) {
 			help(stdout);
+			free(rest);
+			free(cmpdup);
 			return 0;
 		}
 		if (!strcmp(name, "no-counts")) {
