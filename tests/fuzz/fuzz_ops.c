@@ -554,8 +554,8 @@ static void op_relax(struct in *in)
 		hole = !model_fully_mapped(F.m, ipa, ipa + size);
 		struct relax_arg ra = { perms, false };
 		model_for_each(F.m, ipa, ipa + size, relax_attr_cb, &ra);
-		bad = ra.bad || (perms & ~SLAT_PERMS) ||
-		      !attrs_ok(perms);
+		/* Validity is the leaves' with the permissions added. */
+		bad = ra.bad || (perms & ~SLAT_PERMS);
 	}
 	bool shortc = !err && prepare_cache(in, SLAT_OP_RELAX, ipa, size);
 	uint64_t ts = ipa, te = ipa + size;
