@@ -15,28 +15,11 @@ struct attr_data {
 	bool mkold;
 };
 
-static uint64_t first_addr(const struct slat_walk_ctx *ctx)
-{
-	return ctx->addr > ctx->start ? ctx->addr : ctx->start;
-}
-
-static bool entry_covered(const struct slat_walk_ctx *ctx)
-{
-	return ctx->addr >= ctx->start &&
-	       ctx->end - ctx->addr >= level_size(ctx->t, ctx->level);
-}
-
-static uint32_t covered_entries(const struct slat_walk_ctx *ctx)
-{
-	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
-	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
-}
-
 static int split_or_fail(const struct slat_walk_ctx *ctx, struct attr_data *d)
 {
 	int ret = slat_split_block(ctx, d->cache);
 	if (ret)
-		d->fail_addr = first_addr(ctx);
+		d->fail_addr = walk_first_addr(ctx);
 	return ret;
 }
 
@@ -116,13 +99,13 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 	struct attr_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
 
-	if (pte_valid(t, ctx->old) && !entry_covered(ctx)) {
+	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
 		if (pte_wrprotected(t, ctx->old) == ctx->old)
 			return 1;
 		return split_or_fail(ctx, d);
 	}
 
-	uint32_t max = covered_entries(ctx), n;
+	uint32_t max = walk_covered_entries(ctx), n;
 	if (ctx->level == SLAT_LAST_LEVEL && d->policy != SLAT_FLUSH_ENTRY)
 		return wrprotect_pages(ctx, d, max);
 	uint64_t size = level_size(t, ctx->level);
@@ -142,12 +125,6 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 	return n ? (int)n : 0;
 }
 
-static bool policy_ok(enum slat_tlbi_policy p)
-{
-	return p == SLAT_FLUSH_ENTRY || p == SLAT_FLUSH_RANGE ||
-	       p == SLAT_FLUSH_VMID || p == SLAT_FLUSH_NONE;
-}
-
 static void flush_after(struct slat_table *t, const struct attr_data *d,
 			uint64_t ipa, uint64_t size, struct slat_stats *st)
 {
@@ -165,7 +142,7 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 {
 	if (done)
 		*done = 0;
-	if (!t || !policy_ok(policy))
+	if (!t || !tlbi_policy_ok(policy))
 		return SLAT_E_INVAL;
 	int ret = slat_check_ipa_range(t, ipa.ipa, size);
 	if (ret)
@@ -245,19 +222,19 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		ctx->stats->retries++;
 		return SLAT_E_AGAIN;
 	}
-	if (pte_valid(t, ctx->old) && !entry_covered(ctx)) {
+	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
 		uint32_t have = t->fmt->leaf_attrs(t, ctx->old);
 		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG))
 			return 1;
 		if (!relaxed_attrs_ok(t, ctx->old, d->perms)) {
 			/* Before the split changes anything. */
-			d->fail_addr = first_addr(ctx);
+			d->fail_addr = walk_first_addr(ctx);
 			return SLAT_E_ATTR;
 		}
 		return split_or_fail(ctx, d);
 	}
 
-	uint32_t max = covered_entries(ctx), n;
+	uint32_t max = walk_covered_entries(ctx), n;
 	uint64_t size = level_size(t, ctx->level);
 	for (n = 0; n < (max ? max : 1); n++) {
 		slat_pte_t pte = pte_read(&ctx->ptep[n]);
@@ -374,7 +351,7 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	struct attr_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
 	slat_pte_t af = t->fmt->young_bit;
-	uint32_t n, max = covered_entries(ctx);
+	uint32_t n, max = walk_covered_entries(ctx);
 	if (ctx->level == SLAT_LAST_LEVEL && !walk_shared(ctx) &&
 	    !hw_updates_ptes(t))
 		return young_pages(ctx, d, max ? max : 1);
@@ -438,10 +415,7 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 	slat_pte_t *table = t->root;
 	int level = t->geo.start_level;
 	for (;;) {
-		slat_pte_t *ptep = &table[(ipa.ipa >> level_shift(t, level)) &
-					  (level == t->geo.start_level
-						   ? t->geo.root_entries - 1
-						   : t->geo.entries - 1)];
+		slat_pte_t *ptep = &table[table_index(t, ipa.ipa, level)];
 		slat_pte_t pte = pte_read(ptep);
 		st->visited++;
 		if (pte_table(t, pte, level)) {

@@ -64,7 +64,7 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	struct dirty_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
 	uint64_t size = level_size(t, ctx->level);
-	bool covered = ctx->addr >= ctx->start && ctx->end - ctx->addr >= size;
+	bool covered = walk_entry_covered(ctx);
 
 	/* Cleaning a whole block would lose the state of pages outside. */
 	if (!covered && d->clear && pte_valid(t, ctx->old) &&
@@ -72,8 +72,7 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		return slat_split_block(ctx, d->cache);
 	}
 
-	uint64_t fit = (ctx->end - ctx->addr) / size;
-	uint32_t max = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left, n;
+	uint32_t max = walk_covered_entries(ctx), n;
 	for (n = 0; n < (max ? max : 1); n++) {
 		slat_pte_t pte = pte_read(&ctx->ptep[n]);
 		if (pte_table(t, pte, ctx->level))
@@ -95,7 +94,7 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			struct slat_page_cache *cache)
 {
 	if (!t || !bitmap || (flags & ~SLAT_SHARED) ||
-	    (unsigned)policy > SLAT_FLUSH_NONE)
+	    !tlbi_policy_ok(policy))
 		return SLAT_E_INVAL;
 	if (!(t->cfg.features & SLAT_FEAT_HWDIRTY))
 		return SLAT_E_CONFIG;
@@ -128,13 +127,6 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	return ret ? ret : (int64_t)d.dirty_pages;
 }
 
-static uint32_t index_at(const struct slat_table *t, uint64_t ipa, int level)
-{
-	uint32_t mask = level == t->geo.start_level ? t->geo.root_entries - 1
-						    : t->geo.entries - 1;
-	return (uint32_t)(ipa >> level_shift(t, level)) & mask;
-}
-
 int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		   struct slat_hw_result *res)
 {
@@ -145,7 +137,7 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 
 	slat_pte_t *table = t->root;
 	for (int level = t->geo.start_level;; level++) {
-		slat_pte_t *ptep = &table[index_at(t, ipa.ipa, level)];
+		slat_pte_t *ptep = &table[table_index(t, ipa.ipa, level)];
 		slat_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 		res->level = level;
 		if (pte_table(t, pte, level)) {

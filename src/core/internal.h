@@ -293,6 +293,42 @@ void slat_batch_add(struct slat_table *t, struct slat_batch *b, uint64_t at,
 void slat_batch_flush(struct slat_table *t, struct slat_batch *b,
 		      uint64_t upto, struct slat_stats *st);
 
+/* ---- Where a visited entry stands against the walked range ---- */
+
+/* The first IPA of the range inside ctx's entry. */
+static inline uint64_t walk_first_addr(const struct slat_walk_ctx *ctx)
+{
+	return ctx->addr > ctx->start ? ctx->addr : ctx->start;
+}
+
+/* The range covers ctx's entry whole. */
+static inline bool walk_entry_covered(const struct slat_walk_ctx *ctx)
+{
+	return ctx->addr >= ctx->start &&
+	       ctx->end - ctx->addr >= level_size(ctx->t, ctx->level);
+}
+
+/* Entries from ctx->ptep that end inside the range, within this table. */
+static inline uint32_t walk_covered_entries(const struct slat_walk_ctx *ctx)
+{
+	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
+	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+}
+
+/* The entry translating @ipa in the table at @level. */
+static inline uint32_t table_index(const struct slat_table *t, uint64_t ipa,
+				   int level)
+{
+	uint32_t mask = level == t->geo.start_level ? t->geo.root_entries - 1
+						    : t->geo.entries - 1;
+	return (uint32_t)(ipa >> level_shift(t, level)) & mask;
+}
+
+static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
+{
+	return (unsigned)p <= SLAT_FLUSH_NONE;
+}
+
 static inline bool walk_shared(const struct slat_walk_ctx *ctx)
 {
 	return (ctx->flags & SLAT_WALK_SHARED) != 0;

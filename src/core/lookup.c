@@ -2,13 +2,6 @@
 /* lookup: the descent a hardware walker makes, read-only. */
 #include "internal.h"
 
-static uint32_t index_at(const struct slat_table *t, uint64_t ipa, int level)
-{
-	uint32_t mask = level == t->geo.start_level ? t->geo.root_entries - 1
-						    : t->geo.entries - 1;
-	return (uint32_t)(ipa >> level_shift(t, level)) & mask;
-}
-
 int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 		struct slat_leaf *leaf)
 {
@@ -19,7 +12,7 @@ int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 
 	const slat_pte_t *table = t->root;
 	for (int level = t->geo.start_level; level <= SLAT_LAST_LEVEL; level++) {
-		slat_pte_t pte = pte_read(&table[index_at(t, ipa.ipa, level)]);
+		slat_pte_t pte = pte_read(&table[table_index(t, ipa.ipa, level)]);
 		if (!pte_valid(t, pte))
 			return SLAT_E_NOENT;
 		if (pte_table(t, pte, level)) {

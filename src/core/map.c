@@ -24,17 +24,6 @@ static uint64_t map_pa(const struct map_data *d, uint64_t addr)
 	return d->pa + (addr - d->ipa);
 }
 
-static uint64_t first_addr(const struct slat_walk_ctx *ctx)
-{
-	return ctx->addr > ctx->start ? ctx->addr : ctx->start;
-}
-
-static bool entry_covered(const struct slat_walk_ctx *ctx)
-{
-	uint64_t size = level_size(ctx->t, ctx->level);
-	return ctx->addr >= ctx->start && ctx->end - ctx->addr >= size;
-}
-
 /* One leaf at @level can map the whole entry at @addr. */
 static bool leaf_fits(const struct slat_table *t, const struct map_data *d,
 		      int level, uint64_t addr, uint64_t end)
@@ -89,7 +78,7 @@ static bool subtree_has_same(const struct slat_table *t,
 
 static int fail(struct map_data *d, const struct slat_walk_ctx *ctx, int ret)
 {
-	d->fail_addr = first_addr(ctx);
+	d->fail_addr = walk_first_addr(ctx);
 	return ret;
 }
 
@@ -138,8 +127,7 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 		return 1;
 	}
 
-	uint64_t fit = (ctx->end - ctx->addr) / size;
-	uint32_t max = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+	uint32_t max = walk_covered_entries(ctx);
 	/* One entry (the fault path) or a table with no entries: no scan. */
 	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
 		     slat_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
@@ -192,7 +180,7 @@ static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d
 static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
-	uint64_t addr = first_addr(ctx);
+	uint64_t addr = walk_first_addr(ctx);
 	/* Never leave an empty table behind: take the whole chain or nothing. */
 	int chain = target_level(t, d, ctx->level, addr, ctx->end) - ctx->level;
 	if (!d->cache || d->cache->nr < (uint32_t)chain)
@@ -233,7 +221,7 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	if (!pte_valid(t, ctx->old))
 		return map_new_table(ctx, d);
 	/* A larger block: keep it if it already translates the covered part. */
-	if (same_translation(t, d, ctx->old, ctx->addr, first_addr(ctx)))
+	if (same_translation(t, d, ctx->old, ctx->addr, walk_first_addr(ctx)))
 		return 1;
 	int ret = slat_split_block(ctx, d->cache);
 	return ret ? fail(d, ctx, ret) : 0;
@@ -282,7 +270,7 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 	struct slat_table *t = ctx->t;
 	if (!pte_valid(ctx->t, ctx->old))
 		return pte_locked(t, ctx->old) ? SLAT_E_AGAIN : 1;
-	return same_translation(t, d, ctx->old, ctx->addr, first_addr(ctx))
+	return same_translation(t, d, ctx->old, ctx->addr, walk_first_addr(ctx))
 		       ? 1 : SLAT_E_EXISTS;
 }
 
@@ -380,16 +368,10 @@ static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 		       ctx->stats);
 }
 
-static uint32_t covered_entries(const struct slat_walk_ctx *ctx)
-{
-	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
-	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
-}
-
 static int unmap_leaf_run(const struct slat_walk_ctx *ctx, struct unmap_data *d)
 {
 	struct slat_table *t = ctx->t;
-	uint32_t max = covered_entries(ctx), n, cleared = 0;
+	uint32_t max = walk_covered_entries(ctx), n, cleared = 0;
 	uint64_t size = level_size(t, ctx->level);
 
 	for (n = 0; n < max; n++) {
@@ -417,7 +399,7 @@ static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	switch (visit) {
 	case SLAT_VISIT_TABLE_PRE:
-		if (!entry_covered(ctx) || d->batch.policy == SLAT_FLUSH_ENTRY)
+		if (!walk_entry_covered(ctx) || d->batch.policy == SLAT_FLUSH_ENTRY)
 			return 0;
 		unlink_table(ctx, d);
 		d->batch.changed = true;
@@ -429,18 +411,12 @@ static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	default:
 		break;
 	}
-	if (!pte_valid(t, ctx->old) || entry_covered(ctx))
+	if (!pte_valid(t, ctx->old) || walk_entry_covered(ctx))
 		return unmap_leaf_run(ctx, d);
 	int ret = slat_split_block(ctx, d->cache);
 	if (ret)
-		d->fail_addr = first_addr(ctx);
+		d->fail_addr = walk_first_addr(ctx);
 	return ret;
-}
-
-static bool policy_ok(enum slat_tlbi_policy p)
-{
-	return p == SLAT_FLUSH_ENTRY || p == SLAT_FLUSH_RANGE ||
-	       p == SLAT_FLUSH_VMID || p == SLAT_FLUSH_NONE;
 }
 
 int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -449,7 +425,7 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 {
 	if (done)
 		*done = 0;
-	if (!t || !policy_ok(policy))
+	if (!t || !tlbi_policy_ok(policy))
 		return SLAT_E_INVAL;
 	int ret = slat_check_ipa_range(t, ipa.ipa, size);
 	if (ret)

@@ -60,7 +60,7 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		return 1;
 	uint64_t need = pages_for_block(t, ctx->level, d->target);
 	if (!d->cache || d->cache->nr < need) {
-		d->fail_addr = ctx->addr > ctx->start ? ctx->addr : ctx->start;
+		d->fail_addr = walk_first_addr(ctx);
 		return SLAT_E_NOMEM;
 	}
 	/* Same translation, so x86 needs no flush; Arm needs the invalid step.
@@ -291,9 +291,7 @@ static bool may_be_block(const struct slat_walk_ctx *ctx,
 			 const struct recover_data *d)
 {
 	struct slat_table *t = ctx->t;
-	return leaf_allowed(t, ctx->level) &&
-	       ctx->addr >= ctx->start &&
-	       ctx->end - ctx->addr >= level_size(t, ctx->level) &&
+	return leaf_allowed(t, ctx->level) && walk_entry_covered(ctx) &&
 	       (!d->max_level || d->max_level(d->arg, slat_ipa(ctx->addr)) <= ctx->level);
 }
 
@@ -325,7 +323,7 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		 void *arg)
 {
 	if (!t || (unsigned)strategy > SLAT_RECOVER_PROMOTE ||
-	    (unsigned)policy > SLAT_FLUSH_NONE)
+	    !tlbi_policy_ok(policy))
 		return SLAT_E_INVAL;
 	int ret = slat_check_ipa_range(t, ipa.ipa, size);
 	if (ret)

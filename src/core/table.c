@@ -2,6 +2,11 @@
 /* Table life cycle: configuration, geometry, root, destruction, counters. */
 #include "internal.h"
 
+/* Every counter is a uint64_t: the struct is handled as an array of them. */
+_Static_assert(sizeof(struct slat_stats) % sizeof(uint64_t) == 0,
+	       "struct slat_stats holds only 64-bit counters");
+#define STATS_WORDS (sizeof(struct slat_stats) / sizeof(uint64_t))
+
 static const struct slat_format *format_of(enum slat_format_id id)
 {
 	switch (id) {
@@ -36,7 +41,7 @@ static bool hooks_complete(const struct slat_mm_ops *mm)
 void slat_stats_clear(struct slat_stats *s)
 {
 	uint64_t *w = (uint64_t *)s;
-	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+	for (size_t i = 0; i < STATS_WORDS; i++)
 		w[i] = 0;
 }
 
@@ -113,19 +118,10 @@ const char *slat_table_name(const struct slat_table *t)
 
 void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add)
 {
-	sum->visited += add->visited;
-	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
-		sum->written[i] += add->written[i];
-	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
-		sum->tlbi[i] += add->tlbi[i];
-	sum->dcache_calls += add->dcache_calls;
-	sum->dcache_bytes += add->dcache_bytes;
-	sum->icache_calls += add->icache_calls;
-	sum->icache_bytes += add->icache_bytes;
-	sum->pages_alloc += add->pages_alloc;
-	sum->pages_freed += add->pages_freed;
-	sum->pages_deferred += add->pages_deferred;
-	sum->retries += add->retries;
+	uint64_t *w = (uint64_t *)sum;
+	const uint64_t *v = (const uint64_t *)add;
+	for (size_t i = 0; i < STATS_WORDS; i++)
+		w[i] += v[i];
 }
 
 void slat_stats_reset(struct slat_table *t)
@@ -133,33 +129,18 @@ void slat_stats_reset(struct slat_table *t)
 	slat_stats_clear(&t->stats);
 }
 
-static void add_atomic(uint64_t *dst, uint64_t v)
-{
-	if (v)
-		__atomic_fetch_add(dst, v, __ATOMIC_RELAXED);
-}
-
 void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
-		  bool shared)
+		       bool shared)
 {
 	if (!shared) {
 		slat_stats_add(&t->stats, st);
 		return;
 	}
-	struct slat_stats *s = &t->stats;
-	add_atomic(&s->visited, st->visited);
-	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
-		add_atomic(&s->written[i], st->written[i]);
-	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
-		add_atomic(&s->tlbi[i], st->tlbi[i]);
-	add_atomic(&s->dcache_calls, st->dcache_calls);
-	add_atomic(&s->dcache_bytes, st->dcache_bytes);
-	add_atomic(&s->icache_calls, st->icache_calls);
-	add_atomic(&s->icache_bytes, st->icache_bytes);
-	add_atomic(&s->pages_alloc, st->pages_alloc);
-	add_atomic(&s->pages_freed, st->pages_freed);
-	add_atomic(&s->pages_deferred, st->pages_deferred);
-	add_atomic(&s->retries, st->retries);
+	uint64_t *w = (uint64_t *)&t->stats;
+	const uint64_t *v = (const uint64_t *)st;
+	for (size_t i = 0; i < STATS_WORDS; i++)
+		if (v[i])
+			__atomic_fetch_add(&w[i], v[i], __ATOMIC_RELAXED);
 }
 
 int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size)
