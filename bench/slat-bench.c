@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slat-bench: time libslat's bulk operations against the floor (plain 8-byte
- * stores of the same number of entries, measured in the same process) and
- * against the KVM arm64 peer figures (docs/bench.md).
+ * slat-bench: time libslat's core operations, the ten scenarios of the KVM
+ * arm64 peer figures and a few extra ones, against a floor (plain 8-byte
+ * stores or loads of the same number of entries, measured in the same
+ * process), the peer's figures and the targets of docs/bench.md.
  *
  * Hosted platform: table pages come from an arena, TLB and cache hooks only
- * count. The page cache is topped up with slat_pages_needed() pages before
- * the clock starts, so no timed region allocates.
+ * count. Page caches are topped up with slat_pages_needed() pages before the
+ * clock starts, so no timed region allocates or zeroes a page. Every
+ * scenario checks what it did (lookups, exact counts from struct slat_stats,
+ * table pages left): a failed check makes the exit status 1.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <slat/hosted.h>
@@ -30,63 +34,274 @@
 #endif
 
 #define GIB (1ull << 30)
+#define MIB (1ull << 20)
+#define JSON_SCHEMA 2
 
-enum scenario_id {
-	SC_MAP, SC_UNMAP, SC_MAP_BLOCKS, SC_FAULT, SC_UNMAP_LEAVES, SC_COUNT
+/* ---- configuration ---- */
+
+enum bench_format { BF_ARM_S2, BF_EPT4, BF_EPT5 };
+
+static const char *const format_names[] = { "arm-s2", "ept4", "ept5" };
+
+static struct {
+	enum bench_format format;
+	uint32_t granule;
+	unsigned size_shift;
+	int reps;
+	bool json;
+	const char *only;
+	struct slat_config cfg;
+	struct slat_geometry geo;
+} opt = { BF_ARM_S2, 4096, 0, 7, false, NULL, { 0 }, { 0 } };
+
+/* The peer's configuration: its figures are shown only there. */
+static bool peer_config(void)
+{
+	return opt.format == BF_ARM_S2 && opt.granule == 4096;
+}
+
+static uint64_t lsize(int level)
+{
+	return (uint64_t)opt.granule
+	       << (opt.geo.bits_per_level * (unsigned)(SLAT_LAST_LEVEL - level));
+}
+
+static bool leaf_ok(int level)
+{
+	return level >= opt.geo.start_level && level <= SLAT_LAST_LEVEL &&
+	       (opt.geo.leaf_levels & (1u << level));
+}
+
+static unsigned log2u(uint64_t v)
+{
+	return 63u - (unsigned)__builtin_clzll(v);
+}
+
+/* ---- scenarios ---- */
+
+/* How the range is mapped: before the timed operation, or by it. */
+enum layout {
+	LAY_NONE,
+	LAY_PAGES,  /* last-level pages (4K at 4K) */
+	LAY_L2,     /* level-2 blocks (2M at 4K, 32M at 16K, 512M at 64K) */
+	LAY_L1,     /* level-1 blocks (1G at 4K; none at 16K/64K, 40 bits) */
+	LAY_BIG,    /* the largest leaf the configuration has */
+};
+
+enum op {
+	OP_MAP,            /* one call */
+	OP_MAP_EACH_SHARED,/* one call per leaf, SLAT_SHARED (a vCPU fault) */
+	OP_MAP_EACH,       /* one call per leaf, exclusive */
+	OP_UNMAP,          /* one call, SLAT_FLUSH_RANGE */
+	OP_UNMAP_LEAVES,   /* one call per table, all but its first page */
+	OP_SPLIT,          /* to pages */
+	OP_SPLIT_NO_SKIP,  /* to pages, walking every level */
+	OP_WRPROTECT,      /* SLAT_FLUSH_RANGE */
+	OP_AGE,            /* test and clear the access flag */
+	OP_PROMOTE,        /* recover: promote to level-2 blocks, FLUSH_VMID */
+};
+
+enum floor_kind { FLOOR_STORE, FLOOR_STORE_ZERO, FLOOR_LOAD };
+
+static const char *const floor_names[] = { "store", "store-zero", "load" };
+
+enum target_kind {
+	TGT_NONE,
+	TGT_NS,             /* ns/leaf <= a */
+	TGT_NS_AND_FLOOR,   /* ns/leaf <= a and x floor <= b */
+	TGT_FLOOR,          /* x floor <= b */
+	TGT_VISITED_PEER,   /* visited <= the minimal walk, >= b x the peer */
 };
 
 struct scenario {
-	const char *id;        /* "a" .. "d" */
-	const char *key;       /* JSON key */
-	const char *title;
-	double kvm_ns;         /* KVM arm64 peer, ns per leaf (4K only); 0: none */
-	double kvm_ratio;      /* the peer's time over its own floor */
-	bool target;           /* the <= 3x floor target applies */
-	bool floor_zero;       /* the floor stores zeros (unmap) */
+	const char *id, *key;
+	const char *title;       /* %s: the size, %s: the leaf size */
+	uint64_t size;           /* nominal bytes, before --size-shift */
+	uint64_t ipa;            /* where the range starts */
+	enum layout before;      /* mapped before the clock starts */
+	enum layout after;       /* the layout the operation leaves */
+	enum op op;
+	enum floor_kind floor;
+	double peer_ns, peer_x;  /* 0: no figure */
+	const char *peer_src;
+	enum target_kind tk;
+	double ta, tb;
+	bool extra;
+	const char *note;
 };
 
-static const struct scenario scenarios[SC_COUNT] = {
-	[SC_MAP] = { "a", "map_pages_one_call",
-		     "map 1 GiB as %s pages in one call (SLAT_MAP_PAGES)",
-		     13.5, 48, true, false },
-	[SC_UNMAP] = { "b", "unmap_pages",
-		       "unmap that 1 GiB of %s pages (SLAT_FLUSH_RANGE)",
-		       6.95, 25, false, true },
-	[SC_MAP_BLOCKS] = { "c", "map_blocks_one_call",
-			    "map 64 GiB with %s blocks in one call",
-			    0, 0, false, false },
-	[SC_FAULT] = { "d", "map_pages_per_page",
-		       "map 1 GiB as %s pages, one call per page (fault path)",
-		       39.4, 139, false, false },
-	[SC_UNMAP_LEAVES] = { "e", "unmap_pages_leaf_by_leaf",
-			      "unmap 1 GiB of %s pages but the first of each "
-			      "table (one call per table, SLAT_FLUSH_RANGE)",
-			      0, 0, false, true },
+static const struct scenario scenarios[] = {
+	{ "1", "map_pages", "map %s as %s pages in one call (SLAT_MAP_PAGES)",
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP, FLOOR_STORE,
+	  13.5, 48, "peer-figures.md", TGT_NS_AND_FLOOR, 1.0, 3.0, false,
+	  NULL },
+	{ "2", "fault_path", "map %s as %s pages, one call per page, "
+	  "SLAT_SHARED (the fault path)",
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH_SHARED, FLOOR_STORE,
+	  39.4, 139, "peer-figures.md", TGT_NS, 15.0, 0, false, NULL },
+	{ "3", "unmap_pages", "unmap %s of %s pages in one call "
+	  "(SLAT_FLUSH_RANGE)",
+	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO,
+	  6.95, 25, "peer-figures.md", TGT_NS, 1.5, 0, false,
+	  "whole tables are unlinked with one store each: see 12 for the "
+	  "per-leaf cost" },
+	{ "4", "map_l2_blocks", "map %s as %s blocks in one call",
+	  16 * GIB, 16 * GIB, LAY_NONE, LAY_L2, OP_MAP, FLOOR_STORE,
+	  0, 0, NULL, TGT_NONE, 0, 0, false, NULL },
+	{ "5", "split_l2_blocks", "split %s of %s blocks into pages",
+	  16 * GIB, 16 * GIB, LAY_L2, LAY_PAGES, OP_SPLIT, FLOOR_STORE,
+	  13.8, 45, "peer-figures.md", TGT_NS, 1.5, 0, false, NULL },
+	{ "6", "split_l1_blocks", "split %s of %s blocks into pages",
+	  16 * GIB, 16 * GIB, LAY_L1, LAY_PAGES, OP_SPLIT, FLOOR_STORE,
+	  14.1, 0, "issue 10", TGT_NS, 1.5, 0, false, NULL },
+	{ "7", "split_already_split", "split %s that is already %s pages "
+	  "(nothing to do)",
+	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT, FLOOR_LOAD,
+	  3.6, 11.5, "peer-figures.md", TGT_VISITED_PEER, 0, 100.0, false,
+	  NULL },
+	{ "8", "wrprotect", "write-protect %s of %s pages (SLAT_FLUSH_RANGE)",
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_WRPROTECT, FLOOR_STORE,
+	  4.0, 14, "peer-figures.md", TGT_NS, 1.0, 0, false, NULL },
+	{ "9", "test_clear_young", "test and clear the access flag over %s "
+	  "of %s pages (all young)",
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_AGE, FLOOR_STORE,
+	  2.65, 9.4, "peer-figures.md", TGT_NS, 1.0, 0, false, NULL },
+	{ "10", "promote", "recover (promote) %s of %s pages into level-2 "
+	  "blocks (SLAT_FLUSH_VMID)",
+	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_L2, OP_PROMOTE, FLOOR_LOAD,
+	  0, 0, NULL, TGT_FLOOR, 0, 3.0, false, NULL },
+	{ "11", "map_big_blocks", "map %s with %s blocks (the largest) in one "
+	  "call",
+	  64 * GIB, 64 * GIB, LAY_NONE, LAY_BIG, OP_MAP, FLOOR_STORE,
+	  0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
+	{ "12", "unmap_leaf_by_leaf", "unmap %s of %s pages but the first of "
+	  "each table, one call per table (SLAT_FLUSH_RANGE)",
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_UNMAP_LEAVES, FLOOR_STORE_ZERO,
+	  0, 0, NULL, TGT_NONE, 0, 0, true,
+	  "no table goes as a whole: every leaf is cleared (compare with 3)" },
+	{ "13", "fault_path_exclusive", "map %s as %s pages, one call per "
+	  "page, exclusive (compare with 2)",
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH, FLOOR_STORE,
+	  0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
+	{ "14", "split_already_split_no_skip", "split %s that is already %s "
+	  "pages, walking every level (SLAT_SPLIT_NO_SKIP, compare with 7)",
+	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT_NO_SKIP,
+	  FLOOR_LOAD, 0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
 };
 
-#define TARGET_RATIO 3.0
+#define NR_SC ((int)(sizeof(scenarios) / sizeof(scenarios[0])))
+
+static int layout_level(enum layout l)
+{
+	switch (l) {
+	case LAY_PAGES: return SLAT_LAST_LEVEL;
+	case LAY_L2: return 2;
+	case LAY_L1: return 1;
+	case LAY_BIG:
+		for (int lv = opt.geo.start_level; lv <= SLAT_LAST_LEVEL; lv++)
+			if (leaf_ok(lv))
+				return lv;
+		return SLAT_LAST_LEVEL;
+	case LAY_NONE:
+	default: return -99;
+	}
+}
+
+static const char *size_name(uint64_t b, char buf[32])
+{
+	if (b >= GIB && !(b % GIB))
+		snprintf(buf, 32, "%" PRIu64 " GiB", b >> 30);
+	else if (b >= MIB && !(b % MIB))
+		snprintf(buf, 32, "%" PRIu64 " MiB", b >> 20);
+	else
+		snprintf(buf, 32, "%" PRIu64 " KiB", b >> 10);
+	return buf;
+}
+
+static const char *leaf_name(uint64_t b, char buf[32])
+{
+	if (b >= GIB)
+		snprintf(buf, 32, "%" PRIu64 "G", b >> 30);
+	else if (b >= MIB)
+		snprintf(buf, 32, "%" PRIu64 "M", b >> 20);
+	else
+		snprintf(buf, 32, "%" PRIu64 "K", b >> 10);
+	return buf;
+}
+
+/* Why a scenario cannot run in this configuration, or NULL. */
+static const char *unsupported(const struct scenario *sc)
+{
+	if ((sc->before == LAY_L1 || sc->after == LAY_L1) && !leaf_ok(1))
+		return "no level-1 blocks in this configuration";
+	return NULL;
+}
+
+/* The size a scenario runs on: nominal >> --size-shift, at least one
+ * last-level table's span and one leaf of each layout it involves. */
+static uint64_t sc_size(const struct scenario *sc)
+{
+	uint64_t s = sc->size >> opt.size_shift, min = lsize(2);
+	enum layout lays[2] = { sc->before, sc->after };
+
+	for (int i = 0; i < 2; i++)
+		if (lays[i] != LAY_NONE && lsize(layout_level(lays[i])) > min)
+			min = lsize(layout_level(lays[i]));
+	return s > min ? s : min;
+}
+
+/* ---- results ---- */
 
 struct result {
-	uint64_t leaves;
+	bool ran;
+	uint64_t size, leaves;
 	double median_ns, min_ns;     /* per leaf */
+	double run_ns;                /* median per run */
 	double floor_ns;              /* per entry, median */
-	struct slat_stats stats;      /* of the last timed run */
+	struct slat_stats st;         /* of the last timed run */
+	uint64_t table_pages;         /* live after the operation, root included */
+	uint64_t mapped;              /* bytes mapped after the operation */
+	uint64_t min_pages;           /* minimal tables for that layout */
+	uint64_t min_walk;            /* entries above the leaf level (7) */
+	bool has_target, pass;
+	char target_text[128];
+	int failures;
+	char failure[8][160];
 };
 
+static void fail_check(struct result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail_check(struct result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failures < 8) {
+		va_start(ap, fmt);
+		vsnprintf(r->failure[r->failures], sizeof(r->failure[0]), fmt,
+			  ap);
+		va_end(ap);
+	}
+	r->failures++;
+}
+
+/* ---- environment ---- */
+
 struct env {
-	struct slat_config cfg;
 	struct slat_hosted h;
 	struct slat_table t;
 	struct slat_page_cache cache;
-	uint64_t granule;
-	uint64_t block;               /* largest block for scenario c */
-	uint64_t root_pages;
 };
 
-static int reps = 7;
-static bool json;
+#define MAP_PA_OFF 0x8000000000ull  /* PA = IPA + this */
+#define MAP_ATTRS  (SLAT_RW | SLAT_MT_NORMAL)
 
-/* ---- helpers ---- */
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "slat-bench: %s: %s (%d)\n", what, slat_strerror(rc),
+		rc);
+	exit(1);
+}
 
 static uint64_t now_ns(void)
 {
@@ -109,63 +324,18 @@ static uint64_t median(uint64_t *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static void die(const char *what, int rc)
+static void env_init(struct env *e)
 {
-	fprintf(stderr, "slat-bench: %s: %s (%d)\n", what, slat_strerror(rc),
-		rc);
-	exit(1);
-}
-
-static const char *size_name(uint64_t b, char buf[16])
-{
-	if (b >= GIB)
-		snprintf(buf, 16, "%" PRIu64 "G", b >> 30);
-	else if (b >= (1u << 20))
-		snprintf(buf, 16, "%" PRIu64 "M", b >> 20);
-	else
-		snprintf(buf, 16, "%" PRIu64 "K", b >> 10);
-	return buf;
-}
-
-static void topup(struct env *e, enum slat_op op, uint64_t ipa, uint64_t size)
-{
-	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(ipa), size);
-	int rc;
-
-	if (need > e->cache.capacity) {
-		fprintf(stderr, "slat-bench: needs %" PRIu64 " pages, the "
-			"cache holds %" PRIu32 "\n", need, e->cache.capacity);
-		exit(1);
-	}
-	rc = slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need);
-	if (rc < 0)
-		die("page cache top-up", rc);
-}
-
-static void env_init(struct env *e, uint32_t granule)
-{
-	/* Room for 1 GiB of last-level tables, several times over. */
-	uint64_t arena = 256ull << 20;
+	/* Tables for 16 GiB of 4K pages are 32 MiB; a split's worst-case
+	 * cache as much again. Memory is committed as it is touched. */
+	uint64_t arena = 256 * MIB;
 	int rc;
 
 	memset(e, 0, sizeof(*e));
-	e->cfg = (struct slat_config){
-		.format = SLAT_FMT_ARM_S2, .granule = granule, .ia_bits = 40,
-		.pa_bits = 48, .features = 0,
-	};
-	e->granule = granule;
-	e->block = granule == 4096 ? GIB : granule == 16384 ? 32ull << 20 :
-							     512ull << 20;
-	rc = slat_hosted_init(&e->h, arena, granule, 0xf000000000ull);
+	rc = slat_hosted_init(&e->h, arena, opt.granule, 0xf000000000ull);
 	if (rc < 0)
 		die("slat_hosted_init", rc);
-	struct slat_geometry geo;
-
-	rc = slat_config_geometry(&e->cfg, &geo);
-	if (rc < 0)
-		die("slat_config_geometry", rc);
-	e->root_pages = geo.root_pages;
-	rc = slat_table_init(&e->t, &e->cfg, slat_hosted_ops(), &e->h);
+	rc = slat_table_init(&e->t, &opt.cfg, slat_hosted_ops(), &e->h);
 	if (rc < 0)
 		die("slat_table_init", rc);
 	e->h.table = &e->t;
@@ -188,31 +358,41 @@ static void env_fini(struct env *e)
 	slat_hosted_fini(&e->h);
 }
 
-/* The mapping every scenario makes: IPA 1G.., PA 0x80_0000_0000 + IPA. */
-#define MAP_IPA   GIB
-#define MAP_PA    (0x8000000000ull)
-#define MAP_ATTRS (SLAT_RW | SLAT_MT_NORMAL)
-
-static void check_mapped(struct env *e, uint64_t ipa, uint64_t size,
-			 uint64_t leaf_size)
+static void topup(struct env *e, enum slat_op op, uint64_t ipa, uint64_t size)
 {
-	uint64_t probes[3] = { ipa, ipa + size / 2 + leaf_size,
-			       ipa + size - leaf_size };
+	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(ipa), size);
+	int rc;
 
-	for (int i = 0; i < 3; i++) {
-		struct slat_leaf leaf;
-		int rc = slat_lookup(&e->t, slat_ipa(probes[i]), &leaf);
-
-		if (rc < 0)
-			die("lookup after map", rc);
-		if (slat_pa_v(leaf.pa) != MAP_PA + probes[i] ||
-		    leaf.size != leaf_size) {
-			fprintf(stderr, "slat-bench: IPA 0x%" PRIx64 " maps to "
-				"0x%" PRIx64 " with a %" PRIu64 "-byte leaf\n",
-				probes[i], slat_pa_v(leaf.pa), leaf.size);
-			exit(1);
-		}
+	if (need > e->cache.capacity) {
+		fprintf(stderr, "slat-bench: needs %" PRIu64 " pages, the "
+			"cache holds %" PRIu32 "\n", need, e->cache.capacity);
+		exit(1);
 	}
+	rc = slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need);
+	if (rc < 0)
+		die("page cache top-up", rc);
+}
+
+static uint32_t layout_flags(enum layout l)
+{
+	switch (l) {
+	case LAY_PAGES: return SLAT_MAP_PAGES;
+	case LAY_L2: return SLAT_MAP_CAP(log2u(lsize(2)));
+	case LAY_L1: return SLAT_MAP_CAP(log2u(lsize(1)));
+	default: return 0;
+	}
+}
+
+static void map_layout(struct env *e, enum layout l, uint64_t ipa,
+		       uint64_t size)
+{
+	int rc;
+
+	topup(e, SLAT_OP_MAP, ipa, size);
+	rc = slat_map(&e->t, slat_ipa(ipa), size, slat_pa(MAP_PA_OFF + ipa),
+		      MAP_ATTRS, layout_flags(l), &e->cache, NULL);
+	if (rc != SLAT_OK)
+		die("map (setup)", rc);
 }
 
 static void unmap_all(struct env *e, uint64_t ipa, uint64_t size)
@@ -223,303 +403,678 @@ static void unmap_all(struct env *e, uint64_t ipa, uint64_t size)
 	rc = slat_unmap(&e->t, slat_ipa(ipa), size, SLAT_FLUSH_VMID,
 			&e->cache, NULL);
 	if (rc < 0)
-		die("unmap", rc);
+		die("unmap (teardown)", rc);
 }
 
-static void map_one_call(struct env *e, uint64_t ipa, uint64_t size,
-			 uint32_t flags)
+/* The minimal number of table pages (root included) for leaves at
+ * @leaf_level over [ipa, ipa + size). */
+static uint64_t min_tables(int leaf_level, uint64_t ipa, uint64_t size)
 {
-	int rc;
+	uint64_t n = opt.geo.root_pages, last = ipa + size - 1;
 
-	topup(e, SLAT_OP_MAP, ipa, size);
-	rc = slat_map(&e->t, slat_ipa(ipa), size, slat_pa(MAP_PA + ipa),
-		      MAP_ATTRS, flags, &e->cache, NULL);
-	if (rc != SLAT_OK)
-		die("map", rc);
+	for (int l = opt.geo.start_level + 1; l <= leaf_level; l++) {
+		uint64_t span = lsize(l - 1);
+
+		n += last / span - ipa / span + 1;
+	}
+	return n;
+}
+
+/* Entries a walk must read to find every block larger than a page:
+ * the entries of every level above the last that the range covers. */
+static uint64_t min_walk(uint64_t ipa, uint64_t size)
+{
+	uint64_t n = 0, last = ipa + size - 1;
+
+	for (int l = opt.geo.start_level; l < SLAT_LAST_LEVEL; l++)
+		n += last / lsize(l) - ipa / lsize(l) + 1;
+	return n;
 }
 
 /* ---- the floor ---- */
 
 /*
- * Plain 8-byte stores of @n entries into a buffer of n * 8 bytes: entry-like
- * values (or zeros), repeated until the sample is long enough to time. The
- * empty asm with a memory clobber makes every pass's stores observable.
+ * @n 8-byte entries of a buffer of n * 8 bytes, each a volatile (so plain,
+ * one-instruction, never merged or vectorised) store of a descriptor-like
+ * value, of zero, or a load. Repeated until a sample is at least 2^18
+ * entries long; the median of --reps samples, per entry.
  */
-static double floor_ns_per_entry(uint64_t n, bool zero)
+static double floor_ns_per_entry(uint64_t n, enum floor_kind kind)
 {
-	uint64_t *buf, samples[64];
-	uint64_t passes = n >= (1u << 18) ? 1 : (1u << 18) / n;
-	int runs = reps < 64 ? reps : 64;
+	volatile uint64_t *buf;
+	uint64_t samples[64], passes = n >= (1u << 18) ? 1 : (1u << 18) / n;
+	void *p;
+	uint64_t sink = 0;
 
-	if (posix_memalign((void **)&buf, 4096, n * sizeof(*buf)))
+	if (posix_memalign(&p, 4096, n * sizeof(uint64_t)))
 		die("floor buffer", SLAT_E_NOMEM);
-	memset(buf, 0xff, n * sizeof(*buf));
-	for (int r = -1; r < runs; r++) {
+	memset(p, 0x11, n * sizeof(uint64_t));
+	buf = p;
+	for (int r = -1; r < opt.reps; r++) {
 		uint64_t t0 = now_ns();
 
-		for (uint64_t p = 0; p < passes; p++) {
-			if (zero) {
+		for (uint64_t q = 0; q < passes; q++) {
+			switch (kind) {
+			case FLOOR_STORE: {
+				uint64_t pte = MAP_PA_OFF | 0x7ff;
+
+				for (uint64_t i = 0; i < n; i++, pte += 4096)
+					buf[i] = pte;
+				break;
+			}
+			case FLOOR_STORE_ZERO:
 				for (uint64_t i = 0; i < n; i++)
 					buf[i] = 0;
-			} else {
-				uint64_t pte = MAP_PA | 0x7ff;
-
-				for (uint64_t i = 0; i < n; i++) {
-					buf[i] = pte;
-					pte += 4096;
-				}
+				break;
+			case FLOOR_LOAD:
+				for (uint64_t i = 0; i < n; i++)
+					sink += buf[i];
+				break;
 			}
-			__asm__ volatile("" : : "r"(buf) : "memory");
 		}
 		if (r >= 0)
 			samples[r] = now_ns() - t0;
 	}
-	free(buf);
-	return (double)median(samples, runs) / (double)(passes * n);
+	__asm__ volatile("" : : "r"(sink));
+	free(p);
+	return (double)median(samples, opt.reps) / (double)(passes * n);
 }
 
-/* ---- scenarios ---- */
+/* ---- checks ---- */
 
-static void run(enum scenario_id id, uint32_t granule, struct result *res)
+static void check_leaves(struct env *e, struct result *r, uint64_t ipa,
+			 uint64_t size, int level, const char *what)
+{
+	uint64_t leaf = lsize(level);
+	uint64_t probes[3] = { ipa, ipa + size / leaf / 2 * leaf,
+			       ipa + size - leaf };
+
+	for (int i = 0; i < 3; i++) {
+		struct slat_leaf lf;
+		int rc = slat_lookup(&e->t, slat_ipa(probes[i]), &lf);
+
+		if (rc < 0 || slat_pa_v(lf.pa) != MAP_PA_OFF + probes[i] ||
+		    lf.size != leaf) {
+			fail_check(r, "%s: IPA 0x%" PRIx64 " looks up as %d, PA "
+				   "0x%" PRIx64 ", leaf %" PRIu64 " bytes",
+				   what, probes[i], rc, slat_pa_v(lf.pa),
+				   rc < 0 ? 0 : lf.size);
+			return;
+		}
+	}
+}
+
+static void check_attr(struct env *e, struct result *r, uint64_t ipa,
+		       uint32_t must_clear, const char *what)
+{
+	struct slat_leaf lf;
+	int rc = slat_lookup(&e->t, slat_ipa(ipa), &lf);
+
+	if (rc < 0 || (lf.attrs & must_clear))
+		fail_check(r, "%s: attributes 0x%x after the operation", what,
+			   rc < 0 ? 0 : lf.attrs);
+}
+
+static void check_eq(struct result *r, const char *what, uint64_t got,
+		     uint64_t want)
+{
+	if (got != want)
+		fail_check(r, "%s is %" PRIu64 ", expected %" PRIu64, what, got,
+			   want);
+}
+
+static uint64_t tlbis(const struct slat_stats *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
+		n += s->tlbi[i];
+	return n;
+}
+
+static uint64_t writes(const struct slat_stats *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		n += s->written[i];
+	return n;
+}
+
+/* The exact work each operation must do, from its semantics. */
+static void check_counts(const struct scenario *sc, struct result *r,
+			 uint64_t tables_before)
+{
+	const struct slat_stats *s = &r->st;
+	bool arm = opt.format == BF_ARM_S2;
+	uint64_t size = r->size, leaf_after;
+	int lvl_after = sc->after == LAY_NONE ? SLAT_LAST_LEVEL :
+						layout_level(sc->after);
+
+	leaf_after = lsize(lvl_after);
+	check_eq(r, "retries", s->retries, 0);
+	check_eq(r, "table pages live", r->table_pages, r->min_pages);
+	check_eq(r, "pages allocated - freed",
+		 s->pages_alloc - s->pages_freed,
+		 r->table_pages - tables_before);
+	check_eq(r, "i-cache calls", s->icache_calls, 0);
+	switch (sc->op) {
+	case OP_MAP:
+	case OP_MAP_EACH:
+	case OP_MAP_EACH_SHARED:
+		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
+			 size / leaf_after);
+		check_eq(r, "table writes", s->written[SLAT_WRITE_TABLE],
+			 s->pages_alloc);
+		check_eq(r, "other writes", writes(s) - s->written[SLAT_WRITE_LEAF] -
+			 s->written[SLAT_WRITE_TABLE], 0);
+		check_eq(r, "TLB invalidations", tlbis(s), 0);
+		check_eq(r, "D-cache bytes", s->dcache_bytes, arm ? size : 0);
+		if (sc->op != OP_MAP)
+			check_eq(r, "visited per call",
+				 s->visited / r->leaves,
+				 (uint64_t)(SLAT_LAST_LEVEL -
+					    opt.geo.start_level + 1));
+		break;
+	case OP_UNMAP:
+		check_eq(r, "leaf and attribute writes",
+			 s->written[SLAT_WRITE_LEAF] + s->written[SLAT_WRITE_ATTR],
+			 0);
+		check_eq(r, "by-IPA invalidations",
+			 s->tlbi[SLAT_TLBI_IPA] + s->tlbi[SLAT_TLBI_IPA_LOCAL], 0);
+		if (tlbis(s) < 1)
+			fail_check(r, "no TLB invalidation after unmap");
+		check_eq(r, "D-cache calls", s->dcache_calls, 0);
+		break;
+	case OP_UNMAP_LEAVES:
+		check_eq(r, "clears", s->written[SLAT_WRITE_CLEAR], r->leaves);
+		check_eq(r, "other writes", writes(s) -
+			 s->written[SLAT_WRITE_CLEAR], 0);
+		/* One per call: a range on Arm, the whole VMID on EPT. */
+		check_eq(r, "range and VMID invalidations",
+			 s->tlbi[SLAT_TLBI_RANGE] + s->tlbi[SLAT_TLBI_VMID],
+			 size / lsize(2));
+		break;
+	case OP_SPLIT:
+	case OP_SPLIT_NO_SKIP:
+		if (sc->before == LAY_PAGES) {
+			check_eq(r, "writes", writes(s), 0);
+			check_eq(r, "TLB invalidations", tlbis(s), 0);
+			if (sc->op == OP_SPLIT)
+				check_eq(r, "entries visited", s->visited,
+					 r->min_walk);
+			else if (s->visited < r->leaves)
+				fail_check(r, "visited %" PRIu64 " < leaves",
+					   s->visited);
+		} else {
+			uint64_t blocks = size / lsize(layout_level(sc->before));
+
+			check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
+				 r->leaves);
+			check_eq(r, "break writes", s->written[SLAT_WRITE_BREAK],
+				 arm ? blocks : 0);
+			check_eq(r, "by-IPA invalidations",
+				 s->tlbi[SLAT_TLBI_IPA], arm ? blocks : 0);
+		}
+		check_eq(r, "D-cache calls", s->dcache_calls, 0);
+		break;
+	case OP_WRPROTECT:
+		check_eq(r, "attribute writes", s->written[SLAT_WRITE_ATTR],
+			 r->leaves);
+		check_eq(r, "other writes", writes(s) -
+			 s->written[SLAT_WRITE_ATTR], 0);
+		check_eq(r, "by-IPA invalidations",
+			 s->tlbi[SLAT_TLBI_IPA] + s->tlbi[SLAT_TLBI_IPA_LOCAL], 0);
+		if (tlbis(s) < 1)
+			fail_check(r, "no TLB invalidation after wrprotect");
+		break;
+	case OP_AGE:
+		check_eq(r, "attribute writes", s->written[SLAT_WRITE_ATTR],
+			 r->leaves);
+		check_eq(r, "other writes", writes(s) -
+			 s->written[SLAT_WRITE_ATTR], 0);
+		check_eq(r, "TLB invalidations", tlbis(s), 0);
+		break;
+	case OP_PROMOTE:
+		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
+			 size / lsize(2));
+		check_eq(r, "pages freed", s->pages_freed,
+			 tables_before - r->table_pages);
+		check_eq(r, "by-IPA invalidations", s->tlbi[SLAT_TLBI_IPA], 0);
+		if (s->visited < r->leaves)
+			fail_check(r, "visited %" PRIu64 " < leaves %" PRIu64,
+				   s->visited, r->leaves);
+		break;
+	}
+}
+
+/* ---- running a scenario ---- */
+
+static int max_level_l2(void *arg, slat_ipa_t ipa)
+{
+	(void)arg;
+	(void)ipa;
+	return 2;
+}
+
+static void run(const struct scenario *sc, struct result *r)
 {
 	struct env e;
-	uint64_t *t = calloc((size_t)reps, sizeof(*t));
-	uint64_t g = granule, size = GIB, ipa = MAP_IPA, leaves;
-	uint64_t blocks_size = 64 * GIB, blocks_ipa = 64 * GIB;
+	uint64_t size = sc_size(sc), ipa = sc->ipa, page = opt.granule;
+	uint64_t *samples = calloc((size_t)opt.reps, sizeof(uint64_t));
+	uint64_t tables_before = 0, span = lsize(2);
+	int lvl_before = layout_level(sc->before);
 
-	if (!t)
+	if (!samples)
 		die("samples", SLAT_E_NOMEM);
-	env_init(&e, granule);
-	leaves = id == SC_MAP_BLOCKS ? blocks_size / e.block : size / g;
-	if (id == SC_UNMAP_LEAVES) /* all but one per table */
-		leaves -= size / (g * (g / 8));
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	switch (sc->op) {
+	case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+		r->leaves = size / lsize(layout_level(sc->after));
+		break;
+	case OP_UNMAP:
+		r->leaves = size / lsize(lvl_before);
+		break;
+	case OP_UNMAP_LEAVES:
+		r->leaves = size / page - size / span;
+		break;
+	default:
+		r->leaves = size / page;
+		break;
+	}
+	env_init(&e);
 
-	for (int r = -1; r < reps; r++) {
-		uint64_t t0, t1;
+	for (int rep = -1; rep < opt.reps; rep++) {
+		uint64_t t0 = 0, t1 = 0;
 		int rc = SLAT_OK;
 
-		switch (id) {
-		case SC_MAP:
+		/* Untimed: the layout before, the cache for the operation. */
+		if (sc->before != LAY_NONE)
+			map_layout(&e, sc->before, ipa, size);
+		tables_before = slat_hosted_table_pages(&e.h);
+		switch (sc->op) {
+		case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
 			topup(&e, SLAT_OP_MAP, ipa, size);
-			slat_stats_reset(&e.t);
+			break;
+		case OP_SPLIT: case OP_SPLIT_NO_SKIP:
+			topup(&e, SLAT_OP_SPLIT, ipa, size);
+			break;
+		case OP_WRPROTECT:
+			topup(&e, SLAT_OP_WRPROTECT, ipa, size);
+			break;
+		case OP_UNMAP:
+			topup(&e, SLAT_OP_UNMAP, ipa, size);
+			break;
+		default:
+			break;
+		}
+		slat_stats_reset(&e.t);
+
+		switch (sc->op) {
+		case OP_MAP:
 			t0 = now_ns();
 			rc = slat_map(&e.t, slat_ipa(ipa), size,
-				      slat_pa(MAP_PA + ipa), MAP_ATTRS,
-				      SLAT_MAP_PAGES, &e.cache, NULL);
+				      slat_pa(MAP_PA_OFF + ipa), MAP_ATTRS,
+				      layout_flags(sc->after), &e.cache, NULL);
 			t1 = now_ns();
-			if (rc != SLAT_OK)
-				die("map", rc);
-			res->stats = e.t.stats;
-			check_mapped(&e, ipa, size, g);
-			unmap_all(&e, ipa, size);
 			break;
-		case SC_UNMAP:
-			map_one_call(&e, ipa, size, SLAT_MAP_PAGES);
-			topup(&e, SLAT_OP_UNMAP, ipa, size);
-			slat_stats_reset(&e.t);
+		case OP_MAP_EACH:
+		case OP_MAP_EACH_SHARED: {
+			uint32_t fl = sc->op == OP_MAP_EACH_SHARED ? SLAT_SHARED : 0;
+
+			t0 = now_ns();
+			for (uint64_t a = ipa; a < ipa + size; a += page) {
+				rc = slat_map(&e.t, slat_ipa(a), page,
+					      slat_pa(MAP_PA_OFF + a), MAP_ATTRS,
+					      fl, &e.cache, NULL);
+				if (rc != SLAT_OK)
+					break;
+			}
+			t1 = now_ns();
+			break;
+		}
+		case OP_UNMAP:
 			t0 = now_ns();
 			rc = slat_unmap(&e.t, slat_ipa(ipa), size,
 					SLAT_FLUSH_RANGE, &e.cache, NULL);
 			t1 = now_ns();
-			if (rc != SLAT_OK)
-				die("unmap", rc);
-			res->stats = e.t.stats;
-			if (slat_hosted_table_pages(&e.h) != e.root_pages) {
-				fprintf(stderr, "slat-bench: unmap left %" PRIu64
-					" table pages\n",
-					slat_hosted_table_pages(&e.h) -
-						e.root_pages);
-				exit(1);
-			}
 			break;
-		case SC_MAP_BLOCKS:
-			topup(&e, SLAT_OP_MAP, blocks_ipa, blocks_size);
-			slat_stats_reset(&e.t);
-			t0 = now_ns();
-			rc = slat_map(&e.t, slat_ipa(blocks_ipa), blocks_size,
-				      slat_pa(MAP_PA + blocks_ipa), MAP_ATTRS,
-				      0, &e.cache, NULL);
-			t1 = now_ns();
-			if (rc != SLAT_OK)
-				die("map blocks", rc);
-			res->stats = e.t.stats;
-			check_mapped(&e, blocks_ipa, blocks_size, e.block);
-			unmap_all(&e, blocks_ipa, blocks_size);
-			break;
-		case SC_UNMAP_LEAVES: {
-			/* Each call leaves one page, so no table can go as a
-			 * whole: every other leaf is cleared one by one. */
-			uint64_t span = g * (g / 8), need = 0;
-
-			map_one_call(&e, ipa, size, SLAT_MAP_PAGES);
-			for (uint64_t a = ipa; a < ipa + size; a += span)
-				need += slat_pages_needed(&e.t, SLAT_OP_UNMAP,
-							  slat_ipa(a + g),
-							  span - g);
-			if (need && slat_hosted_cache_topup(&e.h, &e.cache,
-							    (uint32_t)need))
-				die("page cache top-up", SLAT_E_NOMEM);
-			slat_stats_reset(&e.t);
+		case OP_UNMAP_LEAVES:
 			t0 = now_ns();
 			for (uint64_t a = ipa; a < ipa + size; a += span) {
-				rc = slat_unmap(&e.t, slat_ipa(a + g), span - g,
-						SLAT_FLUSH_RANGE, &e.cache,
-						NULL);
+				rc = slat_unmap(&e.t, slat_ipa(a + page),
+						span - page, SLAT_FLUSH_RANGE,
+						NULL, NULL);
 				if (rc != SLAT_OK)
 					break;
 			}
 			t1 = now_ns();
-			if (rc != SLAT_OK)
-				die("unmap", rc);
-			res->stats = e.t.stats;
-			unmap_all(&e, ipa, size);
 			break;
-		}
-		case SC_FAULT:
-		default:
-			topup(&e, SLAT_OP_MAP, ipa, size);
-			slat_stats_reset(&e.t);
+		case OP_SPLIT:
+		case OP_SPLIT_NO_SKIP:
 			t0 = now_ns();
-			for (uint64_t a = ipa; a < ipa + size; a += g) {
-				rc = slat_map(&e.t, slat_ipa(a), g,
-					      slat_pa(MAP_PA + a), MAP_ATTRS, 0,
-					      &e.cache, NULL);
-				if (rc != SLAT_OK)
-					break;
-			}
+			rc = slat_split(&e.t, slat_ipa(ipa), size, 0,
+					sc->op == OP_SPLIT_NO_SKIP ?
+						SLAT_SPLIT_NO_SKIP : 0,
+					&e.cache, NULL);
 			t1 = now_ns();
-			if (rc != SLAT_OK)
-				die("map one page", rc);
-			res->stats = e.t.stats;
-			check_mapped(&e, ipa, size, g);
-			unmap_all(&e, ipa, size);
+			break;
+		case OP_WRPROTECT:
+			t0 = now_ns();
+			rc = slat_wrprotect(&e.t, slat_ipa(ipa), size,
+					    SLAT_FLUSH_RANGE, &e.cache, NULL);
+			t1 = now_ns();
+			break;
+		case OP_AGE:
+			t0 = now_ns();
+			rc = slat_test_clear_young(&e.t, slat_ipa(ipa), size,
+						   true, 0);
+			t1 = now_ns();
+			if (rc == 1)
+				rc = SLAT_OK;
+			else if (rc == 0)
+				fail_check(r, "test_clear_young found nothing "
+					   "young");
+			break;
+		case OP_PROMOTE:
+			t0 = now_ns();
+			rc = slat_recover(&e.t, slat_ipa(ipa), size,
+					  SLAT_RECOVER_PROMOTE, SLAT_FLUSH_VMID,
+					  max_level_l2, NULL);
+			t1 = now_ns();
 			break;
 		}
-		if (r >= 0)
-			t[r] = t1 - t0;
+		if (rc != SLAT_OK)
+			die(sc->key, rc);
+		if (rep >= 0)
+			samples[rep] = t1 - t0;
+
+		/* Untimed: what the operation left. */
+		r->st = e.t.stats;
+		r->table_pages = slat_hosted_table_pages(&e.h);
+		switch (sc->op) {
+		case OP_UNMAP: {
+			struct slat_leaf lf;
+
+			r->mapped = 0;
+			r->min_pages = opt.geo.root_pages;
+			if (slat_lookup(&e.t, slat_ipa(ipa + size / 2), &lf) !=
+			    SLAT_E_NOENT)
+				fail_check(r, "still mapped after unmap");
+			break;
+		}
+		case OP_UNMAP_LEAVES: {
+			struct slat_leaf lf;
+
+			r->mapped = size / span * page;
+			r->min_pages = min_tables(SLAT_LAST_LEVEL, ipa, size);
+			check_leaves(&e, r, ipa, page, SLAT_LAST_LEVEL,
+				     "first page kept");
+			if (slat_lookup(&e.t, slat_ipa(ipa + page), &lf) !=
+			    SLAT_E_NOENT)
+				fail_check(r, "second page still mapped");
+			break;
+		}
+		default: {
+			int lvl = layout_level(sc->after);
+
+			r->mapped = size;
+			r->min_pages = min_tables(lvl, ipa, size);
+			check_leaves(&e, r, ipa, size, lvl, sc->key);
+			if (sc->op == OP_WRPROTECT)
+				check_attr(&e, r, ipa + size / 2, SLAT_W,
+					   "wrprotect");
+			if (sc->op == OP_AGE)
+				check_attr(&e, r, ipa + size / 2, SLAT_YOUNG,
+					   "test_clear_young");
+			break;
+		}
+		}
+		r->min_walk = min_walk(ipa, size);
+		if (rep == opt.reps - 1)
+			check_counts(sc, r, tables_before);
+		unmap_all(&e, ipa, size);
+		if (slat_hosted_table_pages(&e.h) != opt.geo.root_pages)
+			fail_check(r, "%" PRIu64 " table pages left after the "
+				   "teardown", slat_hosted_table_pages(&e.h) -
+				   opt.geo.root_pages);
+		slat_hosted_cache_drain(&e.h, &e.cache);
 	}
-	res->leaves = leaves;
-	res->median_ns = (double)median(t, reps) / (double)leaves;
-	res->min_ns = (double)t[0] / (double)leaves; /* sorted by median() */
-	res->floor_ns = floor_ns_per_entry(leaves, scenarios[id].floor_zero);
+	r->median_ns = (double)median(samples, opt.reps) / (double)r->leaves;
+	r->run_ns = r->median_ns * (double)r->leaves;
+	r->min_ns = (double)samples[0] / (double)r->leaves;
+	r->floor_ns = floor_ns_per_entry(r->leaves, sc->floor);
 	env_fini(&e);
-	free(t);
+	free(samples);
+
+	/* The target. */
+	double x = r->median_ns / r->floor_ns;
+
+	r->has_target = true;
+	switch (sc->tk) {
+	case TGT_NONE:
+		r->has_target = false;
+		break;
+	case TGT_NS:
+		snprintf(r->target_text, sizeof(r->target_text),
+			 "<= %.1f ns/leaf", sc->ta);
+		r->pass = r->median_ns <= sc->ta;
+		break;
+	case TGT_NS_AND_FLOOR:
+		snprintf(r->target_text, sizeof(r->target_text),
+			 "<= %.1f ns/leaf and <= %.0fx floor", sc->ta, sc->tb);
+		r->pass = r->median_ns <= sc->ta && x <= sc->tb;
+		break;
+	case TGT_FLOOR:
+		snprintf(r->target_text, sizeof(r->target_text),
+			 "<= %.0fx floor (one load of every leaf)", sc->tb);
+		r->pass = x <= sc->tb;
+		break;
+	case TGT_VISITED_PEER:
+		if (peer_config()) {
+			snprintf(r->target_text, sizeof(r->target_text),
+				 "<= %" PRIu64 " entries visited and >= %.0fx "
+				 "faster than the peer", r->min_walk, sc->tb);
+			r->pass = r->st.visited <= r->min_walk &&
+				  sc->peer_ns / r->median_ns >= sc->tb;
+		} else {
+			snprintf(r->target_text, sizeof(r->target_text),
+				 "<= %" PRIu64 " entries visited", r->min_walk);
+			r->pass = r->st.visited <= r->min_walk;
+		}
+		break;
+	}
+	r->ran = true;
 }
 
 /* ---- output ---- */
 
-static void print_counts_text(const struct slat_stats *s)
+static double per_gib(uint64_t pages, uint64_t mapped)
 {
-	printf("   counts: entries visited %" PRIu64 "; written: leaf %" PRIu64
+	return (double)pages * opt.granule / ((double)mapped / (double)GIB);
+}
+
+static void title_of(const struct scenario *sc, const struct result *r,
+		     char *buf, size_t n)
+{
+	char s1[32], s2[32];
+	enum layout l = sc->before == LAY_NONE ? sc->after : sc->before;
+
+	snprintf(buf, n, sc->title, size_name(r->size, s1),
+		 leaf_name(lsize(layout_level(l)), s2));
+}
+
+static void print_text(const struct scenario *sc, const struct result *r)
+{
+	const struct slat_stats *s = &r->st;
+	char title[192];
+	double x = r->median_ns / r->floor_ns;
+	double us = r->run_ns / 1e3;
+
+	title_of(sc, r, title, sizeof(title));
+	printf("\n%2s. %s%s\n", sc->id, title, sc->extra ? " [extra]" : "");
+	if (sc->note)
+		printf("    (%s)\n", sc->note);
+	printf("    %" PRIu64 " leaves: median %.3f ns/leaf, min %.3f "
+	       "(median %.1f %s per run)\n", r->leaves, r->median_ns, r->min_ns,
+	       us >= 1000 ? us / 1000 : us, us >= 1000 ? "ms" : "us");
+	printf("    floor: %.3f ns/entry (%" PRIu64 " plain 8-byte %s) -> "
+	       "%.2fx floor\n", r->floor_ns, r->leaves,
+	       sc->floor == FLOOR_LOAD ? "loads" :
+	       sc->floor == FLOOR_STORE ? "stores" : "stores of zero", x);
+	if (sc->peer_ns > 0 && peer_config()) {
+		printf("    peer: %.2f ns/leaf", sc->peer_ns);
+		if (sc->peer_x > 0)
+			printf(" (%.1fx its floor)", sc->peer_x);
+		printf(" [%s] -> %.3fx peer (%.1fx %s)\n", sc->peer_src,
+		       r->median_ns / sc->peer_ns,
+		       r->median_ns <= sc->peer_ns ? sc->peer_ns / r->median_ns :
+						     r->median_ns / sc->peer_ns,
+		       r->median_ns <= sc->peer_ns ? "faster" : "SLOWER");
+	}
+	if (r->has_target)
+		printf("    target %s: %s\n", r->target_text,
+		       r->pass ? "PASS" : "MISS");
+	printf("    counts: visited %" PRIu64 "; written leaf %" PRIu64
 	       ", table %" PRIu64 ", clear %" PRIu64 ", break %" PRIu64
-	       ", attr %" PRIu64 "\n",
-	       s->visited, s->written[SLAT_WRITE_LEAF],
+	       ", attr %" PRIu64 "\n", s->visited, s->written[SLAT_WRITE_LEAF],
 	       s->written[SLAT_WRITE_TABLE], s->written[SLAT_WRITE_CLEAR],
 	       s->written[SLAT_WRITE_BREAK], s->written[SLAT_WRITE_ATTR]);
-	printf("           tlbi: ipa %" PRIu64 ", ipa-local %" PRIu64
-	       ", range %" PRIu64 ", vmid %" PRIu64 "; cmo: d-cache %" PRIu64
-	       " call%s (%" PRIu64 " bytes), i-cache %" PRIu64
-	       " call%s; table pages: +%" PRIu64 " -%" PRIu64 "\n",
+	printf("            tlbi ipa %" PRIu64 ", ipa-local %" PRIu64
+	       ", range %" PRIu64 ", vmid %" PRIu64 "; d-cache %" PRIu64
+	       " calls (%" PRIu64 " bytes), i-cache %" PRIu64 " calls; pages +%"
+	       PRIu64 " -%" PRIu64 "; retries %" PRIu64 "\n",
 	       s->tlbi[SLAT_TLBI_IPA], s->tlbi[SLAT_TLBI_IPA_LOCAL],
 	       s->tlbi[SLAT_TLBI_RANGE], s->tlbi[SLAT_TLBI_VMID],
-	       s->dcache_calls, s->dcache_calls == 1 ? "" : "s",
-	       s->dcache_bytes, s->icache_calls,
-	       s->icache_calls == 1 ? "" : "s", s->pages_alloc,
-	       s->pages_freed);
+	       s->dcache_calls, s->dcache_bytes, s->icache_calls,
+	       s->pages_alloc, s->pages_freed, s->retries);
+	if (r->mapped)
+		printf("    memory: %" PRIu64 " table pages live = %.0f bytes "
+		       "per GiB mapped (minimal for the layout: %" PRIu64
+		       " pages, %.0f bytes per GiB)\n", r->table_pages,
+		       per_gib(r->table_pages, r->mapped), r->min_pages,
+		       per_gib(r->min_pages, r->mapped));
+	else
+		printf("    memory: %" PRIu64 " table pages live (the root), "
+		       "nothing mapped\n", r->table_pages);
+	for (int i = 0; i < r->failures && i < 8; i++)
+		printf("    CHECK FAILED: %s\n", r->failure[i]);
 }
 
-static void print_text(enum scenario_id id, uint32_t granule,
-		       const struct result *r)
+static void print_summary(const struct result *res)
 {
-	const struct scenario *sc = &scenarios[id];
-	char title[128], gs[16], bs[16];
-	double ratio = r->median_ns / r->floor_ns;
-	uint64_t block = granule == 4096 ? GIB : granule == 16384 ?
-				32ull << 20 : 512ull << 20;
+	printf("\nsummary (median ns per leaf entry; x floor; x peer = ours / "
+	       "peer's ns)\n");
+	printf("  %-3s %-28s %10s %7s %8s %9s %-44s %12s\n", "id", "scenario",
+	       "ns/leaf", "x floor", "x peer", "visited", "target",
+	       "bytes/GiB");
+	for (int i = 0; i < NR_SC; i++) {
+		const struct scenario *sc = &scenarios[i];
+		const struct result *r = &res[i];
+		char peer[16] = "-", mem[24] = "-", tgt[64] = "-";
 
-	snprintf(title, sizeof(title), sc->title,
-		 id == SC_MAP_BLOCKS ? size_name(block, bs) :
-				       size_name(granule, gs));
-	printf("\n%s. %s\n", sc->id, title);
-	double run_us = r->median_ns * (double)r->leaves / 1e3;
-
-	printf("   %" PRIu64 " leaves: median %.2f ns/leaf, min %.2f ns/leaf "
-	       "(median %.1f %s per run)\n",
-	       r->leaves, r->median_ns, r->min_ns,
-	       run_us >= 1000 ? run_us / 1000 : run_us,
-	       run_us >= 1000 ? "ms" : "us");
-	printf("   floor: %.3f ns/entry (%" PRIu64 " plain 8-byte stores%s) "
-	       "-> %.1fx floor", r->floor_ns, r->leaves,
-	       sc->floor_zero ? " of zero" : "", ratio);
-	if (sc->target)
-		printf("  [target <= %.0fx: %s]", TARGET_RATIO,
-		       ratio <= TARGET_RATIO ? "met" : "MISSED");
-	putchar('\n');
-	if (sc->kvm_ns > 0 && granule == 4096)
-		printf("   KVM arm64 peer: %.2f ns/leaf (%.0fx its floor); "
-		       "libslat is %.1fx %s\n",
-		       sc->kvm_ns, sc->kvm_ratio,
-		       r->median_ns <= sc->kvm_ns ? sc->kvm_ns / r->median_ns :
-						    r->median_ns / sc->kvm_ns,
-		       r->median_ns <= sc->kvm_ns ? "faster" : "SLOWER");
-	print_counts_text(&r->stats);
+		if (!r->ran)
+			continue;
+		if (sc->peer_ns > 0 && peer_config())
+			snprintf(peer, sizeof(peer), "%.3f",
+				 r->median_ns / sc->peer_ns);
+		if (r->mapped)
+			snprintf(mem, sizeof(mem), "%.0f",
+				 per_gib(r->table_pages, r->mapped));
+		if (r->has_target)
+			snprintf(tgt, sizeof(tgt), "%s %s",
+				 r->pass ? "PASS" : "MISS", r->target_text);
+		printf("  %-3s %-28.28s %10.3f %7.2f %8s %9" PRIu64
+		       " %-44.44s %12s\n", sc->id, sc->key, r->median_ns,
+		       r->median_ns / r->floor_ns, peer, r->st.visited, tgt,
+		       mem);
+	}
 }
 
-static void print_json(uint32_t granule, const struct result *res,
-		       const bool *ran)
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct result *res, const char **skip_reason)
 {
 	bool first = true;
 
-	printf("{\n  \"bench\": \"slat-bench\",\n  \"format\": \"arm-s2\",\n"
-	       "  \"granule\": %" PRIu32 ",\n  \"ia_bits\": 40,\n"
-	       "  \"fwb\": false,\n  \"reps\": %d,\n"
-	       "  \"libslat_build_type\": \"%s\",\n"
-	       "  \"compiler\": \"%s\",\n  \"target_ratio\": %.1f,\n"
-	       "  \"scenarios\": [",
-	       granule, reps, SLAT_BUILD_TYPE, COMPILER, TARGET_RATIO);
-	for (int id = 0; id < SC_COUNT; id++) {
-		const struct scenario *sc = &scenarios[id];
-		const struct result *r = &res[id];
-		const struct slat_stats *s = &r->stats;
-		double ratio = r->median_ns / r->floor_ns;
+	printf("{\n  \"bench\": \"slat-bench\",\n  \"schema\": %d,\n"
+	       "  \"format\": \"%s\",\n  \"granule\": %" PRIu32 ",\n"
+	       "  \"ia_bits\": %u,\n  \"pa_bits\": %u,\n  \"fwb\": false,\n"
+	       "  \"reps\": %d,\n  \"size_shift\": %u,\n"
+	       "  \"libslat_build_type\": \"%s\",\n  \"compiler\": ",
+	       JSON_SCHEMA, format_names[opt.format], opt.granule,
+	       opt.geo.ia_bits, opt.geo.pa_bits, opt.reps, opt.size_shift,
+	       SLAT_BUILD_TYPE);
+	json_str(COMPILER);
+	printf(",\n  \"scenarios\": [");
+	for (int i = 0; i < NR_SC; i++) {
+		const struct scenario *sc = &scenarios[i];
+		const struct result *r = &res[i];
+		const struct slat_stats *s = &r->st;
+		char title[192];
 
-		if (!ran[id])
+		if (!r->ran)
 			continue;
-		printf("%s\n    {\"id\": \"%s\", \"name\": \"%s\", "
-		       "\"leaves\": %" PRIu64 ",\n"
-		       "     \"median_ns_per_leaf\": %.4f, "
-		       "\"min_ns_per_leaf\": %.4f, "
-		       "\"floor_ns_per_entry\": %.4f, "
-		       "\"ratio_to_floor\": %.3f,\n",
-		       first ? "" : ",", sc->id, sc->key, r->leaves,
-		       r->median_ns, r->min_ns, r->floor_ns, ratio);
+		title_of(sc, r, title, sizeof(title));
+		printf("%s\n    {\"id\": \"%s\", \"key\": \"%s\", \"title\": ",
+		       first ? "" : ",", sc->id, sc->key);
 		first = false;
-		if (sc->target)
-			printf("     \"target_met\": %s, ",
-			       ratio <= TARGET_RATIO ? "true" : "false");
-		else
-			printf("     \"target_met\": null, ");
-		if (sc->kvm_ns > 0 && granule == 4096)
-			printf("\"kvm_ns_per_leaf\": %.2f, "
-			       "\"kvm_ratio_to_floor\": %.0f,\n",
-			       sc->kvm_ns, sc->kvm_ratio);
-		else
-			printf("\"kvm_ns_per_leaf\": null, "
-			       "\"kvm_ratio_to_floor\": null,\n");
+		json_str(title);
+		printf(", \"extra\": %s,\n     \"size_bytes\": %" PRIu64
+		       ", \"leaves\": %" PRIu64 ", \"median_ns_per_leaf\": %.4f"
+		       ", \"min_ns_per_leaf\": %.4f, \"median_ns_per_run\": %.0f,"
+		       "\n     \"floor\": {\"kind\": \"%s\", \"ns_per_entry\": "
+		       "%.4f}, \"ratio_to_floor\": %.3f,\n",
+		       sc->extra ? "true" : "false", r->size, r->leaves,
+		       r->median_ns, r->min_ns, r->run_ns,
+		       floor_names[sc->floor], r->floor_ns,
+		       r->median_ns / r->floor_ns);
+		if (sc->peer_ns > 0 && peer_config()) {
+			printf("     \"peer\": {\"ns_per_leaf\": %.2f, "
+			       "\"ratio_to_floor\": ", sc->peer_ns);
+			if (sc->peer_x > 0)
+				printf("%.1f", sc->peer_x);
+			else
+				printf("null");
+			printf(", \"source\": \"%s\"}, \"ratio_to_peer\": %.4f,\n",
+			       sc->peer_src, r->median_ns / sc->peer_ns);
+		} else {
+			printf("     \"peer\": null, \"ratio_to_peer\": null,\n");
+		}
+		if (r->has_target) {
+			printf("     \"target\": {\"text\": ");
+			json_str(r->target_text);
+			printf(", \"pass\": %s},\n", r->pass ? "true" : "false");
+		} else {
+			printf("     \"target\": null,\n");
+		}
 		printf("     \"counts\": {\"visited\": %" PRIu64
 		       ", \"written_leaf\": %" PRIu64
 		       ", \"written_table\": %" PRIu64
 		       ", \"written_clear\": %" PRIu64
 		       ", \"written_break\": %" PRIu64
 		       ", \"written_attr\": %" PRIu64
-		       ", \"tlbi_ipa\": %" PRIu64 ", \"tlbi_ipa_local\": %" PRIu64
+		       ",\n       \"tlbi_ipa\": %" PRIu64
+		       ", \"tlbi_ipa_local\": %" PRIu64
 		       ", \"tlbi_range\": %" PRIu64 ", \"tlbi_vmid\": %" PRIu64
 		       ", \"dcache_calls\": %" PRIu64
 		       ", \"dcache_bytes\": %" PRIu64
 		       ", \"icache_calls\": %" PRIu64
 		       ", \"icache_bytes\": %" PRIu64
-		       ", \"pages_alloc\": %" PRIu64
-		       ", \"pages_freed\": %" PRIu64 "}}",
+		       ",\n       \"pages_alloc\": %" PRIu64
+		       ", \"pages_freed\": %" PRIu64
+		       ", \"pages_deferred\": %" PRIu64
+		       ", \"retries\": %" PRIu64 "},\n",
 		       s->visited, s->written[SLAT_WRITE_LEAF],
 		       s->written[SLAT_WRITE_TABLE],
 		       s->written[SLAT_WRITE_CLEAR],
@@ -528,81 +1083,174 @@ static void print_json(uint32_t granule, const struct result *res,
 		       s->tlbi[SLAT_TLBI_IPA_LOCAL], s->tlbi[SLAT_TLBI_RANGE],
 		       s->tlbi[SLAT_TLBI_VMID], s->dcache_calls,
 		       s->dcache_bytes, s->icache_calls, s->icache_bytes,
-		       s->pages_alloc, s->pages_freed);
+		       s->pages_alloc, s->pages_freed, s->pages_deferred,
+		       s->retries);
+		printf("     \"memory\": {\"table_pages\": %" PRIu64
+		       ", \"page_bytes\": %" PRIu32 ", \"bytes_mapped\": %" PRIu64
+		       ", \"min_table_pages\": %" PRIu64 ", \"bytes_per_gib\": ",
+		       r->table_pages, opt.granule, r->mapped, r->min_pages);
+		if (r->mapped)
+			printf("%.0f, \"min_bytes_per_gib\": %.0f},\n",
+			       per_gib(r->table_pages, r->mapped),
+			       per_gib(r->min_pages, r->mapped));
+		else
+			printf("null, \"min_bytes_per_gib\": null},\n");
+		printf("     \"check\": {\"pass\": %s, \"failures\": [",
+		       r->failures ? "false" : "true");
+		for (int f = 0; f < r->failures && f < 8; f++) {
+			printf("%s", f ? ", " : "");
+			json_str(r->failure[f]);
+		}
+		printf("]}}");
 	}
-	printf("\n  ]\n}\n");
+	printf("\n  ],\n  \"skipped\": [");
+	first = true;
+	for (int i = 0; i < NR_SC; i++) {
+		if (!skip_reason[i])
+			continue;
+		printf("%s{\"id\": \"%s\", \"reason\": ", first ? "" : ", ",
+		       scenarios[i].id);
+		json_str(skip_reason[i]);
+		putchar('}');
+		first = false;
+	}
+	printf("]\n}\n");
 }
 
 static const char usage[] =
-"usage: slat-bench [--json] [--reps N] [--granule 4k|16k|64k] [--only a,b,...]\n"
+"usage: slat-bench [--format arm-s2|ept4|ept5] [--granule 4k|16k|64k]\n"
+"                  [--only ID,...] [--reps N] [--size-shift N | --small]\n"
+"                  [--json] [--list]\n"
 "\n"
-"Times libslat's core on the hosted platform (Armv8 stage 2, 40-bit IPA, no\n"
-"FWB; TLB and cache hooks only count; the page cache is filled before the\n"
-"clock starts):\n"
-"  a. map 1 GiB as pages in one call (SLAT_MAP_PAGES)\n"
-"  b. unmap that 1 GiB (SLAT_FLUSH_RANGE)\n"
-"  c. map 64 GiB with the largest blocks (1G at 4K) in one call\n"
-"  d. map 1 GiB one call per page (the fault path)\n"
-"  e. unmap 1 GiB of pages but the first of each table, one call per table:\n"
-"     no table goes as a whole, every leaf is cleared (compare with b)\n"
-"Each: one warm-up run, then N timed runs (default 7): median and min ns per\n"
-"leaf entry, the floor (the same number of plain 8-byte stores, measured\n"
-"here), the ratio to it, the KVM arm64 peer figure (4K only) and the exact\n"
-"counts from struct slat_stats. The target for a is <= 3x the floor.\n"
+"Times libslat's core on the hosted platform (TLB and cache hooks only\n"
+"count; page caches are filled before the clock starts). Default: Armv8\n"
+"stage 2, 4K granule, 40-bit IPA, no FWB, the configuration of the KVM\n"
+"arm64 peer figures. The ten scenarios of the peer (1-10) and extra ones\n"
+"(11-14), see --list. Each: one warm-up run, then N timed runs: median and\n"
+"min ns per leaf entry, the floor (plain 8-byte stores or loads of as many\n"
+"entries, measured here), the peer's figure, the target (PASS/MISS), the\n"
+"exact counts of struct slat_stats and the table memory per GiB mapped.\n"
 "\n"
-"  --json          machine-readable output only\n"
+"  --format F      arm-s2 (default; 40-bit IPA), ept4 (48-bit), ept5 (57)\n"
+"  --granule G     4k (default), 16k or 64k (arm-s2 only)\n"
+"  --only LIST     run only these scenarios, e.g. --only 1,2,10\n"
 "  --reps N        timed runs per scenario (1..64, default 7)\n"
-"  --granule G     4k (default), 16k or 64k\n"
-"  --only LIST     run only these scenarios, e.g. --only a,b\n"
+"  --size-shift N  divide every size by 2^N (at least one table's span)\n"
+"  --small         --size-shift 6 --reps 1: a smoke run in well under a\n"
+"                  second\n"
+"  --json          machine-readable output only (schema: docs/bench.md)\n"
+"  --list          the scenarios, then exit\n"
 "  -h, --help      this text\n"
-"See docs/bench.md.\n";
+"The exit status is 1 when a check of what a scenario did fails (never for\n"
+"a missed target). See docs/bench.md.\n";
+
+static bool wanted(const char *id)
+{
+	const char *p = opt.only;
+	size_t n = strlen(id);
+
+	if (!p)
+		return true;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (len == n && !strncmp(p, id, n))
+			return true;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+static bool only_valid(void)
+{
+	const char *p = opt.only;
+
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool found = false;
+
+		for (int i = 0; i < NR_SC; i++)
+			if (strlen(scenarios[i].id) == len &&
+			    !strncmp(p, scenarios[i].id, len))
+				found = true;
+		if (!found)
+			return false;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return true;
+}
 
 int main(int argc, char **argv)
 {
-	uint32_t granule = 4096;
-	struct result res[SC_COUNT];
-	bool ran[SC_COUNT] = { 0 }, want[SC_COUNT];
+	static struct result res[NR_SC];
+	const char *skip_reason[NR_SC] = { 0 };
+	bool list = false, small = false, reps_set = false;
+	int failures = 0;
 
-	for (int id = 0; id < SC_COUNT; id++)
-		want[id] = true;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--reps") && i + 1 < argc) {
-			reps = atoi(argv[++i]);
-			if (reps < 1 || reps > 64) {
+			opt.json = true;
+		} else if (!strcmp(a, "--list")) {
+			list = true;
+		} else if (!strcmp(a, "--small")) {
+			small = true;
+		} else if (!strcmp(a, "--reps") && v) {
+			opt.reps = atoi(v), i++, reps_set = true;
+			if (opt.reps < 1 || opt.reps > 64) {
 				fprintf(stderr, "slat-bench: --reps takes 1..64\n");
 				return 2;
 			}
-		} else if (!strcmp(a, "--granule") && i + 1 < argc) {
-			a = argv[++i];
-			if (!strcasecmp(a, "4k"))
-				granule = 4096;
-			else if (!strcasecmp(a, "16k"))
-				granule = 16384;
-			else if (!strcasecmp(a, "64k"))
-				granule = 65536;
+		} else if (!strcmp(a, "--size-shift") && v) {
+			int s = atoi(v);
+
+			i++;
+			if (s < 0 || s > 20) {
+				fprintf(stderr, "slat-bench: --size-shift takes "
+					"0..20\n");
+				return 2;
+			}
+			opt.size_shift = (unsigned)s;
+		} else if (!strcmp(a, "--granule") && v) {
+			i++;
+			if (!strcasecmp(v, "4k"))
+				opt.granule = 4096;
+			else if (!strcasecmp(v, "16k"))
+				opt.granule = 16384;
+			else if (!strcasecmp(v, "64k"))
+				opt.granule = 65536;
 			else {
 				fprintf(stderr, "slat-bench: --granule takes 4k, "
 					"16k or 64k\n");
 				return 2;
 			}
-		} else if (!strcmp(a, "--only") && i + 1 < argc) {
-			a = argv[++i];
-			memset(want, 0, sizeof(want));
-			for (; *a; a++) {
-				if (*a >= 'a' && *a < 'a' + SC_COUNT)
-					want[*a - 'a'] = true;
-				else if (*a != ',') {
-					fprintf(stderr, "slat-bench: --only "
-						"takes letters a to e\n");
-					return 2;
-				}
+		} else if (!strcmp(a, "--format") && v) {
+			i++;
+			if (!strcmp(v, "arm-s2"))
+				opt.format = BF_ARM_S2;
+			else if (!strcmp(v, "ept4"))
+				opt.format = BF_EPT4;
+			else if (!strcmp(v, "ept5"))
+				opt.format = BF_EPT5;
+			else {
+				fprintf(stderr, "slat-bench: --format takes "
+					"arm-s2, ept4 or ept5\n");
+				return 2;
+			}
+		} else if (!strcmp(a, "--only") && v) {
+			opt.only = v, i++;
+			if (!only_valid()) {
+				fprintf(stderr, "slat-bench: --only takes "
+					"scenario ids (see --list)\n");
+				return 2;
 			}
 		} else {
 			fprintf(stderr, "slat-bench: unknown argument %s (see "
@@ -610,26 +1258,81 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (small) {
+		if (!opt.size_shift)
+			opt.size_shift = 6;
+		if (!reps_set)
+			opt.reps = 1;
+	}
+	if (opt.format != BF_ARM_S2 && opt.granule != 4096) {
+		fprintf(stderr, "slat-bench: EPT has only the 4k granule\n");
+		return 2;
+	}
+	opt.cfg = (struct slat_config){
+		.format = opt.format == BF_ARM_S2 ? SLAT_FMT_ARM_S2 : SLAT_FMT_EPT,
+		.granule = opt.granule,
+		.ia_bits = opt.format == BF_ARM_S2 ? 40 :
+			   opt.format == BF_EPT4 ? 48 : 57,
+		.pa_bits = 48, .features = 0,
+	};
+	int rc = slat_config_geometry(&opt.cfg, &opt.geo);
 
-	if (!json) {
-		printf("slat-bench: libslat core, arm-s2 %uK granule, 40-bit "
-		       "IPA, no FWB, hosted platform (hooks only count)\n",
-		       granule / 1024);
-		printf("libslat build: %s; bench: %s -O2; %d timed runs after "
-		       "1 warm-up\n", SLAT_BUILD_TYPE, COMPILER, reps);
+	if (rc < 0)
+		die("slat_config_geometry", rc);
+
+	if (list) {
+		for (int i = 0; i < NR_SC; i++) {
+			struct result r = { .size = sc_size(&scenarios[i]) };
+			char title[192];
+
+			title_of(&scenarios[i], &r, title, sizeof(title));
+			printf("%3s  %-28s %s%s\n", scenarios[i].id,
+			       scenarios[i].key, title,
+			       scenarios[i].extra ? " [extra]" : "");
+		}
+		return 0;
+	}
+	if (!opt.json) {
+		printf("slat-bench: libslat core, %s %uK granule, %u-bit IPA, "
+		       "no FWB, hosted platform (hooks only count)\n",
+		       format_names[opt.format], opt.granule / 1024,
+		       opt.geo.ia_bits);
+		printf("libslat build: %s; bench: %s -O2; %d timed run%s after "
+		       "1 warm-up%s\n", SLAT_BUILD_TYPE, COMPILER, opt.reps,
+		       opt.reps == 1 ? "" : "s",
+		       opt.size_shift ? "; sizes reduced (--size-shift)" : "");
+		if (!peer_config())
+			printf("(the peer's figures are for arm-s2 4K only: not "
+			       "shown)\n");
 		fflush(stdout);
 	}
-	for (int id = 0; id < SC_COUNT; id++) {
-		if (!want[id])
+	for (int i = 0; i < NR_SC; i++) {
+		const struct scenario *sc = &scenarios[i];
+
+		if (!wanted(sc->id))
 			continue;
-		run((enum scenario_id)id, granule, &res[id]);
-		ran[id] = true;
-		if (!json) {
-			print_text((enum scenario_id)id, granule, &res[id]);
+		skip_reason[i] = unsupported(sc);
+		if (skip_reason[i]) {
+			if (!opt.json)
+				printf("\n%2s. %s: skipped, %s\n", sc->id, sc->key,
+				       skip_reason[i]);
+			continue;
+		}
+		run(sc, &res[i]);
+		failures += res[i].failures;
+		if (!opt.json) {
+			print_text(sc, &res[i]);
 			fflush(stdout);
 		}
 	}
-	if (json)
-		print_json(granule, res, ran);
+	if (opt.json)
+		print_json(res, skip_reason);
+	else
+		print_summary(res);
+	if (failures) {
+		fprintf(stderr, "slat-bench: %d check%s failed\n", failures,
+			failures == 1 ? "" : "s");
+		return 1;
+	}
 	return 0;
 }
