@@ -159,7 +159,7 @@ int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s)
 		}
 		if (vm->eager_chunk)
 			split_range(vm, s->gpa, s->size, true);
-		sim_tlbi(vm, s->gpa, s->size);
+		sim_flush_range(vm, s->gpa, s->size);
 	}
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	return 0;
@@ -250,7 +250,7 @@ int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap)
 					   __ATOMIC_RELAXED);
 	}
 	if (changed || (vm->cfg.hw_dirty && !manual))
-		sim_tlbi(vm, s->gpa, s->size);
+		sim_flush_range(vm, s->gpa, s->size);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 out:
 	pthread_mutex_unlock(&vm->slots_lock);
@@ -320,8 +320,8 @@ int slat_vm_clear_dirty_log(struct slat_vm *vm, uint32_t slot,
 			__atomic_fetch_or(&s->dirty[w], keep, __ATOMIC_RELAXED);
 	}
 	if (changed)
-		sim_tlbi(vm, s->gpa + first_page * vm->granule,
-			 num_pages * vm->granule);
+		sim_flush_range(vm, s->gpa + first_page * vm->granule,
+				num_pages * vm->granule);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 out:
 	pthread_mutex_unlock(&vm->slots_lock);

@@ -174,6 +174,7 @@ uint64_t sim_alloc_hpa(struct slat_vm *vm, uint64_t size, uint64_t congruent);
 
 /* vm.c */
 void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size);
+void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size);
 void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 	       uint64_t bytes, uint64_t hpa);
 struct slat_page_cache *sim_host_cache(struct slat_vm *vm, uint64_t pages);

@@ -271,6 +271,19 @@ void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 	}
 }
 
+/*
+ * The invalidation the simulator issues after its own range operations
+ * (write protection, dirty-state clears): by range where the format has
+ * one; on EPT, which has no invalidation by address, the whole VM (a
+ * single-context INVEPT), as the core does for its own.
+ */
+void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size)
+{
+	if (vm->table.cfg.format == SLAT_FMT_EPT)
+		ipa = size = 0;
+	sim_tlbi(vm, ipa, size);
+}
+
 static void vm_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
 			enum slat_tlbi_scope scope)
 {

@@ -65,4 +65,80 @@ static inline int add_slot(struct slat_vm *vm, uint32_t id, uint64_t gpa,
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
+/* The table formats every simulator test runs on. */
+struct test_fmt {
+	const char *name;
+	enum slat_format_id format;
+	uint32_t granule;
+	uint8_t ia_bits;
+};
+
+static const struct test_fmt test_fmts[] = {
+	{ "arm-4k", SLAT_FMT_ARM_S2, 4096, 40 },
+	{ "arm-16k", SLAT_FMT_ARM_S2, 16384, 40 },
+	{ "arm-64k", SLAT_FMT_ARM_S2, 65536, 42 },
+	{ "ept-4level", SLAT_FMT_EPT, 4096, 48 },
+	{ "ept-5level", SLAT_FMT_EPT, 4096, 57 },
+};
+#define NR_TEST_FMTS (sizeof(test_fmts) / sizeof(test_fmts[0]))
+
+/* The format the current test runs on (set by RUN_FMTS). */
+static const struct test_fmt *cur_fmt = &test_fmts[0];
+
+/* A VM configuration for the current format with @features. */
+static inline struct slat_vm_config fmt_config(uint32_t features)
+{
+	struct slat_vm_config cfg = {
+		.table = { .format = cur_fmt->format, .granule = cur_fmt->granule,
+			   .ia_bits = cur_fmt->ia_bits, .features = features },
+	};
+	return cfg;
+}
+
+static inline struct slat_vm *new_fmt_vm(void)
+{
+	struct slat_vm_config cfg = fmt_config(0);
+
+	return new_vm(&cfg);
+}
+
+/* The largest leaf of @vm's table no larger than @limit. */
+static inline uint64_t leaf_at_most(struct slat_vm *vm, uint64_t limit)
+{
+	struct slat_table *t = slat_vm_table(vm);
+	uint64_t best = 0;
+
+	for (int l = 0; l <= 3; l++)
+		if ((t->geo.leaf_levels >> l) & 1) {
+			uint64_t sz = slat_level_size(t, l);
+
+			if (sz <= limit && sz > best)
+				best = sz;
+		}
+	return best;
+}
+
+/* The smallest block (leaf larger than the granule) of @vm's table. */
+static inline uint64_t smallest_block(struct slat_vm *vm)
+{
+	struct slat_table *t = slat_vm_table(vm);
+
+	return slat_level_size(t, 2);
+}
+
+/* Run @test once per table format. */
+#define RUN_FMTS(test)                                                       \
+	do {                                                                 \
+		for (size_t f_ = 0; f_ < NR_TEST_FMTS; f_++) {               \
+			int before_ = check_failures;                        \
+			cur_fmt = &test_fmts[f_];                            \
+			test();                                              \
+			printf("%s %s [%s]\n",                               \
+			       check_failures == before_ ? "ok  " : "FAIL",  \
+			       #test, cur_fmt->name);                        \
+			fflush(stdout);                                      \
+		}                                                            \
+		cur_fmt = &test_fmts[0];                                     \
+	} while (0)
+
 #endif

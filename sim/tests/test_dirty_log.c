@@ -17,7 +17,11 @@
 #define NR_VCPUS 3
 #define PER_VCPU (4 * MiB)
 #define SIZE (NR_VCPUS * PER_VCPU)
-#define PAGES (SIZE / 4096)
+
+/* The table granule of the current format, and pages in the region. */
+static uint64_t G = 4096;
+static uint64_t PAGES = SIZE / 4096;
+static uint64_t *bm_buf;            /* PAGES bits */
 
 struct mode {
 	const char *name;
@@ -43,10 +47,10 @@ static void writer_guest(struct slat_vcpu *v, void *arg)
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
 		seed = seed * 1103515245u + 12345u;
-		uint64_t page = (seed >> 8) % (PER_VCPU / 4096);
-		uint64_t off = ((seed >> 4) & 7) * 512;
+		uint64_t page = (seed >> 8) % (PER_VCPU / G);
+		uint64_t off = ((seed >> 4) & 7) * (G / 8);
 
-		if (slat_vcpu_write64(v, base + page * 4096 + off,
+		if (slat_vcpu_write64(v, base + page * G + off,
 				      ((uint64_t)slat_vcpu_id(v) << 56) | ++n)) {
 			fprintf(stderr, "vCPU write failed\n");
 			abort();
@@ -58,7 +62,7 @@ static void writer_guest(struct slat_vcpu *v, void *arg)
 
 static void copy_page(struct slat_vm *vm, uint8_t *copy, uint64_t page)
 {
-	slat_vm_host_read(vm, BASE + page * 4096, copy + page * 4096, 4096);
+	slat_vm_host_read(vm, BASE + page * G, copy + page * G, G);
 }
 
 /* One round of the migration: copy what the log reports. */
@@ -66,11 +70,12 @@ static uint64_t collect(struct slat_vm *vm, const struct mode *m, uint8_t *copy)
 {
 	uint64_t n = 0;
 
+	uint64_t *bm = bm_buf;
+
 	if (m->ring) {
-		static uint64_t bm[PAGES / 64];
 		struct slat_vm_dirty_gfn g[256];
 
-		memset(bm, 0, sizeof(bm));
+		memset(bm, 0, (PAGES + 63) / 64 * 8);
 		for (uint32_t i = 0; i < NR_VCPUS; i++) {
 			int k;
 
@@ -89,7 +94,6 @@ static uint64_t collect(struct slat_vm *vm, const struct mode *m, uint8_t *copy)
 			}
 		return n;
 	}
-	static uint64_t bm[PAGES / 64];
 	int ret = slat_vm_get_dirty_log(vm, 0, bm);
 
 	CHECK(ret == 0, "get: %s", slat_vm_error(vm));
@@ -107,24 +111,30 @@ static uint64_t collect(struct slat_vm *vm, const struct mode *m, uint8_t *copy)
 
 static void nothing_lost(const struct mode *m)
 {
-	struct slat_vm_config cfg = {
-		.table = { .format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40,
-			   .features = m->hw_dirty ? SLAT_FEAT_HWDIRTY : 0 },
-		.hw_dirty = m->hw_dirty,
-		.recovery = m->recovery,
-	};
-	struct slat_vm *vm = new_vm(&cfg);
+	struct slat_vm_config cfg = fmt_config(m->hw_dirty ? SLAT_FEAT_HWDIRTY : 0);
+	struct slat_vm *vm;
 	struct writer w = { 0 };
 	uint8_t *copy = malloc(SIZE), *now = malloc(SIZE);
 	uint64_t reported = 0;
+	/* The eager chunk is the table's smallest block (2M, 32M, 512M); a
+	 * THP backing makes such blocks only with the 4K granule. */
+	bool blocks;
 
-	REQUIRE(copy && now, "memory");
+	cfg.hw_dirty = m->hw_dirty;
+	cfg.recovery = m->recovery;
+	vm = new_vm(&cfg);
+	blocks = smallest_block(vm) <= slat_vm_backing_page_size(m->backing);
+	G = cur_fmt->granule;
+	PAGES = SIZE / G;
+	bm_buf = realloc(bm_buf, (PAGES + 63) / 64 * 8);
+	REQUIRE(copy && now && bm_buf, "memory");
 	if (m->manual)
 		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
 					   m->manual) == 0, "cap");
 	if (m->eager)
 		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE,
-					   m->eager) == 0, "%s", slat_vm_error(vm));
+					   smallest_block(vm)) == 0, "%s",
+			slat_vm_error(vm));
 	if (m->ring)
 		REQUIRE(slat_vm_enable_cap(vm, SLAT_VM_CAP_DIRTY_LOG_RING, m->ring) == 0,
 			"%s", slat_vm_error(vm));
@@ -133,7 +143,7 @@ static void nothing_lost(const struct mode *m)
 	for (uint32_t i = 0; i < NR_VCPUS; i++)
 		REQUIRE(slat_vm_create_vcpu(vm, i, NULL), "vcpu");
 	/* Populate without logging, so blocks exist where the backing allows. */
-	for (uint64_t off = 0; off < SIZE; off += 4096)
+	for (uint64_t off = 0; off < SIZE; off += G)
 		slat_vcpu_write64(slat_vm_vcpu(vm, (uint32_t)(off / PER_VCPU)),
 				  BASE + off, off);
 	for (uint32_t i = 0; i < NR_VCPUS; i++)
@@ -160,7 +170,7 @@ static void nothing_lost(const struct mode *m)
 	slat_vm_host_read(vm, BASE, now, SIZE);
 	uint64_t lost = 0;
 	for (uint64_t p = 0; p < PAGES; p++)
-		lost += memcmp(copy + p * 4096, now + p * 4096, 4096) != 0;
+		lost += memcmp(copy + p * G, now + p * G, G) != 0;
 	CHECK(lost == 0, "%s: %llu pages lost (%llu writes, %llu reported)",
 	      m->name, (unsigned long long)lost, (unsigned long long)w.writes,
 	      (unsigned long long)reported);
@@ -168,15 +178,15 @@ static void nothing_lost(const struct mode *m)
 
 	struct slat_vm_stats s;
 	slat_vm_stats_read(vm, &s);
-	if (m->eager)
+	if (m->eager && blocks)
 		CHECK(s.table.written[SLAT_WRITE_TABLE] > 0, "eager split tables");
 	REQUIRE(add_slot(vm, 0, BASE, SIZE, m->backing, 0) == 0, "disable: %s",
 		slat_vm_error(vm));
-	if (m->recovery == SLAT_VM_RECOVER_PROMOTE && !strcmp(m->backing, "anonymous_thp")) {
+	if (m->recovery == SLAT_VM_RECOVER_PROMOTE && blocks) {
 		struct slat_leaf leaf;
 
 		CHECK(slat_lookup(slat_vm_table(vm), slat_ipa(BASE), &leaf) == 0 &&
-			      leaf.size == 2 * MiB, "promoted back to a block");
+			      leaf.size == smallest_block(vm), "promoted back to a block");
 	}
 	slat_vm_destroy(vm);
 	free(copy);
@@ -222,22 +232,26 @@ static void nothing_lost_in_every_mode(void)
 static void every_write_of_an_iteration_is_logged(void)
 {
 	for (int ring = 0; ring < 2; ring++) {
-		struct slat_vm *vm = new_vm(NULL);
+		struct slat_vm *vm = new_fmt_vm();
+		/* Blocks of the format's smallest block size: 2M for 4K,
+		 * 32M and 512M for 16K and 64K (1G synthetic pages). */
+		bool big = smallest_block(vm) > 2 * MiB;
+		uint64_t size = big ? GiB : 128 * MiB, g = cur_fmt->granule;
+		const char *backing = big ? "synthetic_1gb" : "synthetic_2mb";
 		struct slat_vm_memstress ms = {
-			.gpa = BASE, .bytes_per_vcpu = 64 * MiB, .nr_vcpus = 2,
+			.gpa = BASE, .bytes_per_vcpu = size / 2, .nr_vcpus = 2,
 			.write_percent = 30, .random_access = true,
 		};
-		uint64_t words = 2 * 64 * MiB / 4096 / 64;
+		uint64_t words = size / g / 64;
 		uint64_t *bm = calloc(words, 8);
 
 		if (ring)
 			slat_vm_enable_cap(vm, SLAT_VM_CAP_DIRTY_LOG_RING, 1 << 16);
-		REQUIRE(add_slot(vm, 0, BASE, 128 * MiB, "synthetic_2mb", 0) == 0,
+		REQUIRE(add_slot(vm, 0, BASE, size, backing, 0) == 0,
 			"%s", slat_vm_error(vm));
 		slat_vm_memstress_start(vm, &ms);
 		slat_vm_memstress_iterate(vm);
-		add_slot(vm, 0, BASE, 128 * MiB, "synthetic_2mb",
-			 SLAT_VM_MEM_LOG_DIRTY_PAGES);
+		add_slot(vm, 0, BASE, size, backing, SLAT_VM_MEM_LOG_DIRTY_PAGES);
 		for (int it = 0; it < 3; it++) {
 			struct slat_vm_stats a, b;
 			uint64_t logged = 0;
@@ -303,7 +317,8 @@ static void clear_dirty_log_checks_alignment(void)
 int main(void)
 {
 	RUN(clear_dirty_log_checks_alignment);
-	RUN(every_write_of_an_iteration_is_logged);
-	RUN(nothing_lost_in_every_mode);
+	RUN_FMTS(every_write_of_an_iteration_is_logged);
+	RUN_FMTS(nothing_lost_in_every_mode);
+	free(bm_buf);
 	return check_failures ? 1 : 0;
 }

@@ -67,18 +67,21 @@ static void run_backing(const char *backing, uint64_t size)
 		printf("skip %s: %s\n", backing, why);
 		return;
 	}
-	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vm *vm = new_fmt_vm();
 	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
 	bool synthetic = !strncmp(backing, "synthetic", 9);
+	uint64_t g = cur_fmt->granule;
+	/* 1 GiB slots: every 16th page is enough. */
+	uint64_t step = size >= GiB ? 16 * g : g;
 
 	REQUIRE(add_slot(vm, 0, base, size, backing, 0) == 0, "%s: %s", backing,
 		slat_vm_error(vm));
 	for (unsigned round = 0; round < 2; round++)
-		for (uint64_t off = 0; off < size; off += 4096)
+		for (uint64_t off = 0; off < size; off += step)
 			CHECK(slat_vcpu_write64(v, base + off + 8 * round,
 						pattern(base + off, round)) == 0,
 			      "%s write", backing);
-	for (uint64_t off = 0; off < size; off += 4096) {
+	for (uint64_t off = 0; off < size; off += step) {
 		uint64_t got = 1, host = 0;
 
 		CHECK(slat_vcpu_read64(v, base + off + 8, &got) == 0, "read");
@@ -102,8 +105,11 @@ static void run_backing(const char *backing, uint64_t size)
 	struct slat_leaf leaf;
 	CHECK(slat_lookup(slat_vm_table(vm), slat_ipa(base), &leaf) == 0, "mapped");
 	uint64_t psize = slat_vm_backing_page_size(backing);
-	uint64_t want = psize >= GiB && size >= GiB ? GiB
-		       : psize >= 2 * MiB ? 2 * MiB : 4096;
+	/* The largest leaf of the table within the backing page and the
+	 * slot (the base is 4 GiB, aligned for every leaf size). */
+	uint64_t want = leaf_at_most(vm, psize < size ? psize : size);
+	if (want < g)
+		want = g;
 	CHECK(leaf.size == want, "%s: leaf of %llu bytes, want %llu", backing,
 	      (unsigned long long)leaf.size, (unsigned long long)want);
 	slat_vm_destroy(vm);
@@ -164,6 +170,46 @@ static void mapping_size_follows_alignment_and_slot(void)
 			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
 	CHECK(slat_vcpu_write64(v, 16 * GiB, 1) == 0, "write");
 	CHECK(leaf_size_at(vm, 16 * GiB) == 4096, "logging: pages");
+	slat_vm_destroy(vm);
+}
+
+/* Blocks are the format's: 1G and 2M (4K granule, EPT), 32M (16K), 512M
+ * (64K). A write to a block write-protected by dirty logging splits it
+ * and keeps the rest of it mapped. */
+static void block_sizes_follow_the_granule(void)
+{
+	struct slat_vm *vm = new_fmt_vm();
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	uint64_t g = cur_fmt->granule, want = leaf_at_most(vm, GiB), x = 0;
+	uint64_t block = smallest_block(vm);
+	/* A block inside the 1G slot, not its first. */
+	uint64_t at = 8 * GiB + (GiB / block > 3 ? 3 : 1) * block;
+
+	REQUIRE(add_slot(vm, 0, 8 * GiB, GiB, "synthetic_1gb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, at + 64, &x) == 0, "read");
+	CHECK(leaf_size_at(vm, at) == want, "block of %llu, want %llu",
+	      (unsigned long long)leaf_size_at(vm, at),
+	      (unsigned long long)want);
+	/* A 2M slot (4K: a block; 16K, 64K: pages). */
+	REQUIRE(add_slot(vm, 1, 12 * GiB, 2 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_write64(v, 12 * GiB + g, 1) == 0, "write");
+	CHECK(leaf_size_at(vm, 12 * GiB + g) == leaf_at_most(vm, 2 * MiB),
+	      "2M slot: leaf of %llu", (unsigned long long)leaf_size_at(vm, 12 * GiB + g));
+	/* Logging on: the 1G slot's block is write-protected; a write splits
+	 * it down to the granule there, the rest stays mapped. */
+	REQUIRE(add_slot(vm, 0, 8 * GiB, GiB, "synthetic_1gb",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	CHECK(slat_vcpu_write64(v, at + 64, 2) == 0, "write");
+	CHECK(leaf_size_at(vm, at) == g, "split to the granule: %llu",
+	      (unsigned long long)leaf_size_at(vm, at));
+	CHECK(leaf_size_at(vm, at + g) != 0 &&
+		      leaf_size_at(vm, at + block - g) != 0, "the rest stays mapped");
+	uint64_t bm[GiB / 4096 / 64];
+	CHECK(slat_vm_get_dirty_log(vm, 0, bm) == 0, "get");
+	uint64_t page = (at - 8 * GiB) / g;
+	CHECK(bm[page / 64] == 1ull << (page % 64), "the written page is dirty");
 	slat_vm_destroy(vm);
 }
 
@@ -262,8 +308,9 @@ static void synthetic_many_vcpus(void)
 int main(void)
 {
 	RUN(memslot_errors_are_clear);
-	RUN(every_backing_reads_last_written);
+	RUN_FMTS(every_backing_reads_last_written);
 	RUN(mapping_size_follows_alignment_and_slot);
+	RUN_FMTS(block_sizes_follow_the_granule);
 	RUN(no_access_outside_slots);
 	RUN(memstress_iterations_fault_once);
 	RUN(synthetic_many_vcpus);
