@@ -37,7 +37,7 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
 	printf '%-4s %10s %14s %10.1f\n' "$id" "$leaves" "$ir" \
 		"$(echo "$ir $leaves" | awk '{ print $1 / $2 }')"
-	callgrind_annotate --inclusive=no "$OUT/cg.$id" 2>/dev/null |
+	callgrind_annotate --auto=no --inclusive=no "$OUT/cg.$id" 2>/dev/null |
 		sed -n '/PROGRAM TOTALS/,$p' | grep -E '^ *[0-9,]+ \(' |
 		grep -v 'PROGRAM TOTALS' | head -n "$TOP" |
 		sed -e 's/ \[[^]]*\]$//' -e "s|$ROOT/||" -e 's/^/      /'
