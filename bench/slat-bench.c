@@ -465,48 +465,69 @@ static uint64_t min_walk(uint64_t ipa, uint64_t size)
 /*
  * @n 8-byte entries of a buffer of n * 8 bytes, each a volatile (so plain,
  * one-instruction, never merged or vectorised) store of a descriptor-like
- * value, of zero, or a load. Repeated until a sample is at least 2^18
- * entries long; the median of --reps samples, per entry.
+ * value, of zero, or a load. One sample is taken right after each timed run
+ * of the scenario, so that both see the same load on the machine; a sample
+ * follows one untimed pass and repeats the pass until it covers at least
+ * 2^18 entries.
  */
-static double floor_ns_per_entry(uint64_t n, enum floor_kind kind)
-{
+struct floor {
 	volatile uint64_t *buf;
-	uint64_t samples[64], passes = n >= (1u << 18) ? 1 : (1u << 18) / n;
+	uint64_t n, passes;
+	enum floor_kind kind;
+	uint64_t sink;
+};
+
+static void floor_init(struct floor *f, uint64_t n, enum floor_kind kind)
+{
 	void *p;
-	uint64_t sink = 0;
 
 	if (posix_memalign(&p, 4096, n * sizeof(uint64_t)))
 		die("floor buffer", SLAT_E_NOMEM);
 	memset(p, 0x11, n * sizeof(uint64_t));
-	buf = p;
-	for (int r = -1; r < opt.reps; r++) {
-		uint64_t t0 = now_ns();
+	f->buf = p;
+	f->n = n;
+	f->kind = kind;
+	f->passes = n >= (1u << 18) ? 1 : (1u << 18) / n;
+	f->sink = 0;
+}
 
-		for (uint64_t q = 0; q < passes; q++) {
-			switch (kind) {
-			case FLOOR_STORE: {
-				uint64_t pte = MAP_PA_OFF | 0x7ff;
+/* ns for f->passes passes, after one untimed pass (warm, as the table
+ * pages are: the page cache was just filled with zeroed pages). */
+static uint64_t floor_sample(struct floor *f)
+{
+	volatile uint64_t *buf = f->buf;
+	uint64_t n = f->n, sink = 0, t0 = 0;
 
-				for (uint64_t i = 0; i < n; i++, pte += 4096)
-					buf[i] = pte;
-				break;
-			}
-			case FLOOR_STORE_ZERO:
-				for (uint64_t i = 0; i < n; i++)
-					buf[i] = 0;
-				break;
-			case FLOOR_LOAD:
-				for (uint64_t i = 0; i < n; i++)
-					sink += buf[i];
-				break;
-			}
+	for (uint64_t q = 0; q <= f->passes; q++) {
+		if (q == 1)
+			t0 = now_ns();
+		switch (f->kind) {
+		case FLOOR_STORE: {
+			uint64_t pte = MAP_PA_OFF | 0x7ff;
+
+			for (uint64_t i = 0; i < n; i++, pte += 4096)
+				buf[i] = pte;
+			break;
 		}
-		if (r >= 0)
-			samples[r] = now_ns() - t0;
+		case FLOOR_STORE_ZERO:
+			for (uint64_t i = 0; i < n; i++)
+				buf[i] = 0;
+			break;
+		case FLOOR_LOAD:
+			for (uint64_t i = 0; i < n; i++)
+				sink += buf[i];
+			break;
+		}
 	}
-	__asm__ volatile("" : : "r"(sink));
-	free(p);
-	return (double)median(samples, opt.reps) / (double)(passes * n);
+	t0 = now_ns() - t0;
+	f->sink += sink;
+	return t0;
+}
+
+static void floor_fini(struct floor *f)
+{
+	__asm__ volatile("" : : "r"(f->sink));
+	free((void *)f->buf);
 }
 
 /* ---- checks ---- */
@@ -691,10 +712,12 @@ static void run(const struct scenario *sc, struct result *r)
 	struct env e;
 	uint64_t size = sc_size(sc), ipa = sc->ipa, page = opt.granule;
 	uint64_t *samples = calloc((size_t)opt.reps, sizeof(uint64_t));
+	uint64_t *fsamples = calloc((size_t)opt.reps, sizeof(uint64_t));
+	struct floor fl;
 	uint64_t tables_before = 0, span = lsize(2);
 	int lvl_before = layout_level(sc->before);
 
-	if (!samples)
+	if (!samples || !fsamples)
 		die("samples", SLAT_E_NOMEM);
 	memset(r, 0, sizeof(*r));
 	r->size = size;
@@ -713,6 +736,7 @@ static void run(const struct scenario *sc, struct result *r)
 		break;
 	}
 	env_init(&e);
+	floor_init(&fl, r->leaves, sc->floor);
 
 	for (int rep = -1; rep < opt.reps; rep++) {
 		uint64_t t0 = 0, t1 = 0;
@@ -819,6 +843,11 @@ static void run(const struct scenario *sc, struct result *r)
 			die(sc->key, rc);
 		if (rep >= 0)
 			samples[rep] = t1 - t0;
+		/* The floor, under the same conditions. */
+		uint64_t fns = floor_sample(&fl);
+
+		if (rep >= 0)
+			fsamples[rep] = fns;
 
 		/* Untimed: what the operation left. */
 		r->st = e.t.stats;
@@ -874,9 +903,12 @@ static void run(const struct scenario *sc, struct result *r)
 	r->median_ns = (double)median(samples, opt.reps) / (double)r->leaves;
 	r->run_ns = r->median_ns * (double)r->leaves;
 	r->min_ns = (double)samples[0] / (double)r->leaves;
-	r->floor_ns = floor_ns_per_entry(r->leaves, sc->floor);
+	r->floor_ns = (double)median(fsamples, opt.reps) /
+		      (double)(fl.passes * fl.n);
+	floor_fini(&fl);
 	env_fini(&e);
 	free(samples);
+	free(fsamples);
 
 	/* The target. */
 	double x = r->median_ns / r->floor_ns;
