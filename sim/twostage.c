@@ -588,6 +588,7 @@ static void tlb_fill(struct slat_ts *ts, struct ts_vcpu *v, uint64_t va,
 		.asid = vcpu_asid(v),
 		.s1_shift = (uint8_t)o->s1_shift,
 		.va = va & ~(TS_PAGE - 1),
+		.ipa = o->ipa & ~(TS_PAGE - 1),
 		.pa = o->pa & ~(TS_PAGE - 1),
 		.s1_attrs = o->s1_attrs,
 		.s2_perms = o->s2_perms,
@@ -598,6 +599,7 @@ static void tlb_fill(struct slat_ts *ts, struct ts_vcpu *v, uint64_t va,
 static void result_from_entry(struct slat_ts_result *res,
 			      const struct ts_tlbe *e, uint64_t va)
 {
+	res->ipa = slat_ipa(e->ipa | (va & (TS_PAGE - 1)));
 	res->pa = slat_pa(e->pa | (va & (TS_PAGE - 1)));
 	res->s1_attrs = e->s1_attrs;
 	res->s2_perms = e->s2_perms;

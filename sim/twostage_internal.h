@@ -21,7 +21,7 @@ struct ts_tlbe {
 	bool valid, global;
 	uint8_t s1_shift;      /* the stage-1 leaf's span, for TLBI by VA */
 	uint16_t vmid, asid;
-	uint64_t va, pa;       /* page addresses */
+	uint64_t va, ipa, pa;  /* page addresses */
 	uint32_t s1_attrs, s2_perms;
 	uint64_t stamp;        /* last use, for LRU in the set */
 };
