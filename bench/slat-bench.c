@@ -80,7 +80,8 @@ static uint64_t lsize(int level)
 
 static bool leaf_ok(int level)
 {
-	return level >= opt.geo.start_level && level <= SLAT_LAST_LEVEL &&
+	return level >= 0 && level >= opt.geo.start_level &&
+	       level <= SLAT_LAST_LEVEL &&
 	       (opt.geo.leaf_levels & (1u << level));
 }
 
