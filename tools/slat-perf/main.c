@@ -13,6 +13,7 @@
 
 static const struct perf_cmd *const cmds[] = {
 	&perf_cmd_dirty_log, &perf_cmd_page_table, &perf_cmd_mmio,
+	&perf_cmd_tlbi_trap,
 };
 
 static void help(FILE *f)
@@ -35,6 +36,7 @@ static void help(FILE *f)
 "              KVM_UPDATE_MAPPINGS, KVM_ADJUST_MAPPINGS)\n"
 "  mmio        map and unmap a device region (-b SIZE, default 8G; -v vCPUs\n"
 "              touching it, default 0): phases map, touch, unmap (seed 004)\n"
+"  tlbi-trap   guest TLBIs untrapped, trapped precise, trapped as VMALLE1IS (003)\n"
 "\n"
 "Strategy switches (one per seed; default first):\n"
 "  --cmo=in-walker|before-map     where newly mapped memory is cleaned to PoC:\n"

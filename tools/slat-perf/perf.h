@@ -120,6 +120,7 @@ struct perf_cmd {
 extern const struct perf_cmd perf_cmd_dirty_log;
 extern const struct perf_cmd perf_cmd_page_table;
 extern const struct perf_cmd perf_cmd_mmio;
+extern const struct perf_cmd perf_cmd_tlbi_trap;
 
 /* ---- guest modes (-m) ---- */
 
