@@ -234,6 +234,72 @@ def t_help(exe):
     run(exe, ["mmio", "-h"])
 
 
+def t_tlbi_trap(exe):
+    """tlbi-trap: a line per policy, the same guest events, the JSON."""
+    d = tempfile.mkdtemp()
+    j = os.path.join(d, "o.json")
+    args = ["tlbi-trap", "-v", "2", "-P", "4", "-n", "200000", "-s", "200",
+            "-u", "2000", "-r", "3"]
+    out = run(exe, args + ["--json", j]).stdout
+    num = r"(\d+)"
+    pol = (r"policy (\S+): guest time (\d+) cycles \(\d+\.\d{3} ms\), TLB misses "
+           + num + ", walk refs " + num + ", traps " + num +
+           r", overhead ([+-]\d+\.\d\d)%")
+    in_order(out, [r"Two-stage kernel build: 2 vCPUs, 4 processes, 200000 "
+                   r"accesses per vCPU, seed 3",
+                   r"TLB: 1024 entries, 4-way per vCPU; stage-2-only TLB: 64 entries",
+                   pol, pol, pol, r"guest events: .*", r"guest TLBIs: .*"])
+    rows = {m[0]: m[1:] for m in re.findall(pol, out)}
+    if list(rows) != ["untrapped", "precise", "flush-all"]:
+        sys.exit(f"FAIL: policies {list(rows)}")
+    u, p, f = (tuple(float(x) for x in rows[k])
+               for k in ("untrapped", "precise", "flush-all"))
+    # (cycles, misses, refs, traps, overhead)
+    if u[3] != 0 or u[4] != 0 or p[3] == 0 or p[3] != f[3]:
+        sys.exit(f"FAIL: traps/overhead {rows}")
+    if p[1] != u[1] or p[2] != u[2] or not f[1] > u[1]:
+        sys.exit(f"FAIL: precise keeps the misses, flush-all adds some: {rows}")
+    if not (0 < p[4] < f[4]) or abs(p[0] / u[0] - 1 - p[4] / 100) > 1e-3:
+        sys.exit(f"FAIL: overheads {rows}")
+    tl = re.search(r"guest TLBIs: vae1is (\d+), aside1is (\d+), vmalle1is (\d+), "
+                   r"vmalle1 (\d+), in (\d+) flush calls", out)
+    if not tl or sum(int(x) for x in tl.groups()[:4]) != p[3]:
+        sys.exit(f"FAIL: every guest TLBI traps once: {tl and tl.groups()}")
+    doc = json.load(open(j))
+    schema = json.load(open(os.path.join(os.path.dirname(__file__),
+                                         "..", "slat-perf.schema.json")))
+    validate(doc, schema, "$")
+    res = doc["settings"]["results"]
+    if [r["policy"] for r in res] != ["untrapped", "precise", "flush-all"]:
+        sys.exit("FAIL: JSON results")
+    if res[2]["traps"] != p[3] or res[2]["hw_tlbi"]["vmalle1is"] != p[3]:
+        sys.exit("FAIL: flush-all executes one VMALLE1IS per trap")
+    if res[1]["tlb_misses"] != p[1] or round(res[2]["overhead_pct"], 2) != f[4]:
+        sys.exit("FAIL: JSON and lines disagree")
+    if [ph["name"] for ph in doc["runs"][0]["phases"]] != ["untrapped", "precise",
+                                                           "flush-all"]:
+        sys.exit("FAIL: JSON phases")
+    # The same seed, the same figures; costs change the model.
+    again = run(exe, args).stdout
+    if re.findall(pol, again) != re.findall(pol, out):
+        sys.exit("FAIL: not deterministic")
+    free = run(exe, args + ["-x", "trap=0", "-x", "dsb=0", "-x", "tlbi_va=0",
+                            "-x", "tlbi_asid=0", "-x", "tlbi_all=0"]).stdout
+    fr = {m[0]: m for m in re.findall(pol, free)}
+    if fr["precise"][5] != "+0.00":
+        sys.exit(f"FAIL: free traps still cost: {fr['precise']}")
+    help_out = run(exe, ["tlbi-trap", "-h"]).stdout
+    for o in "vPnrtwWcsfuULCHSkAx":
+        if not re.search(rf"^ -{o}:", help_out, re.M):
+            sys.exit(f"FAIL: tlbi-trap -h does not explain -{o}")
+    for bad, rx in [(["-A", "12"], r"8 or 16"), (["-t", "1000"], r"powers of two"),
+                    (["-x", "speed=1"], r"KEY=VALUE"), (["-P", "1", "-v", "2"], r"-P 1"),
+                    (["--compare", "cmo=in-walker,before-map"], r"compare")]:
+        pr = run(exe, ["tlbi-trap"] + bad, ok=False)
+        if pr.returncode == 0 or not re.search(rx, pr.stderr):
+            sys.exit(f"FAIL: {bad}: exit {pr.returncode}, {pr.stderr!r}")
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]](sys.argv[2])
     print("ok")
