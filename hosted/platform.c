@@ -354,6 +354,7 @@ int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
 	c->pages = calloc(capacity ? capacity : 1, sizeof(*c->pages));
 	c->nr = 0;
 	c->capacity = c->pages ? capacity : 0;
+	c->stats = NULL;
 	return c->pages ? SLAT_OK : SLAT_E_NOMEM;
 }
 

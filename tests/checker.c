@@ -192,7 +192,9 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 					    "empty non-root table at PA %#" PRIx64
 					    " (level %d, IPA %#" PRIx64 ")",
 					    d.oa, level + 1, eb);
-			if (rc != used)
+			/* Shared walkers leave counts unknown (they only
+			 * add); the next exclusive user recounts. */
+			if (rc != used && rc != SLAT_REFCOUNT_UNKNOWN)
 				return fail(c,
 					    "refcount %u != %u non-zero entries "
 					    "of the table at PA %#" PRIx64

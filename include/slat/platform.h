@@ -22,7 +22,23 @@ struct slat_page_cache {
 	void **pages;  /* pages[0 .. nr-1] are available, popped from the top */
 	uint32_t nr;
 	uint32_t capacity;
+	/*
+	 * Optional: where shared-mode calls made with this cache count
+	 * (struct slat_stats, owned by the cache's thread). NULL: into the
+	 * table's counters, with atomic adds. A per-vCPU cache with its own
+	 * counters keeps the fault path free of shared cache lines; the
+	 * table's totals then exclude them (add them with slat_stats_add).
+	 */
+	struct slat_stats *stats;
 };
+
+/*
+ * A table page's count after shared walkers added entries to it: they only
+ * ever add, and an atomic add per fault on a word every vCPU writes costs
+ * more than the rest of the fault, so they mark the count unknown instead.
+ * The next exclusive user recounts the page's entries.
+ */
+#define SLAT_REFCOUNT_UNKNOWN 0xffffffffu
 
 /* How much the TLB invalidation reaches. */
 enum slat_tlbi_scope {
@@ -51,8 +67,9 @@ struct slat_mm_ops {
 
 	/*
 	 * The reference count of a non-root table page: the number of non-zero
-	 * entries in it. The platform keeps one 32-bit word per table page
-	 * (like struct page); the core maintains it.
+	 * entries in it, or SLAT_REFCOUNT_UNKNOWN. The platform keeps one
+	 * 32-bit word per table page (like struct page) and zeroes it with
+	 * the page; the core maintains it.
 	 */
 	uint32_t *(*refcount)(void *ctx, void *table_va);
 

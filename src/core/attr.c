@@ -156,12 +156,12 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	struct slat_stats *st = slat_stats_begin(t, &local, false, cache);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	flush_after(t, &d, ipa.ipa, size, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_end(t, st, false);
+	slat_stats_end(t, st, &local);
 	return ret;
 }
 
@@ -295,7 +295,7 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.perms = perms, .cache = cache, .fail_addr = ipa.ipa + size,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
 	/* One page cannot be half changed; a larger range is checked first. */
 	if (size > (1ull << t->geo.granule_shift)) {
 		struct slat_walker check = {
@@ -313,7 +313,7 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		if (done)
 			*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
 	}
-	slat_stats_end(t, st, shared);
+	slat_stats_end(t, st, &local);
 	if (ret)
 		return ret;
 	return d.changed ? SLAT_OK : SLAT_NOTHING_TO_DO;
@@ -393,9 +393,9 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, NULL);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
-	slat_stats_end(t, st, shared);
+	slat_stats_end(t, st, &local);
 	if (ret)
 		return ret;
 	return d.young ? 1 : 0;
@@ -411,7 +411,7 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 		return ret;
 
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, flags & SLAT_SHARED);
+	struct slat_stats *st = slat_stats_begin(t, &local, flags & SLAT_SHARED, NULL);
 	slat_pte_t *table = t->root;
 	int level = t->geo.start_level;
 	for (;;) {
@@ -445,6 +445,6 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 		}
 		break;
 	}
-	slat_stats_end(t, st, flags & SLAT_SHARED);
+	slat_stats_end(t, st, &local);
 	return ret;
 }

@@ -117,13 +117,13 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	if (d.changed && policy == SLAT_FLUSH_RANGE)
 		slat_tlbi_range(t, ipa.ipa, size, st);
 	else if (d.changed && policy == SLAT_FLUSH_VMID)
 		slat_tlbi_vmid(t, st);
-	slat_stats_end(t, st, shared);
+	slat_stats_end(t, st, &local);
 	return ret ? ret : (int64_t)d.dirty_pages;
 }
 

@@ -205,23 +205,40 @@ void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
 void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
 		   struct slat_stats *st);
 void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st);
+/* A new leaf with @attrs needs cache maintenance before it is visible. */
+static inline bool slat_cmo_needed(const struct slat_table *t, uint32_t attrs)
+{
+	return t->fmt->cache_maintenance &&
+	       ((SLAT_MT(attrs) == SLAT_MT_NORMAL &&
+		 !(t->cfg.features & SLAT_FEAT_FWB)) ||
+		((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC)));
+}
+void slat_cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		 uint32_t attrs, struct slat_stats *st);
 /* Cache maintenance for a new leaf run, as seed 000 prescribes. */
-void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
-		  uint32_t attrs, struct slat_stats *st);
+static inline void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa,
+				     uint64_t bytes, uint32_t attrs,
+				     struct slat_stats *st)
+{
+	if (slat_cmo_needed(t, attrs))
+		slat_cmo_do(t, pa, bytes, attrs, st);
+}
 
 void slat_stats_clear(struct slat_stats *s);
 
 /*
  * Where an operation counts: straight into the table when it holds it
- * exclusively, else into @local, added atomically by slat_stats_end().
+ * exclusively; in shared mode into the caller's own counters (the page
+ * cache's), else into @local, added atomically by slat_stats_end().
  */
-static inline struct slat_stats *slat_stats_begin(struct slat_table *t,
-						  struct slat_stats *local,
-						  bool shared)
+static inline struct slat_stats *
+slat_stats_begin(struct slat_table *t, struct slat_stats *local, bool shared,
+		 const struct slat_page_cache *cache)
 {
-	/* Deferred frees commit from another thread at any time. */
-	if (!shared && !t->mm->free_deferred)
+	if (!shared)
 		return &t->stats;
+	if (cache && cache->stats)
+		return cache->stats;
 	slat_stats_clear(local);
 	return local;
 }
@@ -230,17 +247,38 @@ void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
 		       bool shared);
 
 static inline void slat_stats_end(struct slat_table *t, struct slat_stats *st,
-				  bool shared)
+				  struct slat_stats *local)
 {
-	(void)shared;
-	if (st != &t->stats)
+	if (st == local)
 		slat_stats_commit(t, st, true);
+}
+
+/* Deferred frees count from another thread at any time: the two counters
+ * they share with the operations are always added atomically. */
+static inline void slat_stats_count_freed(struct slat_stats *st, uint64_t n,
+					  bool deferred)
+{
+	__atomic_fetch_add(&st->pages_freed, n, __ATOMIC_RELAXED);
+	if (deferred)
+		__atomic_fetch_add(&st->pages_deferred, n, __ATOMIC_RELAXED);
 }
 
 /* ---- Input checks shared by the operations ---- */
 
 /* SLAT_E_ALIGN / SLAT_E_RANGE for an IPA range, SLAT_OK otherwise. */
-int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size);
+static inline int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa,
+				       uint64_t size)
+{
+	uint64_t gmask = (1ull << t->geo.granule_shift) - 1;
+	if (size == 0 || ipa + size < ipa)
+		return SLAT_E_RANGE;
+	if ((ipa | size) & gmask)
+		return SLAT_E_ALIGN;
+	uint64_t limit = 1ull << t->geo.ia_bits;
+	if (ipa >= limit || size > limit - ipa)
+		return SLAT_E_RANGE;
+	return SLAT_OK;
+}
 
 /* ---- Entry updates shared by the operations (update.c) ---- */
 

@@ -228,36 +228,72 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 /*
+ * Publish one new leaf into the empty entry @ptep. Shared: whoever wins the
+ * entry (a CAS to the locked marker) cleans the memory and publishes, so a
+ * vCPU never sees the leaf before its memory is clean (seed 000); with
+ * nothing to clean, the CAS installs the leaf itself.
+ */
+static int install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+			    slat_pte_t leaf, struct map_data *d,
+			    uint64_t size, bool shared, struct slat_stats *st)
+{
+	slat_pa_t pa = slat_pa(d->pa);
+
+	if (!shared) {
+		slat_cmo_new_leaf(t, pa, size, d->attrs, st);
+		pte_write(ptep, leaf);
+	} else if (!slat_cmo_needed(t, d->attrs)) {
+		if (!pte_cas(ptep, 0, leaf))
+			goto lost;
+	} else {
+		if (!pte_cas(ptep, 0, t->fmt->locked))
+			goto lost;
+		slat_cmo_do(t, pa, size, d->attrs, st);
+		pte_write(ptep, leaf);
+	}
+	st->written[SLAT_WRITE_LEAF]++;
+	slat_refcount_add(t, ptep, level, 1, shared);
+	d->wrote = true;
+	return SLAT_OK;
+lost:
+	st->retries++;
+	d->fail_addr = d->ipa;
+	return SLAT_E_AGAIN;
+}
+
+/*
  * The fault path maps one leaf into an empty entry under existing tables:
  * descend directly instead of walking. Anything else (a missing table, an
- * entry in use) is left to the walk. Returns 1 when it did nothing.
+ * entry in use, a leaf the cap or the alignment forbids) is left to the
+ * walk. Returns 1 when it did nothing.
  */
 static int map_one_leaf(struct slat_table *t, struct map_data *d,
-			uint64_t size, uint32_t wflags, struct slat_stats *st)
+			uint64_t size, bool shared, struct slat_stats *st)
 {
 	slat_pte_t *table = t->root;
-	uint32_t mask = t->geo.root_entries - 1;
-	unsigned shift = level_shift(t, t->geo.start_level);
+	int level = t->geo.start_level;
+	unsigned shift = level_shift(t, level);
+	uint64_t index_mask = t->geo.root_entries - 1;
 
-	for (int level = t->geo.start_level;; level++, shift -= t->geo.bits_per_level) {
-		slat_pte_t *ptep = &table[(d->ipa >> shift) & mask];
+	if (d->pa & (size - 1))
+		return 1;
+	for (;; level++, shift -= t->geo.bits_per_level) {
+		slat_pte_t *ptep = &table[(d->ipa >> shift) & index_mask];
 		slat_pte_t pte = pte_read(ptep);
 		st->visited++;
 		if ((1ull << shift) == size) {
-			if (pte != 0 || !leaf_fits(t, d, level, d->ipa, d->ipa + size))
+			bool capped = level < SLAT_LAST_LEVEL && shift > d->cap_shift;
+			if (pte != 0 || capped || !leaf_allowed(t, level))
 				return 1;
-			struct slat_walk_ctx ctx = {
-				.t = t, .ptep = ptep, .old = 0, .addr = d->ipa,
-				.start = d->ipa, .end = d->ipa + size, .nr_left = 1,
-				.level = level, .flags = wflags, .arg = d, .stats = st,
-			};
-			int ret = map_install_run(&ctx, d);
-			return ret < 0 ? ret : SLAT_OK;
+			return install_one_leaf(t, ptep, level,
+						t->fmt->make_leaf(t, slat_pa(d->pa),
+								  d->attrs, level),
+						d, size, shared, st);
 		}
 		if (!pte_table(t, pte, level))
 			return 1;
 		table = table_va(t, pte);
-		mask = t->geo.entries - 1;
+		index_mask = t->geo.entries - 1;
 	}
 }
 
@@ -312,10 +348,11 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	};
 	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared);
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
 
-	ret = 1;
-	if (flags & SLAT_MAP_NO_REPLACE) {
+	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
+	ret = (size & (size - 1)) == 0 ? map_one_leaf(t, &d, size, shared, st) : 1;
+	if (ret == 1 && (flags & SLAT_MAP_NO_REPLACE)) {
 		struct slat_walker check = {
 			.cb = no_replace_visitor, .arg = &d,
 			.flags = SLAT_VISIT_LEAF | wflags,
@@ -323,8 +360,6 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		};
 		ret = slat_walk(t, ipa.ipa, size, &check, st);
 		ret = ret ? ret : 1;
-	} else if ((size & (size - 1)) == 0) {
-		ret = map_one_leaf(t, &d, size, wflags, st);
 	}
 	if (ret == 1) {
 		struct slat_walker w = {
@@ -336,7 +371,7 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	}
 	if (done && ret != SLAT_E_EXISTS)
 		*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
-	slat_stats_end(t, st, shared);
+	slat_stats_end(t, st, &local);
 	if (ret)
 		return ret;
 	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
@@ -442,11 +477,11 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.stop_level = SLAT_LAST_LEVEL,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	struct slat_stats *st = slat_stats_begin(t, &local, false, cache);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_end(t, st, false);
+	slat_stats_end(t, st, &local);
 	return ret;
 }

@@ -22,22 +22,51 @@ void slat_cache_unpop(struct slat_page_cache *cache, void *page,
 	st->pages_alloc--;
 }
 
+static uint32_t count_entries(const struct slat_table *t, const slat_pte_t *table)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->geo.entries; i++)
+		n += pte_read(&table[i]) != 0;
+	return n;
+}
+
+/* The count of @table, recounted if shared walkers marked it unknown.
+ * Exclusive use only: no walker adds entries meanwhile. */
+static uint32_t *known_refcount(const struct slat_table *t, void *table)
+{
+	uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+	if (*rc == SLAT_REFCOUNT_UNKNOWN)
+		*rc = count_entries(t, table);
+	return rc;
+}
+
+/*
+ * Called after the entries changed, so an unknown count recounted here
+ * already includes @delta.
+ */
 void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
 		  int32_t delta, bool shared)
 {
 	if (is_root_level(t, level) || delta == 0)
 		return;
-	uint32_t *rc = t->mm->refcount(t->mm_ctx, table_page_of(t, ptep));
-	if (shared)
-		__atomic_fetch_add(rc, (uint32_t)delta, __ATOMIC_RELAXED);
+	void *table = table_page_of(t, ptep);
+	if (shared) {
+		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
+		uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
+			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
+		return;
+	}
+	uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+	if (*rc == SLAT_REFCOUNT_UNKNOWN)
+		*rc = count_entries(t, table);
 	else
 		*rc += (uint32_t)delta;
 }
 
 uint32_t slat_refcount_get(const struct slat_table *t, void *table)
 {
-	return __atomic_load_n(t->mm->refcount(t->mm_ctx, table),
-			       __ATOMIC_RELAXED);
+	return *known_refcount(t, table);
 }
 
 void slat_free_subtree(struct slat_table *t, void *table, int level,
@@ -53,7 +82,7 @@ void slat_free_subtree(struct slat_table *t, void *table, int level,
 	}
 	*t->mm->refcount(t->mm_ctx, table) = 0;
 	t->mm->free_page(t->mm_ctx, table);
-	st->pages_freed++;
+	slat_stats_count_freed(st, 1, false);
 }
 
 void slat_release_unlinked(struct slat_table *t, void *table, int level, bool shared,
@@ -69,12 +98,11 @@ void slat_release_unlinked(struct slat_table *t, void *table, int level, bool sh
 
 void slat_free_unlinked(struct slat_table *t, void *va, int level)
 {
+	/* From the RCU callback: beside any operation. */
 	struct slat_stats st;
 	slat_stats_clear(&st);
 	slat_free_subtree(t, va, level, &st);
-	st.pages_deferred = st.pages_freed;
-	/* From the RCU callback: beside any operation. */
-	slat_stats_commit(t, &st, true);
+	slat_stats_count_freed(&t->stats, st.pages_freed, true);
 }
 
 void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
@@ -105,11 +133,9 @@ void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
 	t->mm->tlbi_vmid(t->mm_ctx);
 }
 
-void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
-		  uint32_t attrs, struct slat_stats *st)
+void slat_cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		 uint32_t attrs, struct slat_stats *st)
 {
-	if (!t->fmt->cache_maintenance)
-		return;
 	if (SLAT_MT(attrs) == SLAT_MT_NORMAL &&
 	    !(t->cfg.features & SLAT_FEAT_FWB)) {
 		st->dcache_calls++;

@@ -113,11 +113,11 @@ int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.stop_level = skip ? target - 1 : SLAT_LAST_LEVEL,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	if (done)
 		*done = d.fail_addr - ipa.ipa;
-	slat_stats_end(t, st, false);
+	slat_stats_end(t, st, &local);
 	return ret;
 }
 
@@ -148,6 +148,10 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 			 struct promote_scan *s, struct slat_stats *st)
 {
 	uint64_t size = level_size(t, level);
+	/* A leaf's type bits at this level, once per table: leaf_for_level
+	 * only sets or clears them, whatever the output address. */
+	slat_pte_t type_set = t->fmt->leaf_for_level(t, 0, level);
+	slat_pte_t type_keep = t->fmt->leaf_for_level(t, ~0ull, level);
 	for (uint32_t i = 0; i < t->geo.entries; i++) {
 		slat_pte_t pte = pte_read(&table[i]);
 		if (pte_table(t, pte, level)) {
@@ -158,8 +162,8 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 		}
 		slat_pte_t expect = s->linear ? s->expect
 			: t->fmt->pte_with_pa(t, s->expect, slat_pa(s->pa));
-		if (!pte_valid(t, pte) ||
-		    ((pte ^ t->fmt->leaf_for_level(t, expect, level)) & ~s->ignore)) {
+		expect = (expect & type_keep) | type_set;
+		if (!pte_valid(t, pte) || ((pte ^ expect) & ~s->ignore)) {
 			st->visited += i + 1;
 			return false;
 		}
@@ -350,9 +354,9 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.stop_level = stop,
 	};
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
 	ret = slat_walk(t, ipa.ipa, size, &w, st);
 	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
-	slat_stats_end(t, st, false);
+	slat_stats_end(t, st, &local);
 	return ret;
 }

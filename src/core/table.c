@@ -81,7 +81,7 @@ void slat_table_destroy(struct slat_table *t)
 	if (!t || !t->root)
 		return;
 	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false);
+	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
 	slat_pte_t *root = t->root;
 	int level = t->geo.start_level;
 
@@ -94,7 +94,7 @@ void slat_table_destroy(struct slat_table *t)
 	t->mm->free_root(t->mm_ctx, t->root,
 			 (size_t)t->geo.root_pages << t->geo.granule_shift);
 	t->root = NULL;
-	slat_stats_end(t, st, false);
+	slat_stats_end(t, st, &local);
 }
 
 uint64_t slat_level_size(const struct slat_table *t, int level)
@@ -143,15 +143,3 @@ void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
 			__atomic_fetch_add(&w[i], v[i], __ATOMIC_RELAXED);
 }
 
-int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa, uint64_t size)
-{
-	uint64_t gmask = (1ull << t->geo.granule_shift) - 1;
-	if (size == 0 || ipa + size < ipa)
-		return SLAT_E_RANGE;
-	if ((ipa | size) & gmask)
-		return SLAT_E_ALIGN;
-	uint64_t limit = 1ull << t->geo.ia_bits;
-	if (ipa >= limit || size > limit - ipa)
-		return SLAT_E_RANGE;
-	return SLAT_OK;
-}

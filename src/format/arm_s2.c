@@ -73,21 +73,21 @@ static slat_pte_t memattr(const struct slat_table *t, uint32_t mt)
 	}
 }
 
-/* With hardware dirty state a writable leaf also carries DBM. */
+/* XN[1:0] for SLAT_XK | SLAT_XU (bits 2 and 3 of the attributes): execute
+ * everywhere is 00, EL0 only 01, EL1 only 11, nowhere 10. */
+static const slat_pte_t xn_bits[4] = {
+	[0] = S2_XN1,
+	[SLAT_XK >> 2] = S2_XN0 | S2_XN1,
+	[SLAT_XU >> 2] = S2_XN0,
+	[SLAT_X >> 2] = 0,
+};
+
 static slat_pte_t perm_bits(const struct slat_table *t, uint32_t perms)
 {
-	slat_pte_t v = 0;
-	if (perms & SLAT_R)
-		v |= S2_AP_R;
-	if (perms & SLAT_W)
-		v |= hwdirty(t) ? S2_AP_W | S2_DBM : S2_AP_W;
-	switch (perms & SLAT_X) {
-	case SLAT_X: break;                       /* XN 00 */
-	case SLAT_XU: v |= S2_XN0; break;         /* XN 01: EL0 only */
-	case SLAT_XK: v |= S2_XN0 | S2_XN1; break; /* XN 11: EL1 only */
-	default: v |= S2_XN1; break;              /* XN 10: none */
-	}
-	return v;
+	/* A table, not branches: this is on every fault. */
+	slat_pte_t w = hwdirty(t) ? S2_AP_W | S2_DBM : S2_AP_W;
+	return ((perms & SLAT_R) ? S2_AP_R : 0) | ((perms & SLAT_W) ? w : 0) |
+	       xn_bits[(perms & SLAT_X) >> 2];
 }
 
 static slat_pte_t arm_make_leaf(const struct slat_table *t, slat_pa_t pa,
