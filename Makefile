@@ -3,8 +3,9 @@
 #                 x 256M, synthetic backing) and one seed's before/after
 #                 (MMIO unmap of 8G: page by page vs blocks)
 #   make check    install missing packages, build and run every test (plain
-#                 and with AddressSanitizer/UBSan), the concurrency tests
-#                 with ThreadSanitizer, prove the core freestanding
+#                 and with AddressSanitizer/UBSan), the concurrency and
+#                 simulator tests with ThreadSanitizer, prove the core
+#                 freestanding
 #   make bench    build, then run the benchmark
 #   make install  build, then install libraries, headers, slat.pc, slat-dump
 #                 (PREFIX=/usr/local by default; DESTDIR is honoured)
@@ -40,12 +41,14 @@ check:
 	$(call run_tests,$(BUILD))
 	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)
 	$(call run_tests,$(ASAN_BUILD))
-	# ThreadSanitizer: only the concurrency tests (label "stress"), one at
-	# a time.
+	# ThreadSanitizer: only the concurrency tests (label "stress", one at
+	# a time) and the simulator's tests that run vCPU threads (label
+	# "tsan").
 	$(CMAKE) -S . -B $(TSAN_BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
 		-DSLAT_SANITIZE=thread
-	$(CMAKE) --build $(TSAN_BUILD) $(JOBS) --target slat-stress
-	cd $(TSAN_BUILD) && $(CTEST) --output-on-failure --no-tests=error -L stress
+	$(CMAKE) --build $(TSAN_BUILD) $(JOBS) --target slat-stress slat-sim-tsan
+	cd $(TSAN_BUILD) && $(CTEST) --output-on-failure --no-tests=error \
+		-L 'stress|tsan'
 	# libFuzzer (clang, ASan, UBSan) over the seed corpus, bounded.
 	FUZZ_SECONDS=60 tests/fuzz/run.sh
 	scripts/freestanding-check.sh

@@ -53,12 +53,15 @@ static void rcu_free_subtree(struct rcu_head *head)
 {
 	struct slat_hosted_rcu *n =
 		caa_container_of(head, struct slat_hosted_rcu, head);
-	struct slat_hosted *h = n->h;
-	uint32_t idx = (uint32_t)(n - h->rcu);
+	struct slat_hosted *h;
+	uint32_t idx;
 	int level;
 
+	/* Before reading the node: queuing it happened before. */
 	ANNOTATE_ACQUIRE(n);
 	ANNOTATE_ACQUIRE(&grace_token);
+	h = n->h;
+	idx = (uint32_t)(n - h->rcu);
 	level = n->level;
 	/* Before the pages go back: the page may be deferred again at once. */
 	__atomic_store_n(&n->pending, 0, __ATOMIC_RELEASE);
@@ -177,4 +180,40 @@ void slat_hosted_rcu_barrier(void)
 	/* Orders the callbacks' arena updates before the caller's reads. */
 	slat_hosted__lock();
 	slat_hosted__unlock();
+}
+
+void slat_hosted_rcu_synchronize(void)
+{
+	urcu_memb_synchronize_rcu();
+	ANNOTATE_ACQUIRE(&grace_token);
+}
+
+struct rcu_defer {
+	struct rcu_head head;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void rcu_defer_cb(struct rcu_head *head)
+{
+	struct rcu_defer *d = caa_container_of(head, struct rcu_defer, head);
+
+	ANNOTATE_ACQUIRE(d);
+	ANNOTATE_ACQUIRE(&grace_token);
+	d->fn(d->arg);
+	free(d);
+	ANNOTATE_RELEASE(&barrier_token);
+}
+
+int slat_hosted_rcu_defer(void (*fn)(void *), void *arg)
+{
+	struct rcu_defer *d = malloc(sizeof(*d));
+
+	if (!d)
+		return SLAT_E_NOMEM;
+	d->fn = fn;
+	d->arg = arg;
+	ANNOTATE_RELEASE(d);
+	urcu_memb_call_rcu(&d->head, rcu_defer_cb);
+	return SLAT_OK;
 }

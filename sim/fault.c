@@ -119,8 +119,8 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		topup(v);
 
 	pthread_rwlock_rdlock(&vm->mmu_lock);
-	urcu_memb_read_lock();
-	s = sim_slot_by_gpa(rcu_dereference(vm->slots), ipa);
+	slat_hosted_rcu_read_lock();
+	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
 	if (!s || (write && (s->flags & SLAT_VM_MEM_READONLY))) {
 		ret = SLAT_VM_EXIT_MMIO;
 	} else if (s->device) {
@@ -138,7 +138,7 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	} else {
 		ret = map_fault(v, s, ipa, write, res);
 	}
-	urcu_memb_read_unlock();
+	slat_hosted_rcu_read_unlock();
 	pthread_rwlock_unlock(&vm->mmu_lock);
 
 	/* A nearly full dirty ring stops the vCPU until the host resets it

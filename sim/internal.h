@@ -42,7 +42,6 @@ struct sim_slot {
 
 /* An RCU-published, immutable set of slots sorted by gpa. */
 struct sim_slots {
-	struct rcu_head rcu;
 	uint32_t nr;
 	struct sim_slot *s[];
 };
@@ -139,7 +138,6 @@ struct slat_vm {
 	pthread_mutex_t inval_lock;
 	struct sim_inval inval[SIM_INVAL_RING];
 	uint64_t shootdowns, shootdown_waits, shootdown_ns;
-	uint64_t deferred_frees;
 	uint64_t host_cmo_calls, host_cmo_bytes, host_cmo_ns;
 	uint64_t wrprotected_pages;
 
@@ -196,6 +194,51 @@ void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 		    struct sim_slot *s, uint64_t gpa);
 int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s);
 int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s);
+
+/* The published slot set: read under slat_hosted_rcu_read_lock(), or with
+ * slots_lock held (host side). */
+static inline struct sim_slots *sim_slots_get(struct slat_vm *vm)
+{
+	return __atomic_load_n(&vm->slots, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Copy @len bytes between guest memory @mem and @buf (@to_mem: into guest
+ * memory). Guest memory is shared with vCPUs running meanwhile, so it is
+ * accessed with relaxed atomics: aligned 8-byte words single-copy atomic,
+ * bytes at the edges. (The host view races with the guest by design: a
+ * migration copies memory the guest may be writing, and the dirty log
+ * tells it what to copy again.)
+ */
+static inline void sim_copy(uint8_t *mem, void *buf, uint64_t len, bool to_mem)
+{
+	uint8_t *b = buf;
+
+	while (len && ((uintptr_t)mem & 7)) {
+		if (to_mem)
+			__atomic_store_n(mem, *b, __ATOMIC_RELAXED);
+		else
+			*b = __atomic_load_n(mem, __ATOMIC_RELAXED);
+		mem++, b++, len--;
+	}
+	for (; len >= 8; mem += 8, b += 8, len -= 8) {
+		uint64_t w;
+
+		if (to_mem) {
+			__builtin_memcpy(&w, b, 8);
+			__atomic_store_n((uint64_t *)(void *)mem, w, __ATOMIC_RELAXED);
+		} else {
+			w = __atomic_load_n((uint64_t *)(void *)mem, __ATOMIC_RELAXED);
+			__builtin_memcpy(b, &w, 8);
+		}
+	}
+	for (; len; mem++, b++, len--) {
+		if (to_mem)
+			__atomic_store_n(mem, *b, __ATOMIC_RELAXED);
+		else
+			*b = __atomic_load_n(mem, __ATOMIC_RELAXED);
+	}
+}
 
 static inline uint64_t sim_load(const uint64_t *p)
 {

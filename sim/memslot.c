@@ -274,10 +274,6 @@ struct sim_slot *sim_slot_by_id(struct sim_slots *ss, uint32_t id)
 	return NULL;
 }
 
-static void slots_free_rcu(struct rcu_head *h)
-{
-	free(caa_container_of(h, struct sim_slots, rcu));
-}
 
 static struct sim_slots *slots_copy(struct sim_slots *old, int extra)
 {
@@ -297,9 +293,13 @@ static void slots_publish(struct slat_vm *vm, struct sim_slots *ss)
 {
 	struct sim_slots *old = vm->slots;
 
-	rcu_assign_pointer(vm->slots, ss);
-	if (old)
-		urcu_memb_call_rcu(&old->rcu, slots_free_rcu);
+	__atomic_store_n(&vm->slots, ss, __ATOMIC_RELEASE);
+	/* vCPUs may still search the old set until their read-side
+	 * sections end. */
+	if (old && slat_hosted_rcu_defer(free, old)) {
+		slat_hosted_rcu_synchronize();
+		free(old);
+	}
 }
 
 /* Insert, keeping the set sorted by gpa. -EEXIST on overlap. */
@@ -473,7 +473,7 @@ static int slot_delete(struct slat_vm *vm, struct sim_slot *s)
 			       slat_strerror(ret));
 	/* vCPUs may still look the slot up on a TLB miss until they leave
 	 * their read-side sections. */
-	urcu_memb_synchronize_rcu();
+	slat_hosted_rcu_synchronize();
 	sim_slot_free(s);
 	return 0;
 }
@@ -531,10 +531,8 @@ static int host_copy(struct slat_vm *vm, uint64_t gpa, void *buf, size_t len,
 			      (unsigned long long)gpa, len);
 	else if (!s->hva)
 		ret = sim_err(vm, -ENXIO, "slot %u is synthetic: no data", s->id);
-	else if (write)
-		memcpy(s->hva + (gpa - s->gpa), buf, len);
 	else
-		memcpy(buf, s->hva + (gpa - s->gpa), len);
+		sim_copy(s->hva + (gpa - s->gpa), buf, len, write);
 	pthread_mutex_unlock(&vm->slots_lock);
 	return ret;
 }

@@ -94,7 +94,7 @@ int slat_vm_mmio_unmap(struct slat_vm *vm, uint64_t gpa,
 	sim_slots_remove(vm, s);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	pthread_mutex_unlock(&vm->slots_lock);
-	urcu_memb_synchronize_rcu();
+	slat_hosted_rcu_synchronize();
 	sim_slot_free(s);
 	return ret < 0 ? sim_err(vm, -EFAULT, "MMIO unmap: %s", slat_strerror(ret))
 		       : 0;

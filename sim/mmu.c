@@ -55,11 +55,13 @@ void sim_tlb_apply(struct slat_vcpu *v)
 	}
 	for (uint64_t g = v->seen_gen + 1; g <= gen; g++) {
 		struct sim_inval *e = &vm->inval[g % SIM_INVAL_RING];
+		/* Acquire loads of the range: if either comes from a newer
+		 * writer of this slot, its seq = 0 is seen by the second
+		 * load of seq (see sim_tlbi). */
 		uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-		uint64_t ipa = __atomic_load_n(&e->ipa, __ATOMIC_RELAXED);
-		uint64_t size = __atomic_load_n(&e->size, __ATOMIC_RELAXED);
+		uint64_t ipa = __atomic_load_n(&e->ipa, __ATOMIC_ACQUIRE);
+		uint64_t size = __atomic_load_n(&e->size, __ATOMIC_ACQUIRE);
 
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (s1 != g || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != g ||
 		    size == 0) {
 			/* Overwritten meanwhile, or a whole-VMID flush. */
@@ -102,25 +104,10 @@ static void tlb_fill(struct slat_vcpu *v, uint64_t ipa, int level,
 	e->flags = (uint8_t)flags;
 }
 
-static void do_copy(uint8_t *p, void *buf, uint32_t len, bool write)
-{
-	if (len == 8 && !((uintptr_t)p & 7)) {
-		if (write)
-			__atomic_store_n((uint64_t *)p, *(uint64_t *)buf,
-					 __ATOMIC_RELAXED);
-		else
-			*(uint64_t *)buf = __atomic_load_n((uint64_t *)p,
-							   __ATOMIC_RELAXED);
-	} else if (write) {
-		memcpy(p, buf, len);
-	} else {
-		memcpy(buf, p, len);
-	}
-}
 
 static void access_begin(struct slat_vcpu *v)
 {
-	urcu_memb_read_lock();
+	slat_hosted_rcu_read_lock();
 	__atomic_store_n(&v->active, ACTIVE_MARK, __ATOMIC_SEQ_CST);
 	sim_tlb_apply(v);
 	__atomic_store_n(&v->active, v->seen_gen, __ATOMIC_SEQ_CST);
@@ -129,7 +116,7 @@ static void access_begin(struct slat_vcpu *v)
 static void access_end(struct slat_vcpu *v)
 {
 	__atomic_store_n(&v->active, 0, __ATOMIC_RELEASE);
-	urcu_memb_read_unlock();
+	slat_hosted_rcu_read_unlock();
 }
 
 /*
@@ -161,7 +148,7 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		if (res->fault != SLAT_FAULT_NONE)
 			return 1;
 		hpa = res->pa.pa;
-		s = sim_slot_by_hpa(rcu_dereference(vm->slots), hpa);
+		s = sim_slot_by_hpa(sim_slots_get(vm), hpa);
 		if (!s) {
 			sim_err(vm, -EFAULT,
 				"IPA 0x%llx translates to PA 0x%llx, outside "
@@ -185,8 +172,8 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		tlb_fill(v, gpa, res->level, hpa, flags, delta);
 	}
 	if (flags & TLB_MEM)
-		do_copy((uint8_t *)(uintptr_t)(hpa + (uint64_t)delta), buf, len,
-			write);
+		sim_copy((uint8_t *)(uintptr_t)(hpa + (uint64_t)delta), buf, len,
+			 write);
 	else if (!write)
 		memset(buf, 0, len);
 	if (flags & TLB_DEVICE)

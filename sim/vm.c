@@ -90,39 +90,13 @@ static void vm_free_page(void *ctx, void *va)
 	slat_hosted_ops()->free_page(H(ctx), va);
 }
 
-struct deferred {
-	struct rcu_head rcu;
-	struct slat_vm *vm;
-	void *va;
-	int level;
-};
-
-static void deferred_free_cb(struct rcu_head *h)
-{
-	struct deferred *d = caa_container_of(h, struct deferred, rcu);
-
-	slat_free_unlinked(&d->vm->table, d->va, d->level);
-	sim_add(&d->vm->deferred_frees, 1);
-	free(d);
-}
-
 /* A shared-mode operation unlinked a subtree that concurrent fault
- * handlers (read-side sections) may still walk. */
+ * handlers (read-side sections) may still walk: the hosted arena's RCU
+ * frees it after a grace period (one RCU head per arena page, no
+ * allocation). */
 static void vm_free_deferred(void *ctx, void *va, int level)
 {
-	struct deferred *d = malloc(sizeof(*d));
-
-	if (!d) {
-		/* No memory to defer: wait for the grace period here. Only
-		 * safe outside a read-side section, which the fault path is
-		 * not; so abort loudly rather than free under a walker. */
-		fprintf(stderr, "slat-sim: out of memory deferring a free\n");
-		abort();
-	}
-	d->vm = ctx;
-	d->va = va;
-	d->level = level;
-	urcu_memb_call_rcu(&d->rcu, deferred_free_cb);
+	slat_hosted_ops_rcu()->free_deferred(H(ctx), va, level);
 }
 
 static uint32_t *vm_refcount(void *ctx, void *va)
@@ -147,8 +121,9 @@ static void clean_lines(uint8_t *p, uint64_t bytes)
 #if defined(__x86_64__)
 	static int have = -1;
 
-	if (have < 0)
-		have = __builtin_cpu_supports("clflushopt") ? 1 : 0;
+	if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(&have, __builtin_cpu_supports("clflushopt") ? 1 : 0,
+				 __ATOMIC_RELAXED);
 	for (uint64_t off = 0; off < bytes; off += 64) {
 		if (have)
 			__asm__ volatile("clflushopt %0" : "+m"(*(volatile char *)(p + off)));
@@ -203,11 +178,11 @@ static void vm_dcache_clean(void *ctx, slat_pa_t pa, uint64_t size)
 		v->st.cmo_elided++;
 		return;
 	}
-	urcu_memb_read_lock();
-	s = sim_slot_by_hpa(rcu_dereference(vm->slots), pa.pa);
+	slat_hosted_rcu_read_lock();
+	s = sim_slot_by_hpa(sim_slots_get(vm), pa.pa);
 	sim_clean(vm, v, s && s->hva ? s->hva + (pa.pa - s->hpa) : NULL, size,
 		  pa.pa);
-	urcu_memb_read_unlock();
+	slat_hosted_rcu_read_unlock();
 }
 
 static void vm_icache_inval(void *ctx, slat_pa_t pa, uint64_t size)
@@ -236,10 +211,12 @@ void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 	pthread_mutex_lock(&vm->inval_lock);
 	g = vm->gen + 1;
 	e = &vm->inval[g % SIM_INVAL_RING];
+	/* A seqlock without fences: the release stores of the range keep
+	 * the seq = 0 before them, and the final release keeps them before
+	 * seq = g (the reader's side is in sim_tlb_apply). */
 	__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&e->ipa, ipa, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->size, size, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->ipa, ipa, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->size, size, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->seq, g, __ATOMIC_RELEASE);
 	__atomic_store_n(&vm->gen, g, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&vm->inval_lock);
@@ -384,7 +361,6 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		goto fail;
 	}
 	vm->table_ready = true;
-	vm->hosted.table = &vm->table;
 	for (int l = vm->table.geo.start_level; l <= SLAT_LAST_LEVEL; l++)
 		if (l >= 0 && (vm->table.geo.leaf_levels >> l) & 1)
 			vm->leaf_shifts[vm->nr_leaf_shifts++] =
@@ -402,6 +378,13 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 	pthread_mutex_init(&vm->ms.lock, NULL);
 	pthread_cond_init(&vm->ms.go, NULL);
 	pthread_cond_init(&vm->ms.done, NULL);
+	/* Deferred frees through the arena's RCU (free_deferred). */
+	if (slat_hosted_enable_rcu(&vm->hosted, &vm->table)) {
+		ret = -ENOMEM;
+		slat_vm_destroy(vm);
+		vm = NULL;
+		goto out;
+	}
 	if (slat_hosted_cache_init(&vm->host_cache, 64)) {
 		ret = -ENOMEM;
 		slat_vm_destroy(vm);
@@ -444,10 +427,10 @@ void slat_vm_destroy(struct slat_vm *vm)
 		free(v);
 	}
 	/* Deferred frees and retired slot sets go first. */
-	urcu_memb_barrier();
+	slat_hosted_rcu_barrier();
 	if (vm->table_ready)
 		slat_table_destroy(&vm->table);
-	urcu_memb_barrier();
+	slat_hosted_rcu_barrier();
 	sim_slots_destroy(vm);
 	slat_hosted_cache_fini(&vm->host_cache);
 	slat_hosted_fini(&vm->hosted);
@@ -553,7 +536,12 @@ int slat_vm_enable_cap(struct slat_vm *vm, enum slat_vm_cap cap, uint64_t arg)
 void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->table = vm->table.stats;
+	/* The RCU callback thread adds to the table's counters atomically
+	 * (deferred frees) at any time. */
+	for (size_t i = 0; i < sizeof(s->table) / sizeof(uint64_t); i++)
+		((uint64_t *)&s->table)[i] =
+			__atomic_load_n(&((uint64_t *)&vm->table.stats)[i],
+					__ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < vm->nr_vcpus; i++) {
 		struct slat_vcpu *v = vm->vcpus[i];
 		struct vcpu_stats *c;
@@ -592,7 +580,7 @@ void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 	s->shootdowns = sim_load(&vm->shootdowns);
 	s->shootdown_waits = sim_load(&vm->shootdown_waits);
 	s->shootdown_ns = sim_load(&vm->shootdown_ns);
-	s->deferred_frees = sim_load(&vm->deferred_frees);
+	s->deferred_frees = sim_load(&vm->hosted.deferred_freed);
 	s->cmo_calls += sim_load(&vm->host_cmo_calls);
 	s->cmo_bytes += sim_load(&vm->host_cmo_bytes);
 	s->cmo_ns += sim_load(&vm->host_cmo_ns);

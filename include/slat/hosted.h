@@ -185,6 +185,18 @@ void slat_hosted_rcu_read_unlock(void);
  */
 void slat_hosted_rcu_barrier(void);
 
+/*
+ * Wait for a grace period: every read-side critical section begun before
+ * the call has ended (synchronize_rcu). Not from inside one.
+ */
+void slat_hosted_rcu_synchronize(void);
+/*
+ * Run @fn(@arg) on liburcu's callback thread after a grace period
+ * (call_rcu with a node from the heap); slat_hosted_rcu_barrier() waits
+ * for it too. Returns SLAT_OK or SLAT_E_NOMEM (nothing queued).
+ */
+int slat_hosted_rcu_defer(void (*fn)(void *), void *arg);
+
 /* Subtrees queued by free_deferred and not freed yet. */
 uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h);
 

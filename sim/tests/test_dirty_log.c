@@ -15,7 +15,7 @@
 
 #define BASE (4 * GiB)
 #define NR_VCPUS 3
-#define PER_VCPU (4 * MiB)
+#define PER_VCPU (2 * MiB)
 #define SIZE (NR_VCPUS * PER_VCPU)
 
 /* The table granule of the current format, and pages in the region. */
@@ -217,10 +217,21 @@ static const struct mode modes[] = {
 	  SLAT_VM_RECOVER_NONE },
 };
 
+/*
+ * Every mode on Arm 4K and 4-level EPT (2M blocks from THP); on the others
+ * (no blocks from real backings with 16K and 64K granules; 5-level EPT only
+ * adds a level) the modes without eager splitting.
+ */
 static void nothing_lost_in_every_mode(void)
 {
+	bool all = cur_fmt == &test_fmts[0] ||
+		   (cur_fmt->format == SLAT_FMT_EPT && cur_fmt->ia_bits <= 48);
+
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		int before = check_failures;
+
+		if (!all && (modes[i].eager || strcmp(modes[i].backing, "anonymous")))
+			continue;
 
 		nothing_lost(&modes[i]);
 		printf("  %s %s\n", check_failures == before ? "ok" : "FAIL",
