@@ -673,6 +673,16 @@ static uint32_t *h_refcount(void *ctx, void *table_va)
 	return &h->refcounts[idx];
 }
 
+/* One count per arena page, so the core can index them itself; the state
+ * check of h_refcount() is then the checker's (counts against entries). */
+static uint32_t *h_refcount_array(void *ctx, uintptr_t *first_page)
+{
+	struct slat_hosted *h = ctx;
+
+	*first_page = (uintptr_t)h->arena;
+	return h->refcounts;
+}
+
 static slat_pa_t h_virt_to_phys(void *ctx, void *va)
 {
 	struct slat_hosted *h = ctx;
@@ -739,6 +749,7 @@ static const struct slat_mm_ops hosted_ops = {
 	.free_page = h_free_page,
 	.free_deferred = NULL, /* exclusive use: the core frees at once */
 	.refcount = h_refcount,
+	.refcount_array = h_refcount_array,
 	.virt_to_phys = h_virt_to_phys,
 	.phys_to_virt = h_phys_to_virt,
 	.linear_offset = h_linear_offset,

@@ -72,6 +72,13 @@ struct slat_mm_ops {
 	 * the page; the core maintains it.
 	 */
 	uint32_t *(*refcount)(void *ctx, void *table_va);
+	/*
+	 * Optional: the counts are one array, indexed by table page from
+	 * *@first_page (like a vmemmap): the count of the page at va is
+	 * array[(va - *first_page) >> granule_shift]. The core then indexes it
+	 * itself instead of calling refcount() on every new leaf.
+	 */
+	uint32_t *(*refcount_array)(void *ctx, uintptr_t *first_page);
 
 	slat_pa_t (*virt_to_phys)(void *ctx, void *va);
 	void *(*phys_to_virt)(void *ctx, slat_pa_t pa);

@@ -105,6 +105,9 @@ struct slat_table {
 	uint64_t oa_mask;       /* 0: decode through the format */
 	bool linear;
 	intptr_t linear_offset;
+	/* Fast path of the refcount hook: the platform's array, if any. */
+	uint32_t *refcounts;
+	uintptr_t refcounts_first_page;
 };
 
 /*

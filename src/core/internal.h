@@ -178,6 +178,15 @@ static inline void *table_page_of(const struct slat_table *t,
 	return (void *)((uintptr_t)ptep & ~((uintptr_t)(1u << t->geo.granule_shift) - 1));
 }
 
+/* The count word of a non-root table page. */
+static inline uint32_t *table_refcount(const struct slat_table *t, void *table)
+{
+	if (t->refcounts)
+		return &t->refcounts[((uintptr_t)table - t->refcounts_first_page) >>
+				     t->geo.granule_shift];
+	return t->mm->refcount(t->mm_ctx, table);
+}
+
 /* Add @delta to the refcount of the (non-root) table holding @ptep. */
 void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
 		  int32_t delta, bool shared);

@@ -273,28 +273,29 @@ static int map_one_leaf(struct slat_table *t, struct map_data *d,
 	slat_pte_t *table = t->root;
 	int level = t->geo.start_level;
 	unsigned shift = level_shift(t, level);
+	unsigned leaf_shift = (unsigned)__builtin_ctzll(size);
 	uint64_t index_mask = t->geo.root_entries - 1;
 
-	if (d->pa & (size - 1))
+	if ((d->pa & (size - 1)) || leaf_shift > shift ||
+	    (leaf_shift > d->cap_shift && leaf_shift > t->geo.granule_shift))
 		return 1;
-	for (;; level++, shift -= t->geo.bits_per_level) {
-		slat_pte_t *ptep = &table[(d->ipa >> shift) & index_mask];
-		slat_pte_t pte = pte_read(ptep);
-		st->visited++;
-		if ((1ull << shift) == size) {
-			bool capped = level < SLAT_LAST_LEVEL && shift > d->cap_shift;
-			if (pte != 0 || capped || !leaf_allowed(t, level))
-				return 1;
-			return install_one_leaf(t, ptep, level,
-						t->fmt->make_leaf(t, slat_pa(d->pa),
-								  d->attrs, level),
-						d, size, shared, st);
-		}
-		if (!pte_table(t, pte, level))
+	for (; shift > leaf_shift; level++, shift -= t->geo.bits_per_level) {
+		slat_pte_t pte = pte_read(&table[(d->ipa >> shift) & index_mask]);
+		if (!pte_table(t, pte, level)) {
+			st->visited += (uint64_t)(level - t->geo.start_level) + 1;
 			return 1;
+		}
 		table = table_va(t, pte);
 		index_mask = t->geo.entries - 1;
 	}
+	st->visited += (uint64_t)(level - t->geo.start_level) + 1;
+	slat_pte_t *ptep = &table[(d->ipa >> shift) & index_mask];
+	/* Not a leaf size of this table (shift passed it), or in use. */
+	if (shift != leaf_shift || !leaf_allowed(t, level) || pte_read(ptep) != 0)
+		return 1;
+	return install_one_leaf(t, ptep, level,
+				t->fmt->make_leaf(t, slat_pa(d->pa), d->attrs, level),
+				d, size, shared, st);
 }
 
 /* SLAT_MAP_NO_REPLACE: refuse before changing anything. */

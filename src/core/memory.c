@@ -34,7 +34,7 @@ static uint32_t count_entries(const struct slat_table *t, const slat_pte_t *tabl
  * Exclusive use only: no walker adds entries meanwhile. */
 static uint32_t *known_refcount(const struct slat_table *t, void *table)
 {
-	uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+	uint32_t *rc = table_refcount(t, table);
 	if (*rc == SLAT_REFCOUNT_UNKNOWN)
 		*rc = count_entries(t, table);
 	return rc;
@@ -52,12 +52,12 @@ void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
 	void *table = table_page_of(t, ptep);
 	if (shared) {
 		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
-		uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+		uint32_t *rc = table_refcount(t, table);
 		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
 			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
 		return;
 	}
-	uint32_t *rc = t->mm->refcount(t->mm_ctx, table);
+	uint32_t *rc = table_refcount(t, table);
 	if (*rc == SLAT_REFCOUNT_UNKNOWN)
 		*rc = count_entries(t, table);
 	else
@@ -80,7 +80,7 @@ void slat_free_subtree(struct slat_table *t, void *table, int level,
 				slat_free_subtree(t, table_va(t, pte), level + 1, st);
 		}
 	}
-	*t->mm->refcount(t->mm_ctx, table) = 0;
+	*table_refcount(t, table) = 0;
 	t->mm->free_page(t->mm_ctx, table);
 	slat_stats_count_freed(st, 1, false);
 }

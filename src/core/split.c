@@ -45,7 +45,7 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 		__atomic_store_n(&page[i], t->fmt->make_table(t, sub_pa),
 				 __ATOMIC_RELAXED);
 	}
-	*t->mm->refcount(t->mm_ctx, page) = t->geo.entries;
+	*table_refcount(t, page) = t->geo.entries;
 	st->written[SLAT_WRITE_TABLE] += t->geo.entries;
 	return page;
 }

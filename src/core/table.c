@@ -72,6 +72,9 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->oa_mask = t->fmt->oa_mask(t);
 	t->linear = mm->linear_offset != NULL;
 	t->linear_offset = t->linear ? mm->linear_offset(mm_ctx) : 0;
+	t->refcounts_first_page = 0;
+	t->refcounts = mm->refcount_array
+		? mm->refcount_array(mm_ctx, &t->refcounts_first_page) : NULL;
 	slat_stats_clear(&t->stats);
 	return SLAT_OK;
 }

@@ -72,7 +72,7 @@ void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 							     slat_pa(pa.pa + i * step)),
 					 __ATOMIC_RELAXED);
 	}
-	*t->mm->refcount(t->mm_ctx, page) = n;
+	*table_refcount(t, page) = n;
 	st->written[SLAT_WRITE_LEAF] += n;
 }
 
@@ -91,7 +91,7 @@ int slat_split_block(const struct slat_walk_ctx *ctx, struct slat_page_cache *ca
 			/* Lost: the page goes back zeroed, as it came. */
 			for (uint32_t i = 0; i < t->geo.entries; i++)
 				page[i] = 0;
-			*t->mm->refcount(t->mm_ctx, page) = 0;
+			*table_refcount(t, page) = 0;
 			slat_cache_unpop(cache, page, ctx->stats);
 			ctx->stats->retries++;
 			return SLAT_E_AGAIN;

@@ -100,6 +100,7 @@ static void setup(void)
 	wrapped.virt_to_phys = w_virt_to_phys;
 	wrapped.dcache_clean_poc = w_dcache;
 	wrapped.refcount = w_refcount;
+	wrapped.refcount_array = NULL; /* every count through the hook */
 	ST_CHECK(slat_table_init(&S.t, &S.cfg, &wrapped, &S.h) == SLAT_OK,
 		 "slat_table_init");
 	/* (the EPT case checks what it needs itself) */
