@@ -15,7 +15,7 @@ void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 {
 	uint64_t page = (gpa - s->gpa) / vm->granule;
 
-	if (vm->ring_size && v) {
+	if (vm->ring_size && v && !vm->cfg.hw_dirty) {
 		struct sim_ring *r = &v->ring;
 		uint64_t head = r->head;
 
@@ -31,6 +31,8 @@ void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 		v->st.ring_pushes++;
 		return;
 	}
+	/* The bitmap; with a ring and hardware dirty state, the pages the
+	 * next reap pushes (the leaf was installed dirty anyway). */
 	__atomic_fetch_or(&s->dirty[page / 64], 1ull << (page % 64),
 			  __ATOMIC_RELAXED);
 	if (v)
@@ -91,6 +93,12 @@ static void harvest_hw(struct slat_vm *vm, struct sim_slot *s, bool clear)
 				__atomic_fetch_or(&s->dirty[i], tmp[i],
 						  __ATOMIC_RELAXED);
 	free(tmp);
+}
+
+void sim_dirty_save(struct slat_vm *vm, struct sim_slot *s)
+{
+	if (vm->cfg.hw_dirty)
+		harvest_hw(vm, s, false);
 }
 
 /* ---- eager splitting ---- */
@@ -330,6 +338,74 @@ out:
 
 /* ---- the dirty ring ---- */
 
+/*
+ * With hardware dirty state no fault tells which vCPU wrote a page: the
+ * host reaps instead. Every logging slot's pages whose dirty state is set
+ * (read, not cleared), plus those marked by faults or kept by a reset, and
+ * not already in a ring, are pushed to @v's ring while it has room; the
+ * rest wait for the next reap. KVM_RESET_DIRTY_RINGS makes the pages clean
+ * again, so a write after it is seen by the next reap.
+ */
+static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
+{
+	struct sim_ring *r = &v->ring;
+	struct sim_slots *ss;
+	uint64_t *tmp = NULL, tmp_words = 0;
+
+	pthread_mutex_lock(&vm->slots_lock);
+	pthread_rwlock_wrlock(&vm->mmu_lock);
+	ss = vm->slots;
+	for (uint32_t i = 0; ss && i < ss->nr; i++) {
+		struct sim_slot *s = ss->s[i];
+		uint64_t words = (s->npages + 63) / 64;
+		struct slat_page_cache *c;
+
+		if (s->device || !s->logging)
+			continue;
+		if (words > tmp_words) {
+			free(tmp);
+			tmp = malloc(words * sizeof(uint64_t));
+			if (!tmp)
+				abort();
+			tmp_words = words;
+		}
+		memset(tmp, 0, words * sizeof(uint64_t));
+		c = sim_host_cache(vm, slat_pages_needed(&vm->table,
+							 SLAT_OP_DIRTY_CLEAR,
+							 slat_ipa(s->gpa), s->size));
+		if (slat_dirty_read(&vm->table, slat_ipa(s->gpa), s->size, tmp,
+				    false, SLAT_FLUSH_NONE, SLAT_SHARED, c) < 0)
+			memset(tmp, 0, words * sizeof(uint64_t));
+		for (uint64_t w = 0; w < words; w++) {
+			uint64_t m = (tmp[w] | __atomic_exchange_n(&s->dirty[w], 0,
+								   __ATOMIC_ACQ_REL)) &
+				     ~s->ring_pending[w];
+
+			while (m) {
+				unsigned b = (unsigned)__builtin_ctzll(m);
+				uint64_t head = r->head;
+
+				if (head - r->reset >= r->size) {
+					/* No room: the next reap. */
+					__atomic_fetch_or(&s->dirty[w], m,
+							  __ATOMIC_RELAXED);
+					break;
+				}
+				r->e[head & (r->size - 1)] = (struct slat_vm_dirty_gfn){
+					.slot = s->id, .offset = w * 64 + b,
+				};
+				__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+				s->ring_pending[w] |= 1ull << b;
+				v->st.ring_pushes++;
+				m &= m - 1;
+			}
+		}
+	}
+	pthread_rwlock_unlock(&vm->mmu_lock);
+	pthread_mutex_unlock(&vm->slots_lock);
+	free(tmp);
+}
+
 int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *v,
 				 struct slat_vm_dirty_gfn *out, uint32_t max)
 {
@@ -339,10 +415,28 @@ int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *v,
 
 	if (!r->size)
 		return sim_err(v->vm, -ENXIO, "no dirty ring");
+	/* Hardware dirty state: reap when everything pushed is harvested. */
+	if (v->vm->cfg.hw_dirty && r->harvested == r->head)
+		ring_reap(v->vm, v);
 	head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	while (r->harvested < head && n < max)
 		out[n++] = r->e[r->harvested++ & (r->size - 1)];
 	return (int)n;
+}
+
+/* Re-protect (or make clean) a 64-page mask of reset ring entries. With
+ * hardware dirty state, pages the clean found dirty outside the mask are
+ * kept for the next reap, and the mask's pages may be pushed again. */
+static void ring_reset_mask(struct slat_vm *vm, struct sim_slot *s,
+			    uint64_t base, uint64_t mask)
+{
+	uint64_t keep = protect_mask(vm, s, base, mask);
+
+	if (!vm->cfg.hw_dirty)
+		return;
+	if (keep)
+		__atomic_fetch_or(&s->dirty[base / 64], keep, __ATOMIC_RELAXED);
+	s->ring_pending[base / 64] &= ~mask;
 }
 
 int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm)
@@ -370,7 +464,7 @@ int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm)
 				continue;
 			if (s != cur || e->offset < base || e->offset >= base + 64) {
 				if (cur && mask)
-					protect_mask(vm, cur, base, mask);
+					ring_reset_mask(vm, cur, base, mask);
 				cur = s;
 				base = e->offset & ~63ull;
 				mask = 0;
@@ -378,7 +472,7 @@ int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm)
 			mask |= 1ull << (e->offset - base);
 		}
 		if (cur && mask)
-			protect_mask(vm, cur, base, mask);
+			ring_reset_mask(vm, cur, base, mask);
 	}
 	if (total)
 		sim_tlbi(vm, 0, 0);

@@ -143,7 +143,7 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 
 	/* A nearly full dirty ring stops the vCPU until the host resets it
 	 * (KVM_EXIT_DIRTY_RING_FULL, then KVM_RESET_DIRTY_RINGS). */
-	if (v->ring.size) {
+	if (v->ring.size && !vm->cfg.hw_dirty) {
 		pthread_mutex_lock(&vm->ring_lock);
 		if (__atomic_load_n(&v->ring.head, __ATOMIC_RELAXED) - v->ring.reset +
 			    64 >= v->ring.size)

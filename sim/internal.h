@@ -35,7 +35,11 @@ struct sim_slot {
 	void *map_base;
 	size_t map_len;
 	int memfd;
-	uint64_t *dirty;           /* bitmap, one bit per granule page */
+	uint64_t *dirty;           /* bitmap, one bit per granule page (ring
+				      with hardware dirty state: pages to
+				      push at the next reap) */
+	uint64_t *ring_pending;    /* ring with hardware dirty state: pages
+				      in a ring and not reset yet */
 	uint64_t npages;           /* size / granule */
 	bool logging;
 };
@@ -194,6 +198,9 @@ void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 		    struct sim_slot *s, uint64_t gpa);
 int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s);
 int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s);
+/* Before @s's translations go (move): keep their hardware dirty state in
+ * the log. mmu_lock held for write. */
+void sim_dirty_save(struct slat_vm *vm, struct sim_slot *s);
 
 /* The published slot set: read under slat_hosted_rcu_read_lock(), or with
  * slots_lock held (host side). */

@@ -232,6 +232,7 @@ void sim_slot_free(struct sim_slot *s)
 	if (s->memfd >= 0)
 		close(s->memfd);
 	free(s->dirty);
+	free(s->ring_pending);
 	free(s);
 }
 
@@ -333,6 +334,39 @@ int sim_slots_insert(struct slat_vm *vm, struct sim_slot *s)
 	return 0;
 }
 
+/* The slot or MMIO region other than @self that [gpa, gpa+size) meets. */
+static struct sim_slot *slots_overlap(struct slat_vm *vm, uint64_t gpa,
+				      uint64_t size, const struct sim_slot *self)
+{
+	for (uint32_t i = 0; vm->slots && i < vm->slots->nr; i++) {
+		struct sim_slot *o = vm->slots->s[i];
+
+		if (o != self && gpa < o->gpa + o->size && o->gpa < gpa + size)
+			return o;
+	}
+	return NULL;
+}
+
+/* Publish a set where @n (same size, another gpa) takes @old's place. */
+static void slots_replace(struct slat_vm *vm, struct sim_slot *old,
+			  struct sim_slot *n)
+{
+	struct sim_slots *ss = slots_copy(vm->slots, 0);
+	uint32_t i, j = 0;
+
+	if (!ss)
+		abort();
+	for (i = 0; i < ss->nr; i++)
+		if (ss->s[i] != old)
+			ss->s[j++] = ss->s[i];
+	for (i = 0; i < j && ss->s[i]->gpa < n->gpa; i++)
+		;
+	memmove(&ss->s[i + 1], &ss->s[i], (j - i) * sizeof(ss->s[0]));
+	ss->s[i] = n;
+	ss->nr = j + 1;
+	slots_publish(vm, ss);
+}
+
 void sim_slots_remove(struct slat_vm *vm, struct sim_slot *s)
 {
 	struct sim_slots *ss = slots_copy(vm->slots, 0);
@@ -427,7 +461,9 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 		s->page_size = g;
 	s->npages = s->size / g;
 	s->dirty = calloc((s->npages + 63) / 64, sizeof(uint64_t));
-	if (!s->dirty) {
+	if (vm->ring_size && vm->cfg.hw_dirty)
+		s->ring_pending = calloc((s->npages + 63) / 64, sizeof(uint64_t));
+	if (!s->dirty || (vm->ring_size && vm->cfg.hw_dirty && !s->ring_pending)) {
 		sim_slot_free(s);
 		return sim_err(vm, -ENOMEM, "out of memory");
 	}
@@ -478,6 +514,84 @@ static int slot_delete(struct slat_vm *vm, struct sim_slot *s)
 	return 0;
 }
 
+/*
+ * Move @s to @gpa (KVM_MR_MOVE): its translations are removed and
+ * invalidated, then the slot is published at its new base with the same
+ * memory, dirty bitmap (page offsets are slot-relative) and flags. Guest
+ * accesses at the new base fault in new translations; at the old one they
+ * exit. The slot's structure is replaced, not changed, as vCPUs may be
+ * reading it under RCU.
+ */
+static int slot_move(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa)
+{
+	uint64_t limit = 1ull << vm->table.geo.ia_bits;
+	struct sim_slot *n, *o;
+	int ret;
+
+	if (gpa % vm->granule)
+		return sim_err(vm, -EINVAL,
+			       "slot %u: new base 0x%llx is not a multiple of the "
+			       "granule 0x%llx", s->id, (unsigned long long)gpa,
+			       (unsigned long long)vm->granule);
+	if (gpa >= limit || s->size > limit - gpa)
+		return sim_err(vm, -EINVAL,
+			       "slot %u: [0x%llx, +0x%llx) beyond the %u-bit IPA space",
+			       s->id, (unsigned long long)gpa,
+			       (unsigned long long)s->size, vm->table.geo.ia_bits);
+	o = slots_overlap(vm, gpa, s->size, s);
+	if (o)
+		return sim_err(vm, -EEXIST,
+			       "slot %u moved to [0x%llx, 0x%llx) overlaps %s %u at "
+			       "[0x%llx, 0x%llx)", s->id, (unsigned long long)gpa,
+			       (unsigned long long)(gpa + s->size),
+			       o->device ? "MMIO region" : "memslot", o->id,
+			       (unsigned long long)o->gpa,
+			       (unsigned long long)(o->gpa + o->size));
+	n = malloc(sizeof(*n));
+	if (!n)
+		return sim_err(vm, -ENOMEM, "out of memory");
+	*n = *s;
+	n->gpa = gpa;
+	/* Synthetic memory's host PAs follow the IPA's alignment. */
+	if (!s->hva)
+		n->hpa = sim_alloc_hpa(vm, s->size, gpa);
+	if (n->hpa + n->size > (1ull << vm->table.geo.pa_bits)) {
+		free(n);
+		return sim_err(vm, -ENOMEM, "host PA space exhausted");
+	}
+	pthread_rwlock_wrlock(&vm->mmu_lock);
+	if (s->logging)
+		sim_dirty_save(vm, s);
+	ret = slat_unmap(&vm->table, slat_ipa(s->gpa), s->size,
+			 sim_policy(vm->cfg.range_flush),
+			 sim_host_cache(vm, slat_pages_needed(&vm->table, SLAT_OP_UNMAP,
+							      slat_ipa(s->gpa), s->size)),
+			 NULL);
+	if (ret >= 0)
+		slots_replace(vm, s, n);
+	pthread_rwlock_unlock(&vm->mmu_lock);
+	if (ret < 0) {
+		free(n);
+		return sim_err(vm, -EFAULT, "slot %u: unmap failed: %s", s->id,
+			       slat_strerror(ret));
+	}
+	/* The old structure only: its memory now belongs to @n. */
+	if (slat_hosted_rcu_defer(free, s)) {
+		slat_hosted_rcu_synchronize();
+		free(s);
+	}
+	return 0;
+}
+
+static int slot_flags(struct slat_vm *vm, struct sim_slot *s, uint32_t flags)
+{
+	if ((flags & SLAT_VM_MEM_LOG_DIRTY_PAGES) && !s->logging)
+		return sim_logging_enable(vm, s);
+	if (!(flags & SLAT_VM_MEM_LOG_DIRTY_PAGES) && s->logging)
+		return sim_logging_disable(vm, s);
+	return 0;
+}
+
 int slat_vm_set_user_memory_region(struct slat_vm *vm,
 				   const struct slat_vm_memslot *m)
 {
@@ -493,10 +607,10 @@ int slat_vm_set_user_memory_region(struct slat_vm *vm,
 			: sim_err(vm, -ENOENT, "slot %u does not exist", m->slot);
 	} else if (!s) {
 		ret = slot_create(vm, m);
-	} else if (s->gpa != m->guest_phys_addr || s->size != m->memory_size) {
+	} else if (s->size != m->memory_size) {
 		ret = sim_err(vm, -EINVAL,
-			      "slot %u exists at [0x%llx, +0x%llx): moving or "
-			      "resizing is not supported; delete it first",
+			      "slot %u exists at [0x%llx, +0x%llx): resizing is "
+			      "not supported; delete it first",
 			      m->slot, (unsigned long long)s->gpa,
 			      (unsigned long long)s->size);
 	} else if ((m->flags ^ s->flags) & SLAT_VM_MEM_READONLY) {
@@ -505,12 +619,16 @@ int slat_vm_set_user_memory_region(struct slat_vm *vm,
 	} else if (m->flags & ~(SLAT_VM_MEM_LOG_DIRTY_PAGES | SLAT_VM_MEM_READONLY)) {
 		ret = sim_err(vm, -EINVAL, "slot %u: unknown flags 0x%x",
 			      m->slot, m->flags);
-	} else if ((m->flags & SLAT_VM_MEM_LOG_DIRTY_PAGES) && !s->logging) {
-		ret = sim_logging_enable(vm, s);
-	} else if (!(m->flags & SLAT_VM_MEM_LOG_DIRTY_PAGES) && s->logging) {
-		ret = sim_logging_disable(vm, s);
+	} else if (s->gpa != m->guest_phys_addr) {
+		uint32_t id = s->id;
+
+		ret = slot_move(vm, s, m->guest_phys_addr);
+		/* A move may change the logging flag too (KVM_MR_MOVE). */
+		if (!ret)
+			ret = slot_flags(vm, sim_slot_by_id(vm->slots, id),
+					 m->flags);
 	} else {
-		ret = 0;
+		ret = slot_flags(vm, s, m->flags);
 	}
 	pthread_mutex_unlock(&vm->slots_lock);
 	return ret;

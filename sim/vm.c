@@ -521,10 +521,6 @@ int slat_vm_enable_cap(struct slat_vm *vm, enum slat_vm_cap cap, uint64_t arg)
 				       "dirty ring size %llu: a power of two, "
 				       "64 to 16M entries",
 				       (unsigned long long)arg);
-		if (arg && vm->cfg.hw_dirty)
-			return sim_err(vm, -EINVAL,
-				       "dirty ring with hardware dirty logging "
-				       "is not supported");
 		vm->ring_size = (uint32_t)arg;
 		return 0;
 	}

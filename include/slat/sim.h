@@ -141,7 +141,9 @@ enum slat_vm_cap {
 	 * a leaf size of the table). Only before the first memslot. */
 	SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE = 2,
 	/* KVM_CAP_DIRTY_LOG_RING: entries per vCPU (a power of two, 0: off).
-	 * Only before the first vCPU; not with hw_dirty. */
+	 * Only before the first vCPU. With hw_dirty, entries come from the
+	 * hardware dirty state when the host harvests (see
+	 * slat_vcpu_dirty_ring_harvest). */
 	SLAT_VM_CAP_DIRTY_LOG_RING = 3,
 };
 #define SLAT_VM_MANUAL_PROTECT_ENABLE (1u << 0)
@@ -171,12 +173,17 @@ struct slat_vm_memslot {
 /*
  * KVM_SET_USER_MEMORY_REGION: create a slot, change the flags of an existing
  * one (same base and size; toggling SLAT_VM_MEM_LOG_DIRTY_PAGES enables or
- * disables dirty logging), or delete it (memory_size 0: its translations
- * are removed first).
- * Returns 0, -EINVAL (misaligned, unknown backing or flags, a change of base
- * or size, READONLY changed), -EEXIST (overlaps another slot or MMIO
- * region), -ENOMEM (no host memory, or no huge pages reserved: the message
- * says how to reserve them), -ENOENT (deleting a slot that does not exist).
+ * disables dirty logging), move it (same size, another guest_phys_addr:
+ * its translations are removed and invalidated, then it answers at the new
+ * base with the same memory and dirty log; the logging flag may change at
+ * the same time), or delete it (memory_size 0: its translations are
+ * removed first). Moves and deletes may run while vCPUs do: once the call
+ * returns, no vCPU reaches the slot's memory through the old base (its
+ * accesses there exit as MMIO).
+ * Returns 0, -EINVAL (misaligned, unknown backing or flags, a change of
+ * size, READONLY changed), -EEXIST (overlaps another slot or MMIO region),
+ * -ENOMEM (no host memory, or no huge pages reserved: the message says how
+ * to reserve them), -ENOENT (deleting a slot that does not exist).
  */
 int slat_vm_set_user_memory_region(struct slat_vm *vm,
 				   const struct slat_vm_memslot *m);
@@ -229,14 +236,24 @@ struct slat_vm_dirty_gfn {
 /*
  * Harvest up to @max new entries of @vcpu's dirty ring into @out (marks them
  * harvested). Returns the number harvested, or -ENXIO (no ring).
+ *
+ * With hardware dirty state (hw_dirty) writes do not fault, so vCPUs push
+ * nothing: when everything pushed to @vcpu's ring is harvested, this first
+ * reaps, pushing to @vcpu's ring every page of a logging slot whose dirty
+ * state is set (or that a fault marked) and that is in no ring yet, while
+ * the ring has room (the rest waits for the next reap). Reaping reads the
+ * dirty state without clearing it; slat_vm_reset_dirty_rings() makes the
+ * reset pages clean, so copy a page after the reset that follows its
+ * harvest, as with write protection.
  */
 int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *vcpu,
 				 struct slat_vm_dirty_gfn *out, uint32_t max);
 
 /*
- * KVM_RESET_DIRTY_RINGS: write-protect again the pages of every harvested
- * entry (in 64-page masks), free their ring space, wake vCPUs that waited
- * for it. Returns the number of entries reset, or -ENXIO.
+ * KVM_RESET_DIRTY_RINGS: write-protect again (hw_dirty: make clean) the
+ * pages of every harvested entry (in 64-page masks), free their ring space,
+ * wake vCPUs that waited for it. Returns the number of entries reset, or
+ * -ENXIO.
  */
 int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm);
 

@@ -7,6 +7,8 @@
  */
 #include "check.h"
 
+#include <sched.h>
+
 static void memslot_errors_are_clear(void)
 {
 	struct slat_vm *vm = new_vm(NULL);
@@ -213,6 +215,134 @@ static void block_sizes_follow_the_granule(void)
 	slat_vm_destroy(vm);
 }
 
+/*
+ * KVM_SET_USER_MEMORY_REGION with another base moves the slot while vCPUs
+ * run: once the move returns, an access at the old base exits (and a write
+ * there changes nothing), one at the new base sees the slot's data.
+ * A seqcount marks the moves, as in test_shootdown.
+ */
+#define MOVE_A (4 * GiB)
+#define MOVE_B (6 * GiB)
+#define MOVE_SIZE (2 * MiB)
+#define MOVE_PERIODS 24
+
+struct mover {
+	uint64_t seq;                  /* odd while moving */
+	uint64_t base[MOVE_PERIODS + 1]; /* per stable period */
+	uint64_t g;
+	bool stop;
+	uint64_t ok, exits, wrong, stale, missing;
+};
+
+static uint64_t move_val(uint64_t page)
+{
+	return 0x5107000000000000ull | page;
+}
+
+static void mover_guest(struct slat_vcpu *v, void *arg)
+{
+	struct mover *mv = arg;
+	uint32_t seed = slat_vcpu_id(v) * 7919u + 1;
+	bool writer = slat_vcpu_id(v) == 0;
+
+	while (!__atomic_load_n(&mv->stop, __ATOMIC_ACQUIRE)) {
+		seed = seed * 1103515245u + 12345u;
+		uint64_t page = (seed >> 8) % (MOVE_SIZE / mv->g);
+		uint64_t base = (seed >> 4) & 1 ? MOVE_B : MOVE_A;
+		uint64_t gpa = base + page * mv->g + 8, val = move_val(page);
+		uint64_t s1 = __atomic_load_n(&mv->seq, __ATOMIC_ACQUIRE);
+		int ret = writer ? slat_vcpu_write64(v, gpa, val)
+				 : slat_vcpu_read64(v, gpa, &val);
+		uint64_t s2 = __atomic_load_n(&mv->seq, __ATOMIC_ACQUIRE);
+		bool stable = s1 == s2 && !(s1 & 1);
+
+		if (ret == 0) {
+			__atomic_fetch_add(&mv->ok, 1, __ATOMIC_RELAXED);
+			if (val != move_val(page))
+				__atomic_fetch_add(&mv->wrong, 1, __ATOMIC_RELAXED);
+			if (stable && base != mv->base[s1 / 2])
+				__atomic_fetch_add(&mv->stale, 1, __ATOMIC_RELAXED);
+		} else if (ret == SLAT_VM_EXIT_MMIO) {
+			__atomic_fetch_add(&mv->exits, 1, __ATOMIC_RELAXED);
+			if (stable && base == mv->base[s1 / 2])
+				__atomic_fetch_add(&mv->missing, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_fetch_add(&mv->wrong, 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+static void move_backing(const char *backing)
+{
+	struct slat_vm *vm = new_fmt_vm();
+	struct mover mv = { .g = cur_fmt->granule };
+	uint64_t g = mv.g, x;
+
+	mv.base[0] = MOVE_A;
+	REQUIRE(add_slot(vm, 0, MOVE_A, MOVE_SIZE, backing, 0) == 0, "%s",
+		slat_vm_error(vm));
+	REQUIRE(add_slot(vm, 1, 8 * GiB, MOVE_SIZE, "anonymous", 0) == 0, "%s",
+		slat_vm_error(vm));
+	for (uint64_t p = 0; p < MOVE_SIZE / g; p++) {
+		x = move_val(p);
+		slat_vm_host_write(vm, MOVE_A + p * g + 8, &x, 8);
+	}
+	/* Errors: a size change, an overlap. */
+	CHECK(add_slot(vm, 0, MOVE_B, 2 * MOVE_SIZE, backing, 0) == -EINVAL,
+	      "resizing");
+	CHECK(add_slot(vm, 0, 8 * GiB + g, MOVE_SIZE, backing, 0) == -EEXIST,
+	      "moving over slot 1");
+	CHECK(add_slot(vm, 0, MOVE_A, MOVE_SIZE, backing,
+		       SLAT_VM_MEM_READONLY) == -EINVAL, "READONLY");
+	for (uint32_t i = 0; i < 3; i++) {
+		struct slat_vcpu *v = slat_vm_create_vcpu(vm, i, NULL);
+
+		REQUIRE(v && slat_vcpu_run(v, mover_guest, &mv) == 0, "vCPU");
+	}
+	for (unsigned p = 1; p <= MOVE_PERIODS; p++) {
+		uint64_t to = p & 1 ? MOVE_B : MOVE_A;
+		uint64_t start = __atomic_load_n(&mv.ok, __ATOMIC_RELAXED);
+
+		while (__atomic_load_n(&mv.ok, __ATOMIC_RELAXED) < start + 200)
+			sched_yield();
+		mv.base[p] = to;
+		__atomic_store_n(&mv.seq, 2 * p - 1, __ATOMIC_SEQ_CST);
+		CHECK(add_slot(vm, 0, to, MOVE_SIZE, backing,
+			       p == MOVE_PERIODS / 2 ? SLAT_VM_MEM_LOG_DIRTY_PAGES : 0) == 0,
+		      "move: %s", slat_vm_error(vm));
+		__atomic_store_n(&mv.seq, 2 * p, __ATOMIC_SEQ_CST);
+	}
+	__atomic_store_n(&mv.stop, true, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < 3; i++)
+		slat_vcpu_join(slat_vm_vcpu(vm, i));
+	CHECK(mv.wrong == 0 && mv.stale == 0 && mv.missing == 0,
+	      "%s: %llu wrong, %llu through the old base, %llu exits at the "
+	      "new base (%llu ok, %llu exits)", backing,
+	      (unsigned long long)mv.wrong, (unsigned long long)mv.stale,
+	      (unsigned long long)mv.missing, (unsigned long long)mv.ok,
+	      (unsigned long long)mv.exits);
+	CHECK(mv.exits > 0, "accesses at the old base exit");
+	/* The data moved with the slot; nothing was written elsewhere. */
+	uint64_t base = mv.base[MOVE_PERIODS], bad = 0;
+	for (uint64_t p = 0; p < MOVE_SIZE / g; p++) {
+		x = 0;
+		slat_vm_host_read(vm, base + p * g + 8, &x, 8);
+		bad += x != move_val(p);
+		slat_vm_host_read(vm, 8 * GiB + p * g + 8, &x, 8);
+		bad += x != 0;
+	}
+	CHECK(bad == 0, "%llu words changed", (unsigned long long)bad);
+	CHECK(slat_vm_host_read(vm, base == MOVE_A ? MOVE_B : MOVE_A, &x, 8) ==
+		      -EFAULT, "the old base is no slot");
+	slat_vm_destroy(vm);
+}
+
+static void slot_moves_while_vcpus_run(void)
+{
+	move_backing("anonymous");
+	move_backing("shmem");
+}
+
 static void no_access_outside_slots(void)
 {
 	struct slat_vm *vm = new_vm(NULL);
@@ -311,6 +441,7 @@ int main(void)
 	RUN_FMTS(every_backing_reads_last_written);
 	RUN(mapping_size_follows_alignment_and_slot);
 	RUN_FMTS(block_sizes_follow_the_granule);
+	RUN_FMTS(slot_moves_while_vcpus_run);
 	RUN(no_access_outside_slots);
 	RUN(memstress_iterations_fault_once);
 	RUN(synthetic_many_vcpus);
