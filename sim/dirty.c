@@ -118,7 +118,9 @@ static void split_range(struct slat_vm *vm, uint64_t ipa, uint64_t size,
 			sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_SPLIT,
 							     slat_ipa(a), n));
 
-		if (!c || slat_split(t, slat_ipa(a), n, 0, 0, c, NULL) < 0)
+		if (!c || slat_split(t, slat_ipa(a), n, 0,
+				     vm->cfg.eager_split_no_skip ? SLAT_SPLIT_NO_SKIP : 0,
+				     c, NULL) < 0)
 			return;
 		a += n;
 		if (yield_lock && a < end) {

@@ -103,6 +103,7 @@ struct slat_vcpu {
 	uint32_t rand;
 	uint64_t passes_done;
 	int error;
+	int pcpu;                   /* pinned to; -1: not pinned */
 };
 #define ACTIVE_MARK UINT64_MAX
 
@@ -110,6 +111,7 @@ struct memstress {
 	struct slat_vm_memstress a;
 	uint64_t iteration;         /* host: current iteration */
 	uint32_t write_percent;
+	bool random_access;
 	bool stop;
 	bool started;
 	pthread_mutex_t lock;

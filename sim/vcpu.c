@@ -5,8 +5,10 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Page-table pages one fault may need: a table chain and a split or two. */
 static uint32_t fault_cache_pages(struct slat_vm *vm)
@@ -34,6 +36,7 @@ struct slat_vcpu *slat_vm_create_vcpu(struct slat_vm *vm, uint32_t id, int *err)
 	v->tlb = calloc(vm->cfg.tlb_entries, sizeof(v->tlb[0]));
 	v->seen_gen = __atomic_load_n(&vm->gen, __ATOMIC_SEQ_CST);
 	v->rand = id + 1;
+	v->pcpu = -1;
 	if (vm->ring_size) {
 		v->ring.size = vm->ring_size;
 		v->ring.e = calloc(vm->ring_size, sizeof(v->ring.e[0]));
@@ -65,6 +68,42 @@ uint32_t slat_vcpu_id(const struct slat_vcpu *v)
 	return v->id;
 }
 
+/* The affinity for @cpu: that CPU, or every CPU of the machine (the
+ * kernel keeps those of the process's cpuset). The calling thread's own
+ * affinity does not count: the main task may be pinned elsewhere. */
+static int pin_set(int cpu, cpu_set_t *set)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (n < 1 || n > CPU_SETSIZE)
+		n = CPU_SETSIZE;
+	if (cpu >= n)
+		return -EINVAL;
+	CPU_ZERO(set);
+	if (cpu >= 0)
+		CPU_SET(cpu, set);
+	else
+		for (long i = 0; i < n; i++)
+			CPU_SET((int)i, set);
+	return 0;
+}
+
+int slat_vcpu_pin(struct slat_vcpu *v, int cpu)
+{
+	cpu_set_t set;
+
+	if (pin_set(cpu, &set))
+		return sim_err(v->vm, -EINVAL, "vCPU %u: no pCPU %d on this machine",
+			       v->id, cpu);
+	if (v->running &&
+	    pthread_setaffinity_np(v->thread, sizeof(set), &set))
+		return sim_err(v->vm, -EINVAL,
+			       "vCPU %u: pCPU %d is not one this process may run on",
+			       v->id, cpu);
+	v->pcpu = cpu;
+	return 0;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct slat_vcpu *v = arg;
@@ -80,9 +119,19 @@ int slat_vcpu_run(struct slat_vcpu *v, slat_vcpu_guest_fn fn, void *arg)
 {
 	if (v->running)
 		return sim_err(v->vm, -EBUSY, "vCPU %u already runs", v->id);
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
 	v->fn = fn;
 	v->fn_arg = arg;
-	if (pthread_create(&v->thread, NULL, vcpu_thread, v))
+	pthread_attr_init(&attr);
+	/* Pinned from its first instruction. */
+	if (v->pcpu >= 0 && !pin_set(v->pcpu, &set))
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	ret = pthread_create(&v->thread, &attr, vcpu_thread, v);
+	pthread_attr_destroy(&attr);
+	if (ret)
 		return sim_err(v->vm, -EAGAIN, "vCPU %u: no thread", v->id);
 	v->running = true;
 	return 0;
@@ -120,6 +169,7 @@ static void memstress_guest(struct slat_vcpu *v, void *arg)
 
 	for (;;) {
 		uint32_t pct;
+		bool random;
 		uint64_t t0;
 
 		pthread_mutex_lock(&ms->lock);
@@ -131,11 +181,12 @@ static void memstress_guest(struct slat_vcpu *v, void *arg)
 		}
 		done = ms->iteration;
 		pct = ms->write_percent;
+		random = ms->random_access;
 		pthread_mutex_unlock(&ms->lock);
 
 		t0 = vm->cfg.on_event ? slat_vm_now_ns() : 0;
 		for (uint64_t i = 0; i < pages; i++) {
-			uint64_t page = a->random_access ? park_miller(&seed) % pages : i;
+			uint64_t page = random ? park_miller(&seed) % pages : i;
 			uint64_t gpa = base + page * psize, val = value;
 			bool write = park_miller(&seed) % 100 < pct;
 			int ret = slat_vcpu_access(v, gpa, &val, 8, write);
@@ -171,6 +222,7 @@ int slat_vm_memstress_start(struct slat_vm *vm,
 		return sim_err(vm, -EINVAL, "memstress: bad arguments");
 	ms->a = *args;
 	ms->write_percent = args->write_percent;
+	ms->random_access = args->random_access;
 	ms->iteration = 0;
 	ms->stop = false;
 	ms->error = 0;
@@ -216,6 +268,13 @@ void slat_vm_memstress_set_write_percent(struct slat_vm *vm, uint32_t pct)
 {
 	pthread_mutex_lock(&vm->ms.lock);
 	vm->ms.write_percent = pct > 100 ? 100 : pct;
+	pthread_mutex_unlock(&vm->ms.lock);
+}
+
+void slat_vm_memstress_set_random_access(struct slat_vm *vm, bool random)
+{
+	pthread_mutex_lock(&vm->ms.lock);
+	vm->ms.random_access = random;
 	pthread_mutex_unlock(&vm->ms.lock);
 }
 

@@ -107,6 +107,10 @@ struct slat_vm_config {
 	enum slat_vm_flush range_flush;
 	slat_vm_event_fn on_event;          /* timing hooks, may be NULL */
 	void *event_arg;
+	/* The eager split (cap EAGER_SPLIT_CHUNK_SIZE) walks every level
+	 * (slat_split with SLAT_SPLIT_NO_SKIP) instead of skipping the levels
+	 * that cannot hold a block to split (seed 002). */
+	bool eager_split_no_skip;
 };
 
 /*
@@ -322,6 +326,12 @@ typedef void (*slat_vcpu_guest_fn)(struct slat_vcpu *vcpu, void *arg);
 int slat_vcpu_run(struct slat_vcpu *vcpu, slat_vcpu_guest_fn fn, void *arg);
 /* Wait for the vCPU's thread to return. */
 void slat_vcpu_join(struct slat_vcpu *vcpu);
+/*
+ * Pin @vcpu's host thread to pCPU @cpu (pthread_setaffinity_np), now if it
+ * runs and whenever slat_vcpu_run starts it; -1 unpins (every CPU the
+ * process may use). Returns 0, -EINVAL (no such CPU, or not allowed).
+ */
+int slat_vcpu_pin(struct slat_vcpu *vcpu, int cpu);
 
 /* ---- memstress (the selftests' guest workload) ---- */
 
@@ -346,6 +356,8 @@ int slat_vm_memstress_start(struct slat_vm *vm,
 int64_t slat_vm_memstress_iterate(struct slat_vm *vm);
 /* Change the write percentage for the next iterations. */
 void slat_vm_memstress_set_write_percent(struct slat_vm *vm, uint32_t pct);
+/* Random (Park-Miller) or sequential pages for the next iterations. */
+void slat_vm_memstress_set_random_access(struct slat_vm *vm, bool random);
 /* Stop and join the vCPU threads. */
 void slat_vm_memstress_stop(struct slat_vm *vm);
 

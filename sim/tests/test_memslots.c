@@ -5,8 +5,10 @@
  * the backing and the alignment rules, and no guest access reaches memory
  * outside its slots.
  */
+#define _GNU_SOURCE
 #include "check.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 static void memslot_errors_are_clear(void)
@@ -403,7 +405,7 @@ static void memstress_iterations_fault_once(void)
 	      (unsigned long long)d.faults[SLAT_VM_FAULT_TRANSLATION]);
 	CHECK(d.accesses == 32 * MiB / 4096, "accesses");
 	slat_vm_memstress_set_write_percent(vm, 50);
-	ms.random_access = true;
+	slat_vm_memstress_set_random_access(vm, true);
 	CHECK(slat_vm_memstress_iterate(vm) > 0, "second pass");
 	slat_vm_stats_read(vm, &a);
 	slat_vm_stats_diff(&b, &a, &d);
@@ -412,6 +414,43 @@ static void memstress_iterations_fault_once(void)
 	uint64_t x = 0;
 	slat_vm_host_read(vm, 4 * GiB + 12 * MiB, &x, 8);
 	CHECK(x == 0x0123456789ABCDEFull, "the memstress value");
+	slat_vm_destroy(vm);
+}
+
+struct pin_probe {
+	int cpus, cpu;
+};
+
+static void pin_guest(struct slat_vcpu *v, void *arg)
+{
+	struct pin_probe *p = arg;
+	cpu_set_t set;
+
+	(void)v;
+	pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+	p->cpus = CPU_COUNT(&set);
+	p->cpu = CPU_ISSET(0, &set) ? 0 : -1;
+}
+
+/* slat_vcpu_pin: before the thread starts, and refused for CPUs the
+ * process may not use. */
+static void vcpus_pin_to_pcpus(void)
+{
+	struct slat_vm *vm = new_vm(NULL);
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	struct pin_probe p = { 0, -2 };
+
+	CHECK(slat_vcpu_pin(v, CPU_SETSIZE + 1) == -EINVAL, "no such CPU");
+	CHECK(slat_vcpu_pin(v, 0) == 0, "%s", slat_vm_error(vm));
+	REQUIRE(slat_vcpu_run(v, pin_guest, &p) == 0, "run");
+	slat_vcpu_join(v);
+	CHECK(p.cpus == 1 && p.cpu == 0, "pinned to CPU 0: %d CPUs", p.cpus);
+	CHECK(slat_vcpu_pin(v, -1) == 0, "unpin");
+	REQUIRE(slat_vcpu_run(v, pin_guest, &p) == 0, "run");
+	slat_vcpu_join(v);
+	cpu_set_t all;
+	sched_getaffinity(0, sizeof(all), &all);
+	CHECK(p.cpus == CPU_COUNT(&all), "unpinned: %d CPUs", p.cpus);
 	slat_vm_destroy(vm);
 }
 
@@ -444,6 +483,7 @@ int main(void)
 	RUN_FMTS(slot_moves_while_vcpus_run);
 	RUN(no_access_outside_slots);
 	RUN(memstress_iterations_fault_once);
+	RUN(vcpus_pin_to_pcpus);
 	RUN(synthetic_many_vcpus);
 	return check_failures ? 1 : 0;
 }

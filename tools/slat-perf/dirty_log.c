@@ -27,6 +27,8 @@ struct dl_state {
 	uint32_t seed;
 	bool seed_set;
 	const char *pcpus;
+	int cpu[512];              /* -c: the pCPU of each vCPU */
+	bool pin;
 };
 
 static void dl_help(FILE *f)
@@ -76,8 +78,7 @@ static void dl_help(FILE *f)
 	      " -c: Pin tasks to physical CPUs.  Takes a list of comma separated\n"
 	      "     values (target pCPU), one for each vCPU, plus an optional\n"
 	      "     entry for the main application task (specified via entry\n"
-	      "     <nr_vcpus + 1>).  The list is checked and the main task is\n"
-	      "     pinned; the simulator's vCPU threads are not pinned.\n"
+	      "     <nr_vcpus + 1>).\n"
 	      "\n", f);
 }
 
@@ -191,6 +192,8 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 						 "cgroups? (this machine allows %d CPUs)",
 						 cpu, CPU_COUNT(&allowed));
 			last = cpu;
+			if (n < 512)
+				s->cpu[n] = cpu;
 			n++;
 		}
 		free(list);
@@ -207,41 +210,9 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 			CPU_SET(last, &one);
 			sched_setaffinity(0, sizeof(one), &one);
 		}
-		fprintf(stderr, "slat-perf: -c: the main task is pinned when given; "
-			"vCPU threads are not pinned\n");
+		s->pin = true;
 	}
 	*statep = s;
-	return 0;
-}
-
-/* Eager split of [gpa, gpa+size) chunk by chunk under the mmu lock, with or
- * without level skipping (the simulator's own eager split always skips). */
-static int tool_split(struct slat_vm *vm, uint64_t gpa, uint64_t size,
-		      uint64_t chunk, bool skip)
-{
-	struct slat_table *t = slat_vm_table(vm);
-	uint64_t end = gpa + size;
-
-	for (uint64_t a = gpa; a < end;) {
-		uint64_t next = (a & ~(chunk - 1)) + chunk;
-		uint64_t n = (next < end ? next : end) - a;
-		struct slat_page_cache *c;
-		int ret;
-
-		slat_vm_mmu_lock(vm);
-		c = slat_vm_host_cache(vm, slat_pages_needed(t, SLAT_OP_SPLIT,
-							     slat_ipa(a), n));
-		ret = c ? slat_split(t, slat_ipa(a), n, 0,
-				     skip ? 0 : SLAT_SPLIT_NO_SKIP, c, NULL)
-			: SLAT_E_NOMEM;
-		slat_vm_mmu_unlock(vm);
-		if (ret < 0) {
-			fprintf(stderr, "slat-perf: eager split at 0x%llx failed: %s\n",
-				(unsigned long long)a, slat_strerror(ret));
-			return -1;
-		}
-		a += n;
-	}
 	return 0;
 }
 
@@ -300,6 +271,8 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 
 	perf_mode_config(mode, o->ept_levels, &tcfg);
 	perf_vm_config(sw, &tcfg, &cfg);
+	/* --split-skip=off: the simulator's eager split walks every level. */
+	cfg.eager_split_no_skip = !sw->split_skip;
 	granule = tcfg.granule;
 	bps = slat_vm_backing_page_size(s->backing);
 	align = bps > granule ? bps : granule;
@@ -358,6 +331,11 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 				(unsigned long long)slat_level_size(slat_vm_table(vm), 1));
 			goto out;
 		}
+		/* The simulator splits where KVM does: when logging is
+		 * enabled, or on CLEAR_DIRTY_LOG with INITIALLY_SET. */
+		ret = slat_vm_enable_cap(vm, SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE, chunk);
+		if (ret)
+			{ rc = fail(vm, "eager split chunk size", ret); goto out; }
 	}
 	if (manual) {
 		uint64_t caps = SLAT_VM_MANUAL_PROTECT_ENABLE;
@@ -422,6 +400,11 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 	ret = slat_vm_memstress_start(vm, &ms);
 	if (ret)
 		{ rc = fail(vm, "starting the vCPUs", ret); goto out; }
+	for (uint32_t v = 0; s->pin && v < s->nr_vcpus; v++) {
+		ret = slat_vcpu_pin(slat_vm_vcpu(vm, v), s->cpu[v]);
+		if (ret)
+			{ rc = fail(vm, "pinning a vCPU", ret); goto stop; }
+	}
 	steps = 3 + 3 * (uint64_t)s->iterations;
 
 	/* Populate: 100% writes, in order. */
@@ -440,16 +423,8 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		fflush(out);
 	}
 	perf_progress(o, "enable dirty logging", ++step, steps);
-	if (s->random_access) {
-		slat_vm_memstress_stop(vm);
-		ms.random_access = true;
-		ms.write_percent = s->write_percent;
-		ret = slat_vm_memstress_start(vm, &ms);
-		if (ret)
-			{ rc = fail(vm, "restarting the vCPUs", ret); goto out; }
-	} else {
-		slat_vm_memstress_set_write_percent(vm, s->write_percent);
-	}
+	slat_vm_memstress_set_write_percent(vm, s->write_percent);
+	slat_vm_memstress_set_random_access(vm, s->random_access);
 
 	/* Enable dirty logging on every slot. */
 	perf_stats(vm, &a);
@@ -464,9 +439,6 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		ret = slat_vm_set_user_memory_region(vm, &m);
 		if (ret)
 			{ rc = fail(vm, "enabling dirty logging", ret); goto stop; }
-		if (sw->eager == EAGER_ENABLE &&
-		    tool_split(vm, m.guest_phys_addr, slot_size, chunk, sw->split_skip))
-			goto stop;
 	}
 	{
 		uint64_t ns = slat_vm_now_ns() - t0;
@@ -543,10 +515,6 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 				{ rc = fail(vm, "KVM_RESET_DIRTY_RINGS", (int)n); goto stop; }
 		} else {
 			for (uint32_t i = 0; i < s->slots; i++) {
-				if (sw->eager == EAGER_CLEAR &&
-				    tool_split(vm, gpa + i * slot_size, slot_size, chunk,
-					       sw->split_skip))
-					goto stop;
 				ret = slat_vm_clear_dirty_log(vm, 1 + i, 0, npages,
 							      bitmaps[i]);
 				if (ret)
