@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 
+#include <sched.h>
 #include <string.h>
 
 static uint32_t tlb_index(const struct slat_vcpu *v, uint64_t ipa,
@@ -181,6 +182,15 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 	return 0;
 }
 
+/* A fault that never resolves is a simulator or core bug: report it after
+ * this long, not after a number of tries that preemption can exhaust. */
+#define SIM_NO_PROGRESS_NS (30ull * 1000000000ull)
+
+static bool should_check_progress(uint32_t tries)
+{
+	return tries >= 1000 && (tries & 1023) == 0;
+}
+
 int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		     uint32_t len, bool write)
 {
@@ -194,8 +204,10 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 	sim_current_vcpu = v;
 	v->st.accesses++;
 	v->st.writes += write;
-	for (int tries = 0;; tries++) {
+	uint64_t stuck_since = 0;
+	for (uint32_t tries = 0;; tries++) {
 		struct slat_hw_result res;
+		uint64_t again = v->st.fault_again;
 
 		access_begin(v);
 		ret = try_access(v, gpa, buf, len, write, &res);
@@ -205,10 +217,27 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		ret = sim_handle_fault(v, gpa, write, &res);
 		if (ret)
 			break;
-		if (tries > 100000) {
+		/*
+		 * A lost race (an entry locked by another vCPU's fault or
+		 * split): that vCPU must run to finish it. With more vCPU
+		 * threads than host CPUs it may be preempted, so give the CPU
+		 * up rather than spin through faults, as a guest re-entering
+		 * and faulting again would take time too.
+		 */
+		if (v->st.fault_again != again)
+			sched_yield();
+		if (!should_check_progress(tries))
+			continue;
+		uint64_t now = slat_vm_now_ns();
+		if (!stuck_since) {
+			stuck_since = now;
+		} else if (now - stuck_since > SIM_NO_PROGRESS_NS) {
 			ret = sim_err(vm, -EFAULT,
 				      "IPA 0x%llx: the fault handler makes no "
-				      "progress", (unsigned long long)gpa);
+				      "progress (%u faults in %llu s)",
+				      (unsigned long long)gpa, tries,
+				      (unsigned long long)(SIM_NO_PROGRESS_NS /
+							   1000000000ull));
 			break;
 		}
 	}
