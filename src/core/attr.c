@@ -207,8 +207,11 @@ static int relax_leaf(const struct slat_walk_ctx *ctx, struct attr_data *d,
 			return ret;
 	}
 	d->changed = true;
-	/* Stale entries would only fault again: invalidate this CPU only. */
-	slat_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);
+	/* A stale entry with fewer permissions would only fault again: on
+	 * Arm, where it may stay cached, invalidate this CPU only; on EPT the
+	 * violation itself removes it. */
+	if (!t->fmt->fault_invalidates)
+		slat_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);
 	return SLAT_OK;
 }
 

@@ -65,6 +65,9 @@ struct slat_format {
 	bool split_needs_bbm;
 	/* TLB invalidation by address exists (Arm); else a full flush (EPT). */
 	bool tlbi_by_address;
+	/* A fault drops the cached translations it used (EPT violations do):
+	 * relaxed permissions need no invalidation at all. */
+	bool fault_invalidates;
 	/* New leaves may need D-cache clean / I-cache invalidate (Arm). */
 	bool cache_maintenance;
 };

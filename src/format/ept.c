@@ -256,6 +256,9 @@ const struct slat_format slat_format_ept = {
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,
 	.tlbi_by_address = false,
+	/* SDM: an EPT violation invalidates the guest-physical and combined
+	 * mappings used to translate the address that caused it. */
+	.fault_invalidates = true,
 	/* x86 caches are coherent with DMA and instruction fetch. */
 	.cache_maintenance = false,
 };
