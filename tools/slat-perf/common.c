@@ -107,8 +107,10 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->dirty = DIRTY_HW;
 		else if (!strcmp(v, "ring"))
 			sw->dirty = DIRTY_RING;
+		else if (!strcmp(v, "ring-hw"))
+			sw->dirty = DIRTY_RING_HW;
 		else
-			BAD("--dirty=%s: use wp, hw or ring", v);
+			BAD("--dirty=%s: use wp, hw, ring or ring-hw", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
 		    "eager-split, mmio-map or dirty", name);
@@ -125,7 +127,7 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 	static const char *const fl[] = { "range", "entry", "vm" };
 	static const char *const eg[] = { "off", "enable", "clear" };
 	static const char *const mm[] = { "page", "block" };
-	static const char *const di[] = { "wp", "hw", "ring" };
+	static const char *const di[] = { "wp", "hw", "ring", "ring-hw" };
 
 	if (!strcmp(name, "cmo"))
 		snprintf(buf, len, "%s", cmo[sw->cmo]);
@@ -159,7 +161,7 @@ void perf_vm_config(const struct perf_switches *sw,
 	cfg->recovery = sw->recover;
 	cfg->recovery_flush = sw->flush;
 	cfg->arena_bytes = 4ull << 30;
-	if (sw->dirty == DIRTY_HW) {
+	if (sw->dirty == DIRTY_HW || sw->dirty == DIRTY_RING_HW) {
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
 		cfg->hw_dirty = true;
 	}

@@ -265,7 +265,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 	struct slat_vm_memstress ms;
 	uint64_t granule, bps, align, total, slot_size, npages, words, gpa, t0;
 	uint64_t chunk, **bitmaps = NULL, steps, step = 0;
-	bool manual = s->manual && sw->dirty != DIRTY_RING;
+	bool manual = s->manual && !perf_dirty_ring(sw->dirty);
 	int ret, rc = 1;
 	char why[256];
 
@@ -347,7 +347,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		if (ret)
 			{ rc = fail(vm, "manual dirty log protect", ret); goto out; }
 	}
-	if (sw->dirty == DIRTY_RING) {
+	if (perf_dirty_ring(sw->dirty)) {
 		uint64_t per = (s->overlap ? total : s->vcpu_bytes) / granule;
 
 		if (per + 128 > (1u << 24)) {
@@ -471,7 +471,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		perf_progress(o, "get dirty log", ++step, steps);
 		perf_stats(vm, &a);
 		t0 = slat_vm_now_ns();
-		if (sw->dirty == DIRTY_RING) {
+		if (perf_dirty_ring(sw->dirty)) {
 			static struct slat_vm_dirty_gfn buf[4096];
 
 			for (uint32_t i = 0; i < s->slots; i++)
@@ -503,12 +503,12 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		fprintf(out, "Iteration %d get dirty log time: %s\n", it, PERF_TS(ns));
 		fflush(out);
 
-		if (!manual && sw->dirty != DIRTY_RING)
+		if (!manual && !perf_dirty_ring(sw->dirty))
 			continue;
 		perf_progress(o, "clear dirty log", ++step, steps);
 		perf_stats(vm, &a);
 		t0 = slat_vm_now_ns();
-		if (sw->dirty == DIRTY_RING) {
+		if (perf_dirty_ring(sw->dirty)) {
 			int64_t n = slat_vm_reset_dirty_rings(vm);
 
 			if (n < 0)
@@ -599,7 +599,7 @@ static int dl_run(void *state, const struct perf_opts *o,
 		if (rc)
 			return rc;
 		print_avg(out, "Get", s->iterations, get_total);
-		if ((s->manual && sw->dirty != DIRTY_RING) || sw->dirty == DIRTY_RING)
+		if ((s->manual && !perf_dirty_ring(sw->dirty)) || perf_dirty_ring(sw->dirty))
 			print_avg(out, "Clear", s->iterations, clear_total);
 		fflush(out);
 	}

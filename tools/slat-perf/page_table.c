@@ -212,7 +212,7 @@ static int pt_run(void *state, const struct perf_opts *o,
 		fprintf(stderr, "slat-perf: creating the VM failed (%d)\n", ret);
 		return 1;
 	}
-	if (sw->dirty == DIRTY_RING)
+	if (perf_dirty_ring(sw->dirty))
 		fprintf(stderr, "slat-perf: page-table: --dirty=ring has no effect "
 			"(the test never reads the log)\n");
 	m.guest_phys_addr = gpa;

@@ -16,7 +16,13 @@
 /* ---- strategy switches (one per seed) ---- */
 
 enum perf_eager { EAGER_OFF, EAGER_ENABLE, EAGER_CLEAR };
-enum perf_dirty { DIRTY_WP, DIRTY_HW, DIRTY_RING };
+enum perf_dirty { DIRTY_WP, DIRTY_HW, DIRTY_RING, DIRTY_RING_HW };
+
+/* Dirty pages come from per-vCPU rings (harvest, reset), not the bitmap. */
+static inline bool perf_dirty_ring(enum perf_dirty d)
+{
+	return d == DIRTY_RING || d == DIRTY_RING_HW;
+}
 
 struct perf_switches {
 	enum slat_vm_cmo_placement cmo;      /* --cmo (000) */

@@ -62,12 +62,10 @@ def t_dirty_log_lines(exe):
               "-p", "0x40000000", "-c", "0"])
     for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
                "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
-               "--dirty=ring", "--eager-split=enable"]:
-        # Dirty rings protect blocks when logging starts: 4K backing (the
-        # simulator does not yet handle write faults on protected blocks).
-        back = "synthetic" if sw == "--dirty=ring" else "synthetic_2mb"
-        out = run(exe, ["dirty-log", "-b", "4M", "-s", back, sw]).stdout
-        in_order(out, dirty_log_lines(2, manual=True))
+               "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable"]:
+        for back in ["synthetic", "synthetic_2mb"]:
+            out = run(exe, ["dirty-log", "-b", "4M", "-s", back, sw]).stdout
+            in_order(out, dirty_log_lines(2, manual=True))
 
 
 def t_page_table_lines(exe):
