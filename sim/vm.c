@@ -142,6 +142,23 @@ static void clean_lines(uint8_t *p, uint64_t bytes)
 }
 
 /* Clean guest memory to PoC: real over host memory, counted otherwise. */
+/*
+ * Take @ns as a clean would: short waits spin, long ones sleep so that the
+ * host's few CPUs run other vCPUs meanwhile.
+ */
+static void wait_ns(uint64_t ns)
+{
+	uint64_t end = slat_vm_now_ns() + ns;
+
+	if (ns >= 50000) {
+		struct timespec ts = { (time_t)(ns / 1000000000ull),
+				       (long)(ns % 1000000000ull) };
+		nanosleep(&ts, NULL);
+	}
+	while (slat_vm_now_ns() < end)
+		;
+}
+
 void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 	       uint64_t bytes, uint64_t hpa)
 {
@@ -151,6 +168,10 @@ void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 		t0 = slat_vm_now_ns();
 		clean_lines(hva, bytes);
 		ns = slat_vm_now_ns() - t0;
+	} else if (vm->cfg.synthetic_clean_ns_per_line > 0) {
+		ns = (uint64_t)((double)(bytes / 64) *
+				vm->cfg.synthetic_clean_ns_per_line);
+		wait_ns(ns);
 	}
 	if (v) {
 		v->st.cmo_calls++;

@@ -111,6 +111,13 @@ struct slat_vm_config {
 	 * (slat_split with SLAT_SPLIT_NO_SKIP) instead of skipping the levels
 	 * that cannot hold a block to split (seed 002). */
 	bool eager_split_no_skip;
+	/*
+	 * Cleans of synthetic memory (no host memory to clean) take this long
+	 * per 64-byte line, waited out by the cleaning vCPU thread (0: they
+	 * are only counted). Other vCPUs run meanwhile, as they would beside
+	 * a real clean, so faults on the same page or block overlap it.
+	 */
+	double synthetic_clean_ns_per_line;
 };
 
 /*

@@ -13,7 +13,7 @@
 
 static const char *const switch_names[] = {
 	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
-	"dirty", NULL,
+	"dirty", "clean-time", NULL,
 };
 
 bool perf_switch_known(const char *name)
@@ -111,9 +111,16 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->dirty = DIRTY_RING_HW;
 		else
 			BAD("--dirty=%s: use wp, hw, ring or ring-hw", v);
+	} else if (!strcmp(name, "clean-time")) {
+		if (!strcmp(v, "counted"))
+			sw->clean_slept = false;
+		else if (!strcmp(v, "slept"))
+			sw->clean_slept = true;
+		else
+			BAD("--clean-time=%s: use counted or slept", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
-		    "eager-split, mmio-map or dirty", name);
+		    "eager-split, mmio-map, dirty or clean-time", name);
 	}
 	return 0;
 }
@@ -147,12 +154,14 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 		snprintf(buf, len, "%s", mm[sw->mmio_map]);
 	else if (!strcmp(name, "dirty"))
 		snprintf(buf, len, "%s", di[sw->dirty]);
+	else if (!strcmp(name, "clean-time"))
+		snprintf(buf, len, "%s", sw->clean_slept ? "slept" : "counted");
 	else
 		snprintf(buf, len, "?");
 	return buf;
 }
 
-void perf_vm_config(const struct perf_switches *sw,
+void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost,
 		    const struct slat_config *table, struct slat_vm_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -161,6 +170,8 @@ void perf_vm_config(const struct perf_switches *sw,
 	cfg->recovery = sw->recover;
 	cfg->recovery_flush = sw->flush;
 	cfg->arena_bytes = 4ull << 30;
+	if (sw->clean_slept)
+		cfg->synthetic_clean_ns_per_line = cost->clean_line;
 	if (sw->dirty == DIRTY_HW || sw->dirty == DIRTY_RING_HW) {
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
 		cfg->hw_dirty = true;

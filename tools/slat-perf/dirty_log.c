@@ -270,7 +270,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 	char why[256];
 
 	perf_mode_config(mode, o->ept_levels, &tcfg);
-	perf_vm_config(sw, &tcfg, &cfg);
+	perf_vm_config(sw, &o->cost, &tcfg, &cfg);
 	/* --split-skip=off: the simulator's eager split walks every level. */
 	cfg.eager_split_no_skip = !sw->split_skip;
 	granule = tcfg.granule;

@@ -109,7 +109,7 @@ static int mm_run(void *state, const struct perf_opts *o,
 	int ret, rc = 1;
 
 	perf_mode_config(s->mode, o->ept_levels, &tcfg);
-	perf_vm_config(sw, &tcfg, &cfg);
+	perf_vm_config(sw, &o->cost, &tcfg, &cfg);
 	granule = tcfg.granule;
 	if (!s->size || s->size % granule)
 		perf_usage_error("-b %llu: the region size must be a non-zero "

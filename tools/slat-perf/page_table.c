@@ -179,7 +179,7 @@ static int pt_run(void *state, const struct perf_opts *o,
 	struct slat_vm_memslot m = { .slot = 1 };
 
 	perf_mode_config(s->mode, o->ept_levels, &tcfg);
-	perf_vm_config(sw, &tcfg, &cfg);
+	perf_vm_config(sw, &o->cost, &tcfg, &cfg);
 	granule = tcfg.granule;
 	bps = slat_vm_backing_page_size(s->backing);
 	align = bps > granule ? bps : granule;

@@ -33,6 +33,7 @@ struct perf_switches {
 	uint64_t eager_chunk;                /* bytes; 0: the granule's block */
 	enum slat_vm_mmio_map mmio_map;      /* --mmio-map (004) */
 	enum perf_dirty dirty;               /* --dirty */
+	bool clean_slept;                    /* --clean-time=slept */
 };
 
 /* Parse "NAME=VALUE" of a switch into @sw. Returns 0, or -1 with a message
@@ -164,8 +165,9 @@ void perf_usage_error(const char *fmt, ...)
 /* Stats of @vm now. */
 void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s);
 
-/* Build the VM config for @sw and mode config @table. */
-void perf_vm_config(const struct perf_switches *sw,
+/* Build the VM config for @sw and mode config @table (@cost: how long a
+ * synthetic clean takes with --clean-time=slept). */
+void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost,
 		    const struct slat_config *table, struct slat_vm_config *cfg);
 
 /* Progress on stderr when it is a terminal: @done of @total steps. */

@@ -62,7 +62,8 @@ def t_dirty_log_lines(exe):
               "-p", "0x40000000", "-c", "0"])
     for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
                "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
-               "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable"]:
+               "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable",
+               "--clean-time=slept"]:
         for back in ["synthetic", "synthetic_2mb"]:
             out = run(exe, ["dirty-log", "-b", "4M", "-s", back, sw]).stdout
             in_order(out, dirty_log_lines(2, manual=True))
