@@ -5,7 +5,7 @@
 #
 #   scripts/reproduce.sh [OUT] [NAME ...]     (default OUT: reproduce-out)
 #
-# NAMEs: 000-anon 000-thp 000-hugetlb-1g 001 002-enable-4k 002-enable-thp
+# NAMEs: 000-anon 000-thp 000-hugetlb-1g 001 001-arm 002-enable-4k 002-enable-thp
 # 002-enable-1g 002-clear-4k 002-clear-thp 002-clear-1g 003 004-map
 # 004-flush. Synthetic backings stand in for host memory, so every run fits
 # a 2-core, 24 GiB machine; all of them take about 20 minutes there.
@@ -56,20 +56,23 @@ done
 
 # 001: disabling dirty logging on 96 vCPUs x 1 GiB of 1G-backed memory that
 # logging split to 4K pages: zap every leaf, zap whole tables, or promote
-# back to blocks in place.
-run 001 dirty-log -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
+# back to blocks in place. EPT as the seed's (-m 9, PA-bits:ANY), then
+# Armv8 stage 2.
+run 001 dirty-log -m 9 -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
+	--compare recover=zap-leaf,zap-table,promote
+run 001-arm dirty-log -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
 	--compare recover=zap-leaf,zap-table,promote
 
-# 002: eager splitting of one 16 GiB slot with and without level skipping,
-# at enable (no manual protect) and in each CLEAR_DIRTY_LOG (manual
-# protect: the 64-page masks of the log, as the seed's), for memory already
-# split (4K), THP (2M) and 1G hugetlb.
+# 002: eager splitting of one 16 GiB slot with and without level skipping:
+# at enable (-g: no manual protect, the seed's scenario 1) and in each
+# CLEAR_DIRTY_LOG (manual protect, the default: scenario 2), for memory
+# already split (4K), THP (2M) and 1G hugetlb.
 for src in synthetic:4k synthetic_2mb:thp synthetic_1gb:1g; do
 	s=${src%%:*}
 	n=${src##*:}
-	run "002-enable-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 \
+	run "002-enable-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 -g \
 		--eager-split=enable --compare split-skip=off,on --repeat 2
-	run "002-clear-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 -g \
+	run "002-clear-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 \
 		--eager-split=clear --compare split-skip=off,on --repeat 2
 done
 
