@@ -270,15 +270,3 @@ const struct check_format check_arm_s2 = {
 	.wrprotect_keeps_dirty = false,
 	.hw_af = arm_hw_af,
 };
-
-const struct check_format *check_format_for(enum slat_format_id id)
-{
-	switch (id) {
-	case SLAT_FMT_ARM_S2:
-		return &check_arm_s2;
-	case SLAT_FMT_EPT:
-		return &check_ept;
-	default:
-		return NULL;
-	}
-}

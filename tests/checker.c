@@ -43,6 +43,20 @@ static int fail(struct checker *c, const char *fmt, ...)
 	return -1;
 }
 
+const struct check_format *check_format_for(enum slat_format_id id)
+{
+	switch (id) {
+	case SLAT_FMT_ARM_S2:
+		return &check_arm_s2;
+	case SLAT_FMT_EPT:
+		return &check_ept;
+	case SLAT_FMT_ARM_S1:
+		return &check_arm_s1;
+	default:
+		return NULL;
+	}
+}
+
 void *checker_phys_to_virt(const struct checker *c, uint64_t pa)
 {
 	const struct slat_hosted *h = c->h;

@@ -102,10 +102,16 @@ struct check_format {
 	 * software's). */
 	enum check_af { CHECK_AF_HW_SETS, CHECK_AF_FAULT, CHECK_AF_IGNORED }
 		(*hw_af)(const struct slat_config *cfg);
+	/* The permissions (SLAT_R/W/XK/XU) the CPU enforces for a leaf with
+	 * @attrs (SLAT_DIRTY as the leaf has it), when they differ from the
+	 * ones it carries (Arm stage 1: a location writable at EL0 is never
+	 * executable at EL1). NULL: attrs & SLAT_PERMS. */
+	uint32_t (*hw_perms)(const struct slat_config *cfg, uint32_t attrs);
 };
 
 extern const struct check_format check_arm_s2;
 extern const struct check_format check_ept;
+extern const struct check_format check_arm_s1;
 const struct check_format *check_format_for(enum slat_format_id id);
 
 /* A leaf or a hole of the raw table. */
