@@ -146,7 +146,9 @@ static const struct slat_config config = {
 	.pa_bits = 40,
 	.features = 0,
 };
-static struct slat_page_cache cache = { cache_pages, 0, 16 };
+static struct slat_page_cache cache = {
+	.pages = cache_pages, .nr = 0, .capacity = 16,
+};
 static struct slat_leaf leaf;
 
 void _start(void) __attribute__((noreturn));
