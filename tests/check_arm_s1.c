@@ -268,6 +268,10 @@ static bool s1_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 		return false;
 	if (mt == SLAT_MT_DEVICE && (attrs & SLAT_X))
 		return false;
+	/* EL0-writable is privileged execute-never whatever PXN says, so
+	 * asking for EL1 execute there is asking for what cannot be. */
+	if ((attrs & SLAT_USER) && (attrs & SLAT_W) && (attrs & SLAT_XK))
+		return false;
 	return true;
 }
 

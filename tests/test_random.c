@@ -33,7 +33,7 @@
  * Every --check-every operations and at the end the full checker runs.
  *
  * Usage: test_random [--config NAME|all] [--seed N] [--ops N]
- *                    [--check-every N] [--list] [--verbose] [--arch-perms]
+ *                    [--check-every N] [--list] [--verbose]
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -188,8 +188,6 @@ struct rt {
 	uint64_t max_tables, max_runs;
 	/* check the permissions the CPU enforces where they differ from the
 	 * leaf's (check_format.hw_perms), instead of avoiding those accesses */
-	bool arch_perms;
-	uint64_t arch_skipped;
 };
 
 static struct rt R;
@@ -864,19 +862,20 @@ static uint32_t gen_attrs(void)
 		      : c < 85 ? SLAT_MT_NORMAL_NC
 			       : SLAT_MT_DEVICE;
 	uint32_t a;
-	do
+	do {
 		a = mt | gen_perms(mt != SLAT_MT_DEVICE);
-	while (!R.fmt->attrs_ok(&R.cfg, a)); /* e.g. EPT: no write-only */
+		/* the format's own bits (EPT: ignore PAT, suppress #VE; Arm
+		 * stage 1: EL0 access, not global) */
+		uint32_t extra = R.fmt->extra_attrs;
+		while (extra) {
+			uint32_t bit = extra & -extra;
+			if (chance(20))
+				a |= bit;
+			extra &= ~bit;
+		}
+	} while (!R.fmt->attrs_ok(&R.cfg, a)); /* e.g. EPT: no write-only */
 	if (chance(30))
 		a |= SLAT_SW(below(16));
-	/* the format's own bits (EPT: ignore PAT, suppress #VE) */
-	uint32_t extra = R.fmt->extra_attrs;
-	while (extra) {
-		uint32_t bit = extra & -extra;
-		if (chance(20))
-			a |= bit;
-		extra &= ~bit;
-	}
 	return a;
 }
 
@@ -1848,20 +1847,6 @@ static void op_hw_access(void)
 	if (mapped && R.fmt->hw_perms)
 		perms = R.fmt->hw_perms(&R.cfg, run.attrs |
 						    (run.dirty ? SLAT_DIRTY : 0));
-	if (mapped && !R.arch_perms &&
-	    (perms ^ run.attrs) & access_needs(access)) {
-		/*
-		 * The core's walk does not apply this rule yet (Arm stage 1:
-		 * an EL1 fetch from an EL0-writable leaf with PXN clear goes
-		 * ahead; see tests/README.md). --arch-perms checks it; by
-		 * default the access becomes a read.
-		 */
-		access = SLAT_ACCESS_READ;
-		R.arch_skipped++;
-		snprintf(R.opdesc, sizeof(R.opdesc),
-			 "slat_hw_access(ipa %#" PRIx64 ", %s)", ipa,
-			 an[access]);
-	}
 	struct slat_stats st0 = R.t.stats;
 	struct slat_hw_result res;
 	memset(&res, 0x5a, sizeof(res));
@@ -2309,10 +2294,9 @@ static void setup_windows(void)
 }
 
 static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
-		      uint64_t check_every, bool verbose, bool arch_perms)
+		      uint64_t check_every, bool verbose)
 {
 	memset(&R, 0, sizeof(R));
-	R.arch_perms = arch_perms;
 	R.rc = rc;
 	R.cfg = rc->cfg;
 	R.seed = seed;
@@ -2440,10 +2424,6 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       R.nothing, R.exists, R.noent, R.faults[0], R.faults[1],
 	       R.faults[2], R.faults[3], R.dirty_pages, R.max_tables,
 	       R.max_runs, tables, leaves);
-	if (R.arch_skipped)
-		printf("%-20s %" PRIu64 " accesses the core would get wrong "
-		       "made reads (--arch-perms checks them)\n",
-		       rc->name, R.arch_skipped);
 	fflush(stdout);
 
 	slat_hosted_cache_fini(&R.cache);
@@ -2466,8 +2446,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: test_random [--config NAME|all] [--seed N] [--ops N]\n"
-		"                   [--check-every N] [--list] [--verbose]\n"
-		"                   [--arch-perms]\n");
+		"                   [--check-every N] [--list] [--verbose]\n");
 	exit(2);
 }
 
@@ -2475,7 +2454,7 @@ int main(int argc, char **argv)
 {
 	const char *config = "all";
 	uint64_t seed = 0x5eed, nops = 200000, every = 2000;
-	bool verbose = false, arch_perms = false;
+	bool verbose = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -2485,8 +2464,6 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--verbose")) {
 			verbose = true;
-		} else if (!strcmp(a, "--arch-perms")) {
-			arch_perms = true;
 		} else if (v && !strcmp(a, "--config")) {
 			config = v;
 			i++;
@@ -2514,8 +2491,7 @@ int main(int argc, char **argv)
 		if (strcmp(config, "all") && strcmp(config, configs[j].name))
 			continue;
 		found = true;
-		run_config(&configs[j], seed, nops, every, verbose,
-			   arch_perms);
+		run_config(&configs[j], seed, nops, every, verbose);
 	}
 	if (!found) {
 		fprintf(stderr, "no configuration %s (see --list)\n", config);

@@ -34,7 +34,7 @@ static int s1_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 	if (cfg->features & ~SLAT_FEAT_HWDIRTY)
 		return SLAT_E_CONFIG;
 	/* Stage 1 has no concatenated tables. */
-	return vmsa_geometry(cfg, geo, 0);
+	return vmsa_geometry(cfg, geo, 0, true);
 }
 
 static bool hwdirty(const struct slat_table *t)
@@ -55,6 +55,10 @@ static int s1_check_attrs(const struct slat_table *t, uint32_t attrs)
 		return SLAT_E_ATTR;
 	/* A valid stage-1 entry always lets EL1 read. */
 	if (!(attrs & SLAT_R))
+		return SLAT_E_ATTR;
+	/* Memory EL0 may write is never executable at EL1 (the architecture
+	 * treats AP[2:1] = 0b01 as PXN): the descriptor could not say it. */
+	if ((attrs & SLAT_USER) && (attrs & SLAT_W) && (attrs & SLAT_XK))
 		return SLAT_E_ATTR;
 	return SLAT_OK;
 }

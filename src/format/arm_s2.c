@@ -34,7 +34,7 @@ static int arm_geometry(const struct slat_config *cfg, struct slat_geometry *geo
 			      SLAT_FEAT_HWDIRTY))
 		return SLAT_E_CONFIG;
 	/* Concatenate up to 16 root tables (4 bits) before adding a level. */
-	return vmsa_geometry(cfg, geo, 4);
+	return vmsa_geometry(cfg, geo, 4, false);
 }
 
 static bool xnx(const struct slat_table *t)

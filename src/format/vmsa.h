@@ -25,9 +25,12 @@ static inline bool vmsa_granule_ok(uint32_t granule, uint8_t *shift)
 /*
  * Levels and root for @cfg. @concat_bits: how many input bits concatenated
  * root tables may resolve instead of a level (4 at stage 2, 0 at stage 1).
+ * @ia_above_pa: the input may be wider than the output (a stage-1 VA; an
+ * IPA wider than the PA range is not a stage-2 configuration).
  */
 static inline int vmsa_geometry(const struct slat_config *cfg,
-				struct slat_geometry *geo, unsigned concat_bits)
+				struct slat_geometry *geo, unsigned concat_bits,
+				bool ia_above_pa)
 {
 	uint8_t g;
 	if (!vmsa_granule_ok(cfg->granule, &g))
@@ -36,7 +39,8 @@ static inline int vmsa_geometry(const struct slat_config *cfg,
 	unsigned max_bits = g == 16 ? 52 : 48;
 	unsigned ia = cfg->ia_bits;
 	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? ia : 48);
-	if (ia < 32 || ia > max_bits || pa < 32 || pa > max_bits || ia > pa)
+	if (ia < 32 || ia > max_bits || pa < 32 || pa > max_bits ||
+	    (ia > pa && !ia_above_pa))
 		return SLAT_E_CONFIG;
 
 	unsigned bpl = g - 3;

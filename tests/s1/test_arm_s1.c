@@ -154,6 +154,19 @@ static void stage1_geometry_has_no_concatenation(void **state)
 	};
 	struct slat_geometry geo;
 	assert_int_equal(slat_config_geometry(&fwb, &geo), SLAT_E_CONFIG);
+
+	/* A 48-bit VA over a 40-bit output: a common guest; the VA size is
+	 * not bounded by the output size at stage 1 (it is at stage 2). */
+	struct slat_config va48 = {
+		.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
+		.pa_bits = 40,
+	};
+	assert_int_equal(slat_config_geometry(&va48, &geo), SLAT_OK);
+	assert_int_equal(geo.start_level, 0);
+	assert_int_equal(geo.pa_bits, 40);
+	struct slat_config ipa48 = va48;
+	ipa48.format = SLAT_FMT_ARM_S2;
+	assert_int_equal(slat_config_geometry(&ipa48, &geo), SLAT_E_CONFIG);
 }
 
 static void stage1_refuses_what_it_cannot_express(void **state)
@@ -161,9 +174,12 @@ static void stage1_refuses_what_it_cannot_express(void **state)
 	(void)state;
 	struct env e;
 	env_init(&e, 4096, 48, 48, 0);
-	/* no read (stage 1 always lets EL1 read), exec on device, EPT bits */
+	/* no read (stage 1 always lets EL1 read), exec on device, EPT bits,
+	 * EL1 execute on EL0-writable memory (the architecture makes it PXN) */
 	const uint32_t bad[] = { SLAT_W, SLAT_XK, SLAT_R | SLAT_X | SLAT_MT_DEVICE,
-				 SLAT_R | SLAT_IPAT, SLAT_R | (3u << SLAT_MT_SHIFT) };
+				 SLAT_R | SLAT_IPAT, SLAT_R | (3u << SLAT_MT_SHIFT),
+				 SLAT_RW | SLAT_XK | SLAT_USER,
+				 SLAT_RW | SLAT_X | SLAT_USER | SLAT_NG };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
 					  bad[i], 0, &e.c, NULL), SLAT_E_ATTR);
