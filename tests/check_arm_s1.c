@@ -275,21 +275,6 @@ static bool s1_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 	return true;
 }
 
-/* The guest's own tables: libslat does no cache maintenance for them. */
-static bool s1_dcache_on_install(const struct slat_config *cfg,
-				 uint32_t attrs)
-{
-	(void)cfg;
-	(void)attrs;
-	return false;
-}
-
-static bool s1_icache_on_exec(const struct slat_config *cfg)
-{
-	(void)cfg;
-	return false;
-}
-
 static bool s1_separate_exec(const struct slat_config *cfg)
 {
 	(void)cfg;
@@ -325,8 +310,9 @@ const struct check_format check_arm_s1 = {
 	.geometry = s1_geometry,
 	.decode = s1_decode,
 	.attrs_ok = s1_attrs_ok,
-	.dcache_on_install = s1_dcache_on_install,
-	.icache_on_exec = s1_icache_on_exec,
+	/* The guest's own tables: libslat does no cache maintenance. */
+	.dcache_on_install = check_no_dcache,
+	.icache_on_exec = check_no_icache,
 	.separate_exec = s1_separate_exec,
 	.extra_attrs = SLAT_USER | SLAT_NG,
 	.tlbi_by_address = true,

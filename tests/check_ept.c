@@ -262,21 +262,6 @@ static bool ept_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 	return true;
 }
 
-/* x86 caches are coherent with DMA and instruction fetch: no maintenance. */
-static bool ept_dcache_on_install(const struct slat_config *cfg,
-				  uint32_t attrs)
-{
-	(void)cfg;
-	(void)attrs;
-	return false;
-}
-
-static bool ept_icache_on_exec(const struct slat_config *cfg)
-{
-	(void)cfg;
-	return false;
-}
-
 static bool ept_separate_exec(const struct slat_config *cfg)
 {
 	return feat(cfg, SLAT_FEAT_EPT_MBEC);
@@ -294,8 +279,9 @@ const struct check_format check_ept = {
 	.geometry = ept_geometry,
 	.decode = ept_decode,
 	.attrs_ok = ept_attrs_ok,
-	.dcache_on_install = ept_dcache_on_install,
-	.icache_on_exec = ept_icache_on_exec,
+	/* x86 caches are coherent with DMA and instruction fetch. */
+	.dcache_on_install = check_no_dcache,
+	.icache_on_exec = check_no_icache,
 	.separate_exec = ept_separate_exec,
 	.extra_attrs = SLAT_IPAT | SLAT_SVE,
 	.tlbi_by_address = false,

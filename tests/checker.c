@@ -43,6 +43,19 @@ static int fail(struct checker *c, const char *fmt, ...)
 	return -1;
 }
 
+bool check_no_dcache(const struct slat_config *cfg, uint32_t attrs)
+{
+	(void)cfg;
+	(void)attrs;
+	return false;
+}
+
+bool check_no_icache(const struct slat_config *cfg)
+{
+	(void)cfg;
+	return false;
+}
+
 const struct check_format *check_format_for(enum slat_format_id id)
 {
 	switch (id) {

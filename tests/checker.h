@@ -112,6 +112,11 @@ struct check_format {
 extern const struct check_format check_arm_s2;
 extern const struct check_format check_ept;
 extern const struct check_format check_arm_s1;
+/* For formats that never need cache maintenance (dcache_on_install,
+ * icache_on_exec). */
+bool check_no_dcache(const struct slat_config *cfg, uint32_t attrs);
+bool check_no_icache(const struct slat_config *cfg);
+
 const struct check_format *check_format_for(enum slat_format_id id);
 
 /* A leaf or a hole of the raw table. */

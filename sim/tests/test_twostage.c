@@ -8,41 +8,7 @@
  */
 #include <slat/twostage.h>
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,      \
-				__LINE__, #cond);                            \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-#define REQUIRE(cond, ...)                                                   \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__,      \
-				__LINE__, #cond);                            \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			exit(1);                                             \
-		}                                                            \
-	} while (0)
-
-#define RUN(test)                                                            \
-	do {                                                                 \
-		int before_ = failures;                                      \
-		test();                                                      \
-		printf("%s %s\n", failures == before_ ? "ok  " : "FAIL", #test); \
-		fflush(stdout);                                              \
-	} while (0)
+#include "check.h"
 
 #define PAGE 4096ull
 #define USER_RW (SLAT_RW | SLAT_USER | SLAT_NG)
@@ -598,5 +564,5 @@ int main(void)
 	RUN(policies_trap_and_widen_as_configured);
 	RUN(guest_table_changes_invalidate_what_they_change);
 	RUN(workload_events_are_the_same_under_every_policy);
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }
