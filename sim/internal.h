@@ -94,6 +94,9 @@ struct slat_vcpu {
 	uint64_t seen_gen;          /* invalidations applied up to */
 	uint64_t active;            /* 0 idle, ACTIVE_MARK starting, else gen */
 	struct slat_page_cache cache;
+	/* The core's counters of this vCPU's shared calls (cache.stats):
+	 * no atomic adds on the table's in the fault path. */
+	struct slat_stats core;
 	struct vcpu_stats st;
 	struct sim_ring ring;
 	pthread_t thread;

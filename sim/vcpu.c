@@ -48,6 +48,7 @@ struct slat_vcpu *slat_vm_create_vcpu(struct slat_vm *vm, uint32_t id, int *err)
 		free(v);
 		goto fail;
 	}
+	v->cache.stats = &v->core;
 	__atomic_store_n(&vm->vcpus[id], v, __ATOMIC_RELEASE);
 	if (id + 1 > vm->nr_vcpus)
 		__atomic_store_n(&vm->nr_vcpus, id + 1, __ATOMIC_RELEASE);

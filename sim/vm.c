@@ -565,6 +565,7 @@ void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 
 		if (!v)
 			continue;
+		slat_stats_add(&s->table, &v->core);
 		c = &v->st;
 		s->accesses += c->accesses;
 		s->writes += c->writes;
