@@ -39,6 +39,9 @@ static const struct param params[] = {
 	{ "ept 5-level ia57 mbec xonly a/d",
 	  { SLAT_FMT_EPT, K4, 57, 48,
 	    SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY | SLAT_FEAT_HWDIRTY } },
+	{ "arm-s1 4K va48", { SLAT_FMT_ARM_S1, K4, 48, 48, 0 } },
+	{ "arm-s1 4K va48 pa40 hwdirty",
+	  { SLAT_FMT_ARM_S1, K4, 48, 40, SLAT_FEAT_HWDIRTY } },
 };
 
 /* The configuration the tests run on. */
@@ -237,6 +240,7 @@ enum when {
 	EPT_ONLY,       /* EPT */
 	EPT_NO_XONLY,   /* EPT without execute-only */
 	EPT_NO_MBEC,    /* EPT without mode-based execute control */
+	S1_ONLY,        /* Armv8 stage 1 */
 	NO_HWDIRTY,     /* without hardware dirty state */
 	HWDIRTY,        /* with it */
 };
@@ -259,12 +263,14 @@ struct err_case {
 static bool applies(enum when w)
 {
 	bool arm = P->cfg.format == SLAT_FMT_ARM_S2;
+	bool ept = P->cfg.format == SLAT_FMT_EPT;
 	switch (w) {
 	case ARM_ONLY: return arm;
 	case ARM_NO_XNX: return arm && !has(SLAT_FEAT_XNX);
-	case EPT_ONLY: return !arm;
-	case EPT_NO_XONLY: return !arm && !has(SLAT_FEAT_EPT_XONLY);
-	case EPT_NO_MBEC: return !arm && !has(SLAT_FEAT_EPT_MBEC);
+	case EPT_ONLY: return ept;
+	case EPT_NO_XONLY: return ept && !has(SLAT_FEAT_EPT_XONLY);
+	case EPT_NO_MBEC: return ept && !has(SLAT_FEAT_EPT_MBEC);
+	case S1_ONLY: return P->cfg.format == SLAT_FMT_ARM_S1;
 	case NO_HWDIRTY: return !has(SLAT_FEAT_HWDIRTY);
 	case HWDIRTY: return has(SLAT_FEAT_HWDIRTY);
 	default: return true;
@@ -304,6 +310,9 @@ static const struct err_case errs[] = {
 	{ "map: user execute alone (bits 2:0 clear)", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_XU, 0, SLAT_E_ATTR, EPT_ONLY, 0 },
 	{ "map: execute-only without the capability", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_X, 0, SLAT_E_ATTR, EPT_NO_XONLY, 0 },
 	{ "map: XU only without MBEC", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR, EPT_NO_MBEC, 0 },
+	{ "map: stage 1 without read", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_W | SLAT_XK, 0, SLAT_E_ATTR, S1_ONLY, 0 },
+	{ "map: EL1 execute on EL0-writable", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW | SLAT_XK | SLAT_USER, 0, SLAT_E_ATTR, S1_ONLY, 0 },
+	{ "map: an EPT bit on stage 1", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_SVE, 0, SLAT_E_ATTR, S1_ONLY, 0 },
 	{ "map: unknown flag bit 2", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW, 1u << 2, SLAT_E_INVAL, ANY, 0 },
 	{ "map: unknown flag bit 31", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW, 1u << 31, SLAT_E_INVAL, ANY, 0 },
 	{ "map: NO_REPLACE over another PA", E_MAP, 2 * G1 - 0x1000, 0x2000, 0x5000000, SLAT_RW, SLAT_MAP_NO_REPLACE, SLAT_E_EXISTS, ANY, 0 },
