@@ -12,6 +12,9 @@
  *     S2AP.W = 0, DBM = 1; read-only: both 0.
  *   EPT with A/D: W = bit 1, A = bit 8, D = bit 9.
  *     dirty: D = 1; clean: D = 0; read-only: W = 0 (D may stay).
+ *   Arm stage 1 (FEAT_HAFDBS, TCR_EL1.HD): AP[2] = bit 7 (1: read-only),
+ *     DBM = bit 51. dirty: AP[2] = 0, DBM = 1; clean: AP[2] = 1, DBM = 1;
+ *     read-only: AP[2] = 1, DBM = 0.
  *
  * Every test runs on each configuration of params[] below.
  */
@@ -40,6 +43,7 @@ static const struct param params[] = {
 	{ "ept 4-level a/d", { SLAT_FMT_EPT, 4096, 48, 48, HWD } },
 	{ "ept 5-level a/d mbec",
 	  { SLAT_FMT_EPT, 4096, 57, 52, HWD | SLAT_FEAT_EPT_MBEC } },
+	{ "arm-s1 4K va48 dbm", { SLAT_FMT_ARM_S1, 4096, 48, 48, HWD } },
 };
 
 /* The configuration the tests run on. */
@@ -87,18 +91,32 @@ static bool is_ept(struct fx *f)
 
 #define BIT(n) (1ull << (n))
 
+/*
+ * Bit 7 is S2AP[1] (write allowed) at stage 2 and AP[2] (read-only) at
+ * stage 1; DBM is bit 51 in both; EPT has W (bit 1) and D (bit 9).
+ */
+static bool is_s1(struct fx *f)
+{
+	return f->cfg.format == SLAT_FMT_ARM_S1;
+}
+
+static bool raw_write_bit(struct fx *f, uint64_t pte)
+{
+	return is_s1(f) ? !(pte & BIT(7)) : (pte & BIT(7)) != 0;
+}
+
 static bool raw_dirty(struct fx *f, uint64_t pte)
 {
 	if (is_ept(f))
 		return pte & BIT(9);
-	return (pte & BIT(7)) && (pte & BIT(51));
+	return raw_write_bit(f, pte) && (pte & BIT(51));
 }
 
 static bool raw_writable_clean(struct fx *f, uint64_t pte)
 {
 	if (is_ept(f))
 		return (pte & BIT(1)) && !(pte & BIT(9));
-	return !(pte & BIT(7)) && (pte & BIT(51));
+	return !raw_write_bit(f, pte) && (pte & BIT(51));
 }
 
 /* Neither software nor hardware can write through it. */
@@ -106,7 +124,7 @@ static bool raw_read_only(struct fx *f, uint64_t pte)
 {
 	if (is_ept(f))
 		return !(pte & BIT(1));
-	return !(pte & BIT(7)) && !(pte & BIT(51));
+	return !raw_write_bit(f, pte) && !(pte & BIT(51));
 }
 
 static uint64_t pte_at(struct fx *f, uint64_t ipa)
