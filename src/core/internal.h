@@ -255,14 +255,15 @@ slat_stats_begin(struct slat_table *t, struct slat_stats *local, bool shared,
 	return local;
 }
 
-void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
-		       bool shared);
+/* Add @st to the table's counters atomically (shared calls beside each
+ * other). */
+void slat_stats_commit(struct slat_table *t, const struct slat_stats *st);
 
 static inline void slat_stats_end(struct slat_table *t, struct slat_stats *st,
 				  struct slat_stats *local)
 {
 	if (st == local)
-		slat_stats_commit(t, st, true);
+		slat_stats_commit(t, st);
 }
 
 /* Deferred frees count from another thread at any time: the two counters

@@ -107,26 +107,55 @@ static void store_leaf_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 				 __ATOMIC_RELAXED);
 }
 
+/*
+ * Publish one new leaf for [ipa, ipa + size) into the empty entry @ptep.
+ * Shared: whoever wins the entry (a CAS to the locked marker) cleans the
+ * memory and publishes, so a vCPU never sees the leaf before its memory is
+ * clean (seed 000); with nothing to clean, the CAS installs the leaf itself.
+ */
+static int install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+			    uint64_t ipa, slat_pa_t pa, struct map_data *d,
+			    bool shared, struct slat_stats *st)
+{
+	uint64_t size = level_size(t, level);
+	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, level);
+
+	if (!shared) {
+		slat_cmo_new_leaf(t, pa, size, d->attrs, st);
+		pte_write(ptep, leaf);
+	} else if (!slat_cmo_needed(t, d->attrs)) {
+		if (!pte_cas(ptep, 0, leaf))
+			goto lost;
+	} else {
+		if (!pte_cas(ptep, 0, t->fmt->locked))
+			goto lost;
+		slat_cmo_do(t, pa, size, d->attrs, st);
+		pte_write(ptep, leaf);
+	}
+	st->written[SLAT_WRITE_LEAF]++;
+	slat_refcount_add(t, ptep, level, 1, shared);
+	d->wrote = true;
+	return SLAT_OK;
+lost:
+	st->retries++;
+	d->fail_addr = ipa;
+	return SLAT_E_AGAIN;
+}
+
 static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
 	uint64_t size = level_size(t, ctx->level);
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
 
+	/* Shared walkers claim entries one at a time. */
 	if (walk_shared(ctx)) {
-		/* Whoever wins the entry does the cache maintenance (seed 000). */
-		if (!pte_cas(ctx->ptep, 0, t->fmt->locked)) {
-			ctx->stats->retries++;
-			return fail(d, ctx, SLAT_E_AGAIN);
-		}
-		slat_cmo_new_leaf(t, pa, size, d->attrs, ctx->stats);
-		slat_make_entry(ctx, leaf);
-		slat_refcount_add(t, ctx->ptep, ctx->level, 1, true);
-		d->wrote = true;
-		return 1;
+		int ret = install_one_leaf(t, ctx->ptep, ctx->level, ctx->addr,
+					   pa, d, true, ctx->stats);
+		return ret ? ret : 1;
 	}
 
+	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
 	uint32_t max = walk_covered_entries(ctx);
 	/* One entry (the fault path) or a table with no entries: no scan. */
 	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
@@ -228,40 +257,6 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 /*
- * Publish one new leaf into the empty entry @ptep. Shared: whoever wins the
- * entry (a CAS to the locked marker) cleans the memory and publishes, so a
- * vCPU never sees the leaf before its memory is clean (seed 000); with
- * nothing to clean, the CAS installs the leaf itself.
- */
-static int install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
-			    slat_pte_t leaf, struct map_data *d,
-			    uint64_t size, bool shared, struct slat_stats *st)
-{
-	slat_pa_t pa = slat_pa(d->pa);
-
-	if (!shared) {
-		slat_cmo_new_leaf(t, pa, size, d->attrs, st);
-		pte_write(ptep, leaf);
-	} else if (!slat_cmo_needed(t, d->attrs)) {
-		if (!pte_cas(ptep, 0, leaf))
-			goto lost;
-	} else {
-		if (!pte_cas(ptep, 0, t->fmt->locked))
-			goto lost;
-		slat_cmo_do(t, pa, size, d->attrs, st);
-		pte_write(ptep, leaf);
-	}
-	st->written[SLAT_WRITE_LEAF]++;
-	slat_refcount_add(t, ptep, level, 1, shared);
-	d->wrote = true;
-	return SLAT_OK;
-lost:
-	st->retries++;
-	d->fail_addr = d->ipa;
-	return SLAT_E_AGAIN;
-}
-
-/*
  * The fault path maps one leaf into an empty entry under existing tables:
  * descend directly instead of walking. Anything else (a missing table, an
  * entry in use, a leaf the cap or the alignment forbids) is left to the
@@ -293,9 +288,8 @@ static int map_one_leaf(struct slat_table *t, struct map_data *d,
 	/* Not a leaf size of this table (shift passed it), or in use. */
 	if (shift != leaf_shift || !leaf_allowed(t, level) || pte_read(ptep) != 0)
 		return 1;
-	return install_one_leaf(t, ptep, level,
-				t->fmt->make_leaf(t, slat_pa(d->pa), d->attrs, level),
-				d, size, shared, st);
+	return install_one_leaf(t, ptep, level, d->ipa, slat_pa(d->pa), d,
+				shared, st);
 }
 
 /* SLAT_MAP_NO_REPLACE: refuse before changing anything. */

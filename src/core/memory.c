@@ -50,18 +50,16 @@ void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
 	if (is_root_level(t, level) || delta == 0)
 		return;
 	void *table = table_page_of(t, ptep);
+	uint32_t *rc = table_refcount(t, table);
 	if (shared) {
 		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
-		uint32_t *rc = table_refcount(t, table);
 		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
 			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
-		return;
-	}
-	uint32_t *rc = table_refcount(t, table);
-	if (*rc == SLAT_REFCOUNT_UNKNOWN)
+	} else if (*rc == SLAT_REFCOUNT_UNKNOWN) {
 		*rc = count_entries(t, table);
-	else
+	} else {
 		*rc += (uint32_t)delta;
+	}
 }
 
 uint32_t slat_refcount_get(const struct slat_table *t, void *table)

@@ -132,13 +132,8 @@ void slat_stats_reset(struct slat_table *t)
 	slat_stats_clear(&t->stats);
 }
 
-void slat_stats_commit(struct slat_table *t, const struct slat_stats *st,
-		       bool shared)
+void slat_stats_commit(struct slat_table *t, const struct slat_stats *st)
 {
-	if (!shared) {
-		slat_stats_add(&t->stats, st);
-		return;
-	}
 	uint64_t *w = (uint64_t *)&t->stats;
 	const uint64_t *v = (const uint64_t *)st;
 	for (size_t i = 0; i < STATS_WORDS; i++)
