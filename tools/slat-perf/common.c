@@ -487,6 +487,43 @@ int perf_parse_nonneg(const char *what, const char *s)
 	return (int)v;
 }
 
+int perf_parse_mode(const char *s, int ept_levels)
+{
+	int m = perf_parse_nonneg("Guest mode ID", s);
+	struct slat_config cfg;
+
+	if (m >= perf_nr_modes)
+		perf_usage_error("Guest mode ID %d too big (IDs 0..%d; -h lists "
+				 "them)", m, perf_nr_modes - 1);
+	if (!perf_mode_config(m, ept_levels, &cfg))
+		perf_usage_error("Guest mode ID %d (%s) not supported: pick "
+				 "one marked (supported) in -h", m,
+				 perf_modes[m].str);
+	return m;
+}
+
+uint32_t perf_parse_vcpus(const char *s, int min)
+{
+	int n = min ? perf_parse_positive("Number of vCPUs", s)
+		    : perf_parse_nonneg("Number of vCPUs", s);
+
+	if (n > 512)
+		perf_usage_error("Invalid number of vcpus, must be between %d "
+				 "and 512 (got %d)", min, n);
+	return (uint32_t)n;
+}
+
+const char *perf_parse_backing(const char *s)
+{
+	if (!slat_vm_backing_page_size(s))
+		perf_usage_error("Unknown backing src type: %s (use anonymous, "
+				 "anonymous_thp, anonymous_hugetlb, "
+				 "anonymous_hugetlb_2mb, anonymous_hugetlb_1gb, "
+				 "shmem, synthetic, synthetic_2mb or "
+				 "synthetic_1gb)", s);
+	return s;
+}
+
 const char *perf_ts(char *buf, uint64_t ns)
 {
 	sprintf(buf, "%ld.%.9lds", (long)(ns / 1000000000ull),

@@ -110,16 +110,8 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 			s->iterations = perf_parse_positive("Number of iterations", optarg);
 			break;
 		case 'm': {
-			int m = perf_parse_nonneg("Guest mode ID", optarg);
-			struct slat_config cfg;
+			int m = perf_parse_mode(optarg, o->ept_levels);
 
-			if (m >= perf_nr_modes)
-				perf_usage_error("Guest mode ID %d too big (IDs 0..%d; -h lists "
-						 "them)", m, perf_nr_modes - 1);
-			if (!perf_mode_config(m, o->ept_levels, &cfg))
-				perf_usage_error("Guest mode ID %d (%s) not supported: pick "
-						 "one marked (supported) in -h", m,
-						 perf_modes[m].str);
 			if (s->nr_modes < 64)
 				s->modes[s->nr_modes++] = m;
 			break;
@@ -136,21 +128,8 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 			s->seed = (uint32_t)perf_parse_positive("Random seed", optarg);
 			s->seed_set = true;
 			break;
-		case 's':
-			if (!slat_vm_backing_page_size(optarg))
-				perf_usage_error("Unknown backing src type: %s (use anonymous, "
-						 "anonymous_thp, anonymous_hugetlb, "
-						 "anonymous_hugetlb_2mb, anonymous_hugetlb_1gb, "
-						 "shmem, synthetic, synthetic_2mb or "
-						 "synthetic_1gb)", optarg);
-			s->backing = optarg;
-			break;
-		case 'v':
-			s->nr_vcpus = (uint32_t)perf_parse_positive("Number of vCPUs", optarg);
-			if (s->nr_vcpus > 512)
-				perf_usage_error("Invalid number of vcpus, must be between 1 "
-						 "and 512 (got %u)", s->nr_vcpus);
-			break;
+		case 's': s->backing = perf_parse_backing(optarg); break;
+		case 'v': s->nr_vcpus = perf_parse_vcpus(optarg, 1); break;
 		case 'x':
 			s->slots = (uint32_t)perf_parse_positive("Number of slots", optarg);
 			break;

@@ -35,7 +35,6 @@ static void mm_help(FILE *f)
 static int mm_prepare(struct perf_opts *o, void **statep)
 {
 	struct mm_state *s = calloc(1, sizeof(*s));
-	struct slat_config cfg;
 	int c;
 
 	if (!s)
@@ -49,19 +48,8 @@ static int mm_prepare(struct perf_opts *o, void **statep)
 		case 'h': mm_help(stdout); exit(0);
 		case 'b': s->size = perf_parse_size("-b (region size)", optarg); break;
 		case 'p': s->gpa = perf_parse_size("-p (region address)", optarg); break;
-		case 'm':
-			s->mode = perf_parse_nonneg("Guest mode ID", optarg);
-			if (s->mode >= perf_nr_modes ||
-			    !perf_mode_config(s->mode, o->ept_levels, &cfg))
-				perf_usage_error("Guest mode ID %d not supported: pick one "
-						 "marked (supported) in -h", s->mode);
-			break;
-		case 'v':
-			s->nr_vcpus = (uint32_t)perf_parse_nonneg("Number of vCPUs", optarg);
-			if (s->nr_vcpus > 512)
-				perf_usage_error("Invalid number of vcpus, must be between 0 "
-						 "and 512 (got %u)", s->nr_vcpus);
-			break;
+		case 'm': s->mode = perf_parse_mode(optarg, o->ept_levels); break;
+		case 'v': s->nr_vcpus = perf_parse_vcpus(optarg, 0); break;
 		default:
 			mm_help(stderr);
 			perf_usage_error("mmio: unknown option or missing value: -%c "

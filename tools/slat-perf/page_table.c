@@ -49,7 +49,6 @@ static void pt_help(FILE *f)
 static int pt_prepare(struct perf_opts *o, void **statep)
 {
 	struct pt_state *s = calloc(1, sizeof(*s));
-	struct slat_config cfg;
 	int c;
 
 	if (!s)
@@ -64,32 +63,10 @@ static int pt_prepare(struct perf_opts *o, void **statep)
 		switch (c) {
 		case 'h': pt_help(stdout); exit(0);
 		case 'p': s->phys_offset = perf_parse_size("-p (guest physical offset)", optarg); break;
-		case 'm':
-			s->mode = perf_parse_nonneg("Guest mode ID", optarg);
-			if (s->mode >= perf_nr_modes)
-				perf_usage_error("Guest mode ID %d too big (IDs 0..%d; -h lists "
-						 "them)", s->mode, perf_nr_modes - 1);
-			if (!perf_mode_config(s->mode, o->ept_levels, &cfg))
-				perf_usage_error("Guest mode ID %d (%s) not supported: pick "
-						 "one marked (supported) in -h", s->mode,
-						 perf_modes[s->mode].str);
-			break;
+		case 'm': s->mode = perf_parse_mode(optarg, o->ept_levels); break;
 		case 'b': s->size = perf_parse_size("-b (test memory size)", optarg); break;
-		case 'v':
-			s->nr_vcpus = (uint32_t)perf_parse_positive("Number of vCPUs", optarg);
-			if (s->nr_vcpus > 512)
-				perf_usage_error("Invalid number of vcpus, must be between 1 "
-						 "and 512 (got %u)", s->nr_vcpus);
-			break;
-		case 's':
-			if (!slat_vm_backing_page_size(optarg))
-				perf_usage_error("Unknown backing src type: %s (use anonymous, "
-						 "anonymous_thp, anonymous_hugetlb, "
-						 "anonymous_hugetlb_2mb, anonymous_hugetlb_1gb, "
-						 "shmem, synthetic, synthetic_2mb or "
-						 "synthetic_1gb)", optarg);
-			s->backing = optarg;
-			break;
+		case 'v': s->nr_vcpus = perf_parse_vcpus(optarg, 1); break;
+		case 's': s->backing = perf_parse_backing(optarg); break;
 		default:
 			pt_help(stderr);
 			perf_usage_error("page-table: unknown option or missing value: -%c "

@@ -155,6 +155,12 @@ uint64_t perf_parse_size(const char *what, const char *s);
 int perf_parse_positive(const char *what, const char *s);
 /* A non-negative int. */
 int perf_parse_nonneg(const char *what, const char *s);
+/* The selftests' -m: a guest mode ID this build supports. */
+int perf_parse_mode(const char *s, int ept_levels);
+/* -v: @min (0 or 1) to 512 vCPUs. */
+uint32_t perf_parse_vcpus(const char *s, int min);
+/* -s: a backing source name the simulator knows. */
+const char *perf_parse_backing(const char *s);
 /* Print "%ld.%.9lds" of @ns into @buf. */
 const char *perf_ts(char *buf, uint64_t ns);
 #define PERF_TS(ns) perf_ts((char[32]){0}, (ns))
