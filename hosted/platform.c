@@ -244,13 +244,13 @@ static void notify(const struct slat_hosted *h, enum slat_hosted_event_kind kind
 		   uint64_t addr, uint64_t size, int level,
 		   enum slat_tlbi_scope scope)
 {
+	if (!h->observer)
+		return;
 	struct slat_hosted_event ev = {
 		.kind = kind, .addr = addr, .size = size, .level = level,
 		.scope = scope,
 	};
-
-	if (h->observer)
-		h->observer(h->observer_arg, &ev);
+	h->observer(h->observer_arg, &ev);
 }
 
 /* ------------------------------------------------------------------ */

@@ -380,10 +380,17 @@ static void every_error_leaves_the_table_unchanged(void **state)
 			 1);
 	fx_clear_events(f);
 	int failures = 0;
-	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+	/* Twice: the second time each map case's attributes were just mapped
+	 * with the same cache (its memo then holds them, checked before). */
+	for (size_t k = 0; k < 2 * sizeof(errs) / sizeof(errs[0]); k++) {
+		size_t i = k % (sizeof(errs) / sizeof(errs[0]));
 		struct err_case c = errs[i];
 		if (!applies(c.when))
 			continue;
+		if (k != i && c.op == E_MAP)
+			(void)slat_map(&f->t, slat_ipa(HOLE + M2 / 2), 0x1000,
+				       slat_pa(0x1000), c.attrs, 0, &f->cache,
+				       NULL);
 		if (c.rel & IA_IPA)
 			c.ipa += IA;
 		if (c.rel & IA_SIZE)
@@ -765,6 +772,73 @@ static void icache_only_for_exec(void **state)
 			 SLAT_OK);
 	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 0);
 	done_fx(f);
+}
+
+/* The raw leaf at @ipa with its output address taken out. */
+static uint64_t leaf_without_pa(struct fx *f, uint64_t ipa)
+{
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, ipa, &l), SLAT_OK);
+	return l.pte ^ slat_pa_v(l.pa);
+}
+
+/* Page @i of [G1, G1 + 2M), mapped with @cache (NULL: no memo at all). */
+static void map_page(struct fx *f, uint64_t i, uint32_t attrs,
+		     struct slat_page_cache *cache)
+{
+	assert_int_equal(slat_map(&f->t, slat_ipa(G1 + i * 0x1000), 0x1000,
+				  slat_pa(0x100000000ull + i * 0x1000), attrs,
+				  SLAT_SHARED, cache, NULL),
+			 SLAT_OK);
+}
+
+/*
+ * A page cache remembers how it last encoded the attributes, for one table
+ * (the fault path then skips that work). Another table through the same
+ * cache, or a new table in the same struct with other features, gets its
+ * own encoding: every leaf equals one mapped without any memo.
+ */
+static void cache_memo_follows_its_table(void **state)
+{
+	(void)state;
+	struct slat_config other = P->cfg.format == SLAT_FMT_EPT
+		? (struct slat_config){ SLAT_FMT_ARM_S2, K4, 40, 48, 0 }
+		: (struct slat_config){ SLAT_FMT_EPT, K4, 40, 48, 0 };
+	struct fx *a = new_fx(0), *b = malloc(sizeof(*b));
+	struct slat_page_cache memo_only = { 0 }; /* no pages: tables exist */
+	assert_int_equal(fx_init_cfg(b, &other, 0x80000000ull), SLAT_OK);
+
+	for (int round = 0; round < 2; round++) {
+		/* the tables over [G1, G1 + 2M), and a reference leaf */
+		for (struct fx *f = a; f; f = f == a ? b : NULL) {
+			assert_int_equal(fx_map(f, G1 + M2 - 0x1000, 0x1000,
+						0x100000000ull, SLAT_R, 0),
+					 SLAT_OK);
+			map_page(f, 0, SLAT_RW, NULL);
+		}
+		for (uint64_t i = 1; i < 6; i++) {
+			struct fx *f = i % 2 ? a : b;
+			map_page(f, i, SLAT_RW, &memo_only);
+			assert_leaf(f, G1 + i * 0x1000, 3,
+				    0x100000000ull + i * 0x1000, SLAT_RW);
+			assert_int_equal(leaf_without_pa(f, G1 + i * 0x1000),
+					 leaf_without_pa(f, G1));
+		}
+		if (checker_full(&b->ck, NULL))
+			fail_msg("checker: %s", b->ck.msg);
+		/* A new table in a's struct, its leaves encoded otherwise
+		 * (hardware dirty state); the memo still holds the old one. */
+		struct slat_config cfg = P->cfg;
+		cfg.features ^= SLAT_FEAT_HWDIRTY;
+		if (checker_full(&a->ck, NULL))
+			fail_msg("checker: %s", a->ck.msg);
+		fx_fini(a);
+		assert_int_equal(fx_init_cfg(a, &cfg, 0x80000000ull), SLAT_OK);
+		fx_fini(b);
+		assert_int_equal(fx_init_cfg(b, &other, 0x80000000ull), SLAT_OK);
+	}
+	done_fx(a);
+	done_fx(b);
 }
 
 static void fwb_skips_dcache_clean(void **state)
@@ -1259,6 +1333,7 @@ int main(void)
 		cmocka_unit_test(cache_clean_only_for_new_normal_leaf),
 		cmocka_unit_test(icache_only_for_exec),
 		cmocka_unit_test(fwb_skips_dcache_clean),
+		cmocka_unit_test(cache_memo_follows_its_table),
 		cmocka_unit_test(flush_policy_counts),
 		cmocka_unit_test(test_clear_young_acts_on_whole_leaves),
 		cmocka_unit_test(relax_adds_permissions_and_young_exactly),

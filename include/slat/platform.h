@@ -30,6 +30,17 @@ struct slat_page_cache {
 	 * table's totals then exclude them (add them with slat_stats_add).
 	 */
 	struct slat_stats *stats;
+	/*
+	 * Private to libslat: the leaf encoding of the attributes last mapped
+	 * with this cache, for one table, so that the next fault neither checks
+	 * nor encodes them again. All-zero (a new cache) is empty.
+	 */
+	struct slat_leaf_memo {
+		uint64_t table_id;   /* the slat_table's id; 0: empty */
+		uint32_t attrs;
+		uint32_t cmo;        /* the cache maintenance such leaves need */
+		slat_pte_t leaf[SLAT_LAST_LEVEL + 1]; /* per level, output address 0 */
+	} memo;
 };
 
 /*

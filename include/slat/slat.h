@@ -108,6 +108,13 @@ struct slat_table {
 	/* Fast path of the refcount hook: the platform's array, if any. */
 	uint32_t *refcounts;
 	uintptr_t refcounts_first_page;
+	/* Entries with (pte & table_mask) == table_match are tables (below the
+	 * last level): one test per level on the fault path's descent. */
+	slat_pte_t table_mask, table_match;
+	/* By log2 of a size: the level whose leaves map that much, or -1. */
+	int8_t leaf_level[64];
+	/* Unique per slat_table_init(): keys the page caches' leaf memos. */
+	uint64_t id;
 };
 
 /*

@@ -113,6 +113,16 @@ static inline bool pte_table(const struct slat_table *t, slat_pte_t pte,
 	       ((pte & t->fmt->table_bit) != 0) == t->fmt->table_bit_set;
 }
 
+/*
+ * A table descriptor as make_table() writes them, in one test: implies
+ * pte_table() below the last level (the converse may fail, e.g. an EPT
+ * table without every permission), so a miss only costs the general path.
+ */
+static inline bool pte_links_table(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->table_mask) == t->table_match;
+}
+
 static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
 			    int level)
 {
@@ -190,9 +200,30 @@ static inline uint32_t *table_refcount(const struct slat_table *t, void *table)
 	return t->mm->refcount(t->mm_ctx, table);
 }
 
-/* Add @delta to the refcount of the (non-root) table holding @ptep. */
-void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
-		  int32_t delta, bool shared);
+uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table);
+
+/*
+ * Add @delta to the refcount of the (non-root) table holding @ptep, after
+ * the entries changed: an unknown count recounted here includes @delta.
+ */
+static inline void slat_refcount_add(struct slat_table *t,
+				     const slat_pte_t *ptep, int level,
+				     int32_t delta, bool shared)
+{
+	if (is_root_level(t, level) || delta == 0)
+		return;
+	void *table = table_page_of(t, ptep);
+	uint32_t *rc = table_refcount(t, table);
+	if (shared) {
+		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
+		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
+			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
+	} else if (*rc == SLAT_REFCOUNT_UNKNOWN) {
+		*rc = slat_count_entries(t, table);
+	} else {
+		*rc += (uint32_t)delta;
+	}
+}
 uint32_t slat_refcount_get(const struct slat_table *t, void *table);
 
 /* Pop a zeroed page; NULL when the cache is empty. */
@@ -217,23 +248,47 @@ void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
 void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
 		   struct slat_stats *st);
 void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st);
-/* A new leaf with @attrs needs cache maintenance before it is visible. */
-static inline bool slat_cmo_needed(const struct slat_table *t, uint32_t attrs)
+/* Cache maintenance a new leaf may need before it is visible (seed 000). */
+enum slat_cmo_kind {
+	SLAT_CMO_DCLEAN = 1u << 0, /* clean the D-cache to the PoC */
+	SLAT_CMO_IINVAL = 1u << 1, /* invalidate the I-cache to the PoU */
+};
+
+/* The SLAT_CMO_* a new leaf with @attrs needs (0: none). */
+static inline unsigned slat_cmo_kinds(const struct slat_table *t,
+				      uint32_t attrs)
 {
-	return t->fmt->cache_maintenance &&
-	       ((SLAT_MT(attrs) == SLAT_MT_NORMAL &&
-		 !(t->cfg.features & SLAT_FEAT_FWB)) ||
-		((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC)));
+	if (!t->fmt->cache_maintenance)
+		return 0;
+	unsigned k = 0;
+	if (SLAT_MT(attrs) == SLAT_MT_NORMAL && !(t->cfg.features & SLAT_FEAT_FWB))
+		k |= SLAT_CMO_DCLEAN;
+	if ((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC))
+		k |= SLAT_CMO_IINVAL;
+	return k;
 }
-void slat_cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
-		 uint32_t attrs, struct slat_stats *st);
-/* Cache maintenance for a new leaf run, as seed 000 prescribes. */
+static inline void slat_cmo_do(struct slat_table *t, slat_pa_t pa,
+			       uint64_t bytes, unsigned kinds,
+			       struct slat_stats *st)
+{
+	if (kinds & SLAT_CMO_DCLEAN) {
+		st->dcache_calls++;
+		st->dcache_bytes += bytes;
+		t->mm->dcache_clean_poc(t->mm_ctx, pa, bytes);
+	}
+	if (kinds & SLAT_CMO_IINVAL) {
+		st->icache_calls++;
+		st->icache_bytes += bytes;
+		t->mm->icache_inval_pou(t->mm_ctx, pa, bytes);
+	}
+}
 static inline void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa,
 				     uint64_t bytes, uint32_t attrs,
 				     struct slat_stats *st)
 {
-	if (slat_cmo_needed(t, attrs))
-		slat_cmo_do(t, pa, bytes, attrs, st);
+	unsigned kinds = slat_cmo_kinds(t, attrs);
+	if (kinds)
+		slat_cmo_do(t, pa, bytes, kinds, st);
 }
 
 void slat_stats_clear(struct slat_stats *s);

@@ -108,37 +108,35 @@ static void store_leaf_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 }
 
 /*
- * Publish one new leaf for [ipa, ipa + size) into the empty entry @ptep.
- * Shared: whoever wins the entry (a CAS to the locked marker) cleans the
- * memory and publishes, so a vCPU never sees the leaf before its memory is
- * clean (seed 000); with nothing to clean, the CAS installs the leaf itself.
+ * Publish the new @leaf (of @level, output address @pa) into the empty
+ * entry @ptep. Shared: whoever wins the entry (a CAS to the locked marker)
+ * does the cache maintenance @cmo and publishes, so a vCPU never sees the
+ * leaf before its memory is clean (seed 000); with nothing to clean, the
+ * CAS installs the leaf itself.
  */
-static int install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
-			    uint64_t ipa, slat_pa_t pa, struct map_data *d,
-			    bool shared, struct slat_stats *st)
+static inline __attribute__((always_inline)) int
+install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+		 slat_pte_t leaf, slat_pa_t pa, uint64_t size, unsigned cmo,
+		 bool shared, struct slat_stats *st)
 {
-	uint64_t size = level_size(t, level);
-	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, level);
-
 	if (!shared) {
-		slat_cmo_new_leaf(t, pa, size, d->attrs, st);
+		if (cmo)
+			slat_cmo_do(t, pa, size, cmo, st);
 		pte_write(ptep, leaf);
-	} else if (!slat_cmo_needed(t, d->attrs)) {
+	} else if (!cmo) {
 		if (!pte_cas(ptep, 0, leaf))
 			goto lost;
 	} else {
 		if (!pte_cas(ptep, 0, t->fmt->locked))
 			goto lost;
-		slat_cmo_do(t, pa, size, d->attrs, st);
+		slat_cmo_do(t, pa, size, cmo, st);
 		pte_write(ptep, leaf);
 	}
 	st->written[SLAT_WRITE_LEAF]++;
 	slat_refcount_add(t, ptep, level, 1, shared);
-	d->wrote = true;
 	return SLAT_OK;
 lost:
 	st->retries++;
-	d->fail_addr = ipa;
 	return SLAT_E_AGAIN;
 }
 
@@ -149,13 +147,17 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
 
 	/* Shared walkers claim entries one at a time. */
+	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
 	if (walk_shared(ctx)) {
-		int ret = install_one_leaf(t, ctx->ptep, ctx->level, ctx->addr,
-					   pa, d, true, ctx->stats);
-		return ret ? ret : 1;
+		int ret = install_one_leaf(t, ctx->ptep, ctx->level, leaf, pa,
+					   size, slat_cmo_kinds(t, d->attrs),
+					   true, ctx->stats);
+		if (ret)
+			return fail(d, ctx, ret);
+		d->wrote = true;
+		return 1;
 	}
 
-	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
 	uint32_t max = walk_covered_entries(ctx);
 	/* One entry (the fault path) or a table with no entries: no scan. */
 	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
@@ -256,40 +258,117 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	return ret ? fail(d, ctx, ret) : 0;
 }
 
+/* ---- the fault path ---- */
+
+/*
+ * Remember in @cache how @attrs encode for @t. With the output address in
+ * place in the descriptor (t->oa_mask), a leaf is that encoding ORed with
+ * its address. Returns the memo, or NULL when the format has no such mask.
+ */
+static const struct slat_leaf_memo *
+memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
+	  uint32_t attrs)
+{
+	struct slat_leaf_memo *m = &cache->memo;
+
+	m->table_id = 0;
+	if (!t->oa_mask)
+		return NULL;
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		m->leaf[level] = leaf_allowed(t, level)
+			? t->fmt->make_leaf(t, slat_pa(0), attrs, level) : 0;
+	m->attrs = attrs;
+	m->cmo = slat_cmo_kinds(t, attrs);
+	m->table_id = t->id;
+	return m;
+}
+
+/* @cache's memo when it holds @attrs for @t (already checked), else NULL. */
+static const struct slat_leaf_memo *
+memo_hit(const struct slat_table *t, const struct slat_page_cache *cache,
+	 uint32_t attrs)
+{
+	if (cache && cache->memo.table_id == t->id && cache->memo.attrs == attrs)
+		return &cache->memo;
+	return NULL;
+}
+
+/*
+ * The entry at @level for @ipa, under tables as make_table() writes them;
+ * NULL when one is missing. Counts the entries read. @in_place (a constant
+ * at each call, so two copies): table addresses are pte & oa_mask in a
+ * linear map, and each level is a load, a test and an add, with no call.
+ */
+static inline __attribute__((always_inline)) slat_pte_t *
+descend(const struct slat_table *t, uint64_t ipa, int level, bool in_place,
+	struct slat_stats *st)
+{
+	uint64_t index_mask = t->geo.root_entries - 1;
+	unsigned shift = level_shift(t, t->geo.start_level);
+	slat_pte_t *table = t->root;
+	int depth = level - t->geo.start_level;
+
+	for (int n = 0; n < depth; n++, shift -= t->geo.bits_per_level) {
+		slat_pte_t pte = pte_read(&table[(ipa >> shift) & index_mask]);
+		if ((pte & t->table_mask) != t->table_match) {
+			st->visited += (uint64_t)n + 1;
+			return NULL;
+		}
+		table = in_place ? (slat_pte_t *)((intptr_t)(pte & t->oa_mask) +
+						  t->linear_offset)
+				 : table_va(t, pte);
+		index_mask = t->geo.entries - 1;
+	}
+	st->visited += (uint64_t)depth + 1;
+	return &table[(ipa >> shift) & index_mask];
+}
+
 /*
  * The fault path maps one leaf into an empty entry under existing tables:
  * descend directly instead of walking. Anything else (a missing table, an
  * entry in use, a leaf the cap or the alignment forbids) is left to the
  * walk. Returns 1 when it did nothing.
  */
-static int map_one_leaf(struct slat_table *t, struct map_data *d,
-			uint64_t size, bool shared, struct slat_stats *st)
+static inline __attribute__((always_inline)) int
+map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	     uint32_t attrs, unsigned cap_shift, const struct slat_leaf_memo *m,
+	     bool shared, struct slat_stats *st)
 {
-	slat_pte_t *table = t->root;
-	int level = t->geo.start_level;
-	unsigned shift = level_shift(t, level);
 	unsigned leaf_shift = (unsigned)__builtin_ctzll(size);
-	uint64_t index_mask = t->geo.root_entries - 1;
+	int level = t->leaf_level[leaf_shift];
 
-	if ((d->pa & (size - 1)) || leaf_shift > shift ||
-	    (leaf_shift > d->cap_shift && leaf_shift > t->geo.granule_shift))
+	if (level < 0 || (pa & (size - 1)) ||
+	    (leaf_shift > cap_shift && level < SLAT_LAST_LEVEL))
 		return 1;
-	for (; shift > leaf_shift; level++, shift -= t->geo.bits_per_level) {
-		slat_pte_t pte = pte_read(&table[(d->ipa >> shift) & index_mask]);
-		if (!pte_table(t, pte, level)) {
-			st->visited += (uint64_t)(level - t->geo.start_level) + 1;
-			return 1;
-		}
-		table = table_va(t, pte);
-		index_mask = t->geo.entries - 1;
-	}
-	st->visited += (uint64_t)(level - t->geo.start_level) + 1;
-	slat_pte_t *ptep = &table[(d->ipa >> shift) & index_mask];
-	/* Not a leaf size of this table (shift passed it), or in use. */
-	if (shift != leaf_shift || !leaf_allowed(t, level) || pte_read(ptep) != 0)
+	slat_pte_t *ptep = t->linear && t->oa_mask
+		? descend(t, ipa, level, true, st)
+		: descend(t, ipa, level, false, st);
+	if (!ptep || pte_read(ptep) != 0)
 		return 1;
-	return install_one_leaf(t, ptep, level, d->ipa, slat_pa(d->pa), d,
+	slat_pte_t leaf = m ? m->leaf[level] | pa
+			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
+	unsigned cmo = m ? m->cmo : slat_cmo_kinds(t, attrs);
+	return install_one_leaf(t, ptep, level, leaf, slat_pa(pa), size, cmo,
 				shared, st);
+}
+
+/*
+ * One leaf's worth of valid input, in few tests: with attributes from a
+ * memo (checked before) this replaces check_map_input(). False is no
+ * verdict: the full check then runs.
+ */
+static inline bool one_leaf_input_ok(const struct slat_table *t, uint64_t ipa,
+				     uint64_t size, uint64_t pa, uint32_t flags)
+{
+	uint64_t last = size - 1;
+	uint64_t in_granule = (1ull << t->geo.granule_shift) - 1;
+	/* Known flags; a power of two of at least a granule (size 0 fails
+	 * the address sizes); both addresses aligned to it and inside the
+	 * address sizes. One branch. */
+	return ((flags & ~MAP_FLAGS) | (size & last) |
+		((last & in_granule) ^ in_granule) | ((ipa | pa) & last) |
+		((ipa | last) >> t->geo.ia_bits) |
+		((pa | last) >> t->geo.pa_bits)) == 0;
 }
 
 /* SLAT_MAP_NO_REPLACE: refuse before changing anything. */
@@ -322,6 +401,98 @@ static int check_map_input(const struct slat_table *t, uint64_t ipa,
 	return t->fmt->check_attrs(t, attrs);
 }
 
+/* The general path: any range, any layout, through the walker. Not
+ * inlined, so that the fault path stays short. */
+static __attribute__((noinline)) int
+map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	 uint32_t attrs, uint32_t flags, unsigned cap_shift,
+	 struct slat_page_cache *cache, struct slat_stats *st, uint64_t *done)
+{
+	struct map_data d = {
+		.ipa = ipa, .pa = pa, .attrs = attrs, .cap_shift = cap_shift,
+		.cache = cache, .fail_addr = ipa + size,
+	};
+	uint32_t wflags = flags & SLAT_SHARED ? SLAT_WALK_SHARED : 0;
+	int ret = SLAT_OK;
+
+	if (flags & SLAT_MAP_NO_REPLACE) {
+		struct slat_walker check = {
+			.cb = no_replace_visitor, .arg = &d,
+			.flags = SLAT_VISIT_LEAF | wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa, size, &check, st);
+		if (ret)
+			d.fail_addr = ipa;
+	}
+	if (ret == SLAT_OK) {
+		struct slat_walker w = {
+			.cb = map_visitor, .arg = &d,
+			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
+			.stop_level = SLAT_LAST_LEVEL,
+		};
+		ret = slat_walk(t, ipa, size, &w, st);
+	}
+	if (done && ret != SLAT_E_EXISTS)
+		*done = (ret ? d.fail_addr : ipa + size) - ipa;
+	if (ret)
+		return ret;
+	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
+}
+
+/*
+ * One leaf with the attributes of the cache's memo (so checked before) and
+ * input one_leaf_input_ok() passed. Returns 1 when it needs the walk.
+ */
+static int map_fault(struct slat_table *t, uint64_t ipa, uint64_t size,
+		     uint64_t pa, uint32_t flags, const struct slat_leaf_memo *m,
+		     struct slat_page_cache *cache)
+{
+	bool shared = flags & SLAT_SHARED;
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
+	int ret = map_one_leaf(t, ipa, size, pa, m->attrs, cap ? cap : 63, m,
+			       shared, st);
+	slat_stats_end(t, st, &local);
+	return ret;
+}
+
+/* Any map. @m: map_fault() tried this call with that memo and returned 1. */
+static int map_general(struct slat_table *t, uint64_t ipa, uint64_t size,
+		       uint64_t pa, uint32_t attrs, uint32_t flags,
+		       struct slat_page_cache *cache,
+		       const struct slat_leaf_memo *m, uint64_t *done)
+{
+	bool tried = m != NULL;
+	int ret;
+
+	if (!tried) {
+		ret = check_map_input(t, ipa, size, pa, attrs, flags);
+		if (ret)
+			return ret;
+		m = cache ? memo_fill(t, cache, attrs) : NULL;
+	}
+
+	bool shared = flags & SLAT_SHARED;
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	unsigned cap_shift = cap ? cap : 63;
+	struct slat_stats local;
+	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
+
+	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
+	ret = !tried && (size & (size - 1)) == 0
+		? map_one_leaf(t, ipa, size, pa, attrs, cap_shift, m, shared, st)
+		: 1;
+	if (ret == 1)
+		ret = map_walk(t, ipa, size, pa, attrs, flags, cap_shift, cache,
+			       st, done);
+	else if (done && ret == SLAT_OK)
+		*done = size;
+	slat_stats_end(t, st, &local);
+	return ret;
+}
+
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
 	     struct slat_page_cache *cache, uint64_t *done)
@@ -330,46 +501,20 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		*done = 0;
 	if (!t)
 		return SLAT_E_INVAL;
-	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, flags);
-	if (ret)
-		return ret;
-
-	bool shared = flags & SLAT_SHARED;
-	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
-	struct map_data d = {
-		.ipa = ipa.ipa, .pa = pa.pa, .attrs = attrs,
-		.cap_shift = cap ? cap : 63, .cache = cache,
-		.fail_addr = ipa.ipa + size,
-	};
-	uint32_t wflags = shared ? SLAT_WALK_SHARED : 0;
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
-
-	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
-	ret = (size & (size - 1)) == 0 ? map_one_leaf(t, &d, size, shared, st) : 1;
-	if (ret == 1 && (flags & SLAT_MAP_NO_REPLACE)) {
-		struct slat_walker check = {
-			.cb = no_replace_visitor, .arg = &d,
-			.flags = SLAT_VISIT_LEAF | wflags,
-			.stop_level = SLAT_LAST_LEVEL,
-		};
-		ret = slat_walk(t, ipa.ipa, size, &check, st);
-		ret = ret ? ret : 1;
+	/* A vCPU's faults repeat the attributes: checked and encoded once. */
+	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
+	if (m && one_leaf_input_ok(t, ipa.ipa, size, pa.pa, flags)) {
+		int ret = map_fault(t, ipa.ipa, size, pa.pa, flags, m, cache);
+		if (ret != 1) {
+			if (done && ret == SLAT_OK)
+				*done = size;
+			return ret;
+		}
+	} else {
+		m = NULL;
 	}
-	if (ret == 1) {
-		struct slat_walker w = {
-			.cb = map_visitor, .arg = &d,
-			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
-			.stop_level = SLAT_LAST_LEVEL,
-		};
-		ret = slat_walk(t, ipa.ipa, size, &w, st);
-	}
-	if (done && ret != SLAT_E_EXISTS)
-		*done = (ret ? d.fail_addr : ipa.ipa + size) - ipa.ipa;
-	slat_stats_end(t, st, &local);
-	if (ret)
-		return ret;
-	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
+	return map_general(t, ipa.ipa, size, pa.pa, attrs, flags, cache, m,
+			   done);
 }
 
 /* ---- unmap ---- */

@@ -22,7 +22,7 @@ void slat_cache_unpop(struct slat_page_cache *cache, void *page,
 	st->pages_alloc--;
 }
 
-static uint32_t count_entries(const struct slat_table *t, const slat_pte_t *table)
+uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->geo.entries; i++)
@@ -36,30 +36,8 @@ static uint32_t *known_refcount(const struct slat_table *t, void *table)
 {
 	uint32_t *rc = table_refcount(t, table);
 	if (*rc == SLAT_REFCOUNT_UNKNOWN)
-		*rc = count_entries(t, table);
+		*rc = slat_count_entries(t, table);
 	return rc;
-}
-
-/*
- * Called after the entries changed, so an unknown count recounted here
- * already includes @delta.
- */
-void slat_refcount_add(struct slat_table *t, const slat_pte_t *ptep, int level,
-		  int32_t delta, bool shared)
-{
-	if (is_root_level(t, level) || delta == 0)
-		return;
-	void *table = table_page_of(t, ptep);
-	uint32_t *rc = table_refcount(t, table);
-	if (shared) {
-		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
-		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
-			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
-	} else if (*rc == SLAT_REFCOUNT_UNKNOWN) {
-		*rc = count_entries(t, table);
-	} else {
-		*rc += (uint32_t)delta;
-	}
 }
 
 uint32_t slat_refcount_get(const struct slat_table *t, void *table)
@@ -129,22 +107,6 @@ void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
 {
 	st->tlbi[SLAT_TLBI_VMID]++;
 	t->mm->tlbi_vmid(t->mm_ctx);
-}
-
-void slat_cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
-		 uint32_t attrs, struct slat_stats *st)
-{
-	if (SLAT_MT(attrs) == SLAT_MT_NORMAL &&
-	    !(t->cfg.features & SLAT_FEAT_FWB)) {
-		st->dcache_calls++;
-		st->dcache_bytes += bytes;
-		t->mm->dcache_clean_poc(t->mm_ctx, pa, bytes);
-	}
-	if ((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC)) {
-		st->icache_calls++;
-		st->icache_bytes += bytes;
-		t->mm->icache_inval_pou(t->mm_ctx, pa, bytes);
-	}
 }
 
 /* Tables of level @level that the range [ipa, end) reaches. */

@@ -28,6 +28,9 @@ int slat_config_geometry(const struct slat_config *cfg,
 	return fmt->geometry(cfg, geo);
 }
 
+/* Where table ids come from: never 0, never reused. */
+static uint64_t table_ids;
+
 static bool hooks_complete(const struct slat_mm_ops *mm)
 {
 	return mm && mm->zalloc_root && mm->free_root && mm->free_page &&
@@ -75,6 +78,15 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->refcounts_first_page = 0;
 	t->refcounts = mm->refcount_array
 		? mm->refcount_array(mm_ctx, &t->refcounts_first_page) : NULL;
+	t->table_mask = t->fmt->present_mask | t->fmt->table_bit;
+	t->table_match = (t->fmt->make_table(t, slat_pa(0)) & t->fmt->present_mask) |
+			 (t->fmt->table_bit_set ? t->fmt->table_bit : 0);
+	for (unsigned shift = 0; shift < 64; shift++)
+		t->leaf_level[shift] = -1;
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		if (leaf_allowed(t, level))
+			t->leaf_level[level_shift(t, level)] = (int8_t)level;
+	t->id = __atomic_add_fetch(&table_ids, 1, __ATOMIC_RELAXED);
 	slat_stats_clear(&t->stats);
 	return SLAT_OK;
 }
