@@ -303,7 +303,8 @@ static inline __attribute__((always_inline)) slat_pte_t *
 descend(const struct slat_table *t, uint64_t ipa, int level, bool in_place,
 	struct slat_stats *st)
 {
-	uint64_t index_mask = t->geo.root_entries - 1;
+	/* The IPA was checked against ia_bits: its root index is in range. */
+	uint64_t index_mask = ~0ull;
 	unsigned shift = level_shift(t, t->geo.start_level);
 	slat_pte_t *table = t->root;
 	int depth = level - t->geo.start_level;
