@@ -123,7 +123,8 @@ enum target_kind {
 	TGT_NS,             /* ns/leaf <= a */
 	TGT_NS_AND_FLOOR,   /* ns/leaf <= a and x floor <= b */
 	TGT_FLOOR,          /* x floor <= b */
-	TGT_VISITED_PEER,   /* visited <= the minimal walk, >= b x the peer */
+	TGT_VISITED_PEER,   /* visited <= a and >= b x faster than the peer
+			       (other configurations: <= the minimal walk) */
 };
 
 struct scenario {
@@ -170,7 +171,7 @@ static const struct scenario scenarios[] = {
 	{ "7", "split_already_split", "split %s that is already %s pages "
 	  "(nothing to do)",
 	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT, FLOOR_LOAD,
-	  3.6, 11.5, "peer-figures.md", TGT_VISITED_PEER, 0, 100.0, false,
+	  3.6, 11.5, "peer-figures.md", TGT_VISITED_PEER, 8200, 100.0, false,
 	  NULL },
 	{ "8", "wrprotect", "write-protect %s of %s pages (SLAT_FLUSH_RANGE)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_WRPROTECT, FLOOR_STORE,
@@ -276,6 +277,8 @@ struct result {
 	uint64_t mapped;              /* bytes mapped after the operation */
 	uint64_t min_pages;           /* minimal tables for that layout */
 	uint64_t min_walk;            /* entries above the leaf level (7) */
+	uint64_t skip_walk;           /* the same, less the tables known to
+					 hold no block (7, exact) */
 	bool has_target, pass;
 	char target_text[128];
 	int failures;
@@ -450,15 +453,33 @@ static uint64_t min_tables(int leaf_level, uint64_t ipa, uint64_t size)
 	return n;
 }
 
-/* Entries a walk must read to find every block larger than a page:
- * the entries of every level above the last that the range covers. */
-static uint64_t min_walk(uint64_t ipa, uint64_t size)
+/* Entries a walk reads at levels [start_level, @below) over the range. */
+static uint64_t walk_above(uint64_t ipa, uint64_t size, int below)
 {
 	uint64_t n = 0, last = ipa + size - 1;
 
-	for (int l = opt.geo.start_level; l < SLAT_LAST_LEVEL; l++)
+	for (int l = opt.geo.start_level; l < below; l++)
 		n += last / lsize(l) - ipa / lsize(l) + 1;
 	return n;
+}
+
+/* Entries a walk must read to find every block larger than a page when it
+ * knows nothing about the tables: every level above the last. */
+static uint64_t min_walk(uint64_t ipa, uint64_t size)
+{
+	return walk_above(ipa, size, SLAT_LAST_LEVEL);
+}
+
+/* What libslat's split reads in memory mapped as pages: the non-root
+ * tables above the last level hold no block, and their words say so, so
+ * their entries are not read (the root's always are). */
+static uint64_t skip_walk(uint64_t ipa, uint64_t size)
+{
+	int below = SLAT_LAST_LEVEL - 1;
+
+	if (below <= opt.geo.start_level)
+		below = opt.geo.start_level + 1;
+	return walk_above(ipa, size, below);
 }
 
 /* ---- the floor ---- */
@@ -653,7 +674,7 @@ static void check_counts(const struct scenario *sc, struct result *r,
 			check_eq(r, "TLB invalidations", tlbis(s), 0);
 			if (sc->op == OP_SPLIT)
 				check_eq(r, "entries visited", s->visited,
-					 r->min_walk);
+					 r->skip_walk);
 			else if (s->visited < r->leaves)
 				fail_check(r, "visited %" PRIu64 " < leaves",
 					   s->visited);
@@ -899,6 +920,7 @@ static void run(const struct scenario *sc, struct result *r)
 		}
 		}
 		r->min_walk = min_walk(ipa, size);
+		r->skip_walk = skip_walk(ipa, size);
 		if (rep == opt.reps - 1)
 			check_counts(sc, r, tables_before);
 		unmap_all(&e, ipa, size);
@@ -944,9 +966,9 @@ static void run(const struct scenario *sc, struct result *r)
 	case TGT_VISITED_PEER:
 		if (peer_config()) {
 			snprintf(r->target_text, sizeof(r->target_text),
-				 "<= %" PRIu64 " entries visited and >= %.0fx "
-				 "faster than the peer", r->min_walk, sc->tb);
-			r->pass = r->st.visited <= r->min_walk &&
+				 "<= %.0f entries visited and >= %.0fx "
+				 "faster than the peer", sc->ta, sc->tb);
+			r->pass = (double)r->st.visited <= sc->ta &&
 				  sc->peer_ns / r->median_ns >= sc->tb;
 		} else {
 			snprintf(r->target_text, sizeof(r->target_text),

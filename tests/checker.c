@@ -210,10 +210,28 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 					    "arena (state %d)",
 					    d.oa, level + 1, eb,
 					    slat_hosted_page_state(c->h, next));
-			uint32_t used = 0;
-			for (unsigned i = 0; i < g->entries; i++)
+			uint32_t used = 0, blocks = 0;
+			for (unsigned i = 0; i < g->entries; i++) {
+				struct check_desc cd;
+				char cwhy[8];
 				used += next[i] != 0;
-			uint32_t rc = c->h->refcounts[idx];
+				blocks += level + 1 < SLAT_LAST_LEVEL &&
+					  c->fmt->decode(g, &c->t->cfg, next[i],
+							 level + 1, &cd, cwhy,
+							 sizeof(cwhy)) ==
+						  CHECK_DESC_LEAF;
+			}
+			uint32_t word = c->h->refcounts[idx];
+			uint32_t rc = word == SLAT_REFCOUNT_UNKNOWN
+				? word : word & ~SLAT_REFCOUNT_HAS_BLOCKS;
+			/* Split skips a table whose word says it holds no
+			 * block: that must be true. */
+			if (blocks && !(word & SLAT_REFCOUNT_HAS_BLOCKS))
+				return fail(c,
+					    "table at PA %#" PRIx64
+					    " (level %d, IPA %#" PRIx64 ") holds "
+					    "%u blocks, its word %#x says none",
+					    d.oa, level + 1, eb, blocks, word);
 			if (used == 0)
 				return fail(c,
 					    "empty non-root table at PA %#" PRIx64

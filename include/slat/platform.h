@@ -51,6 +51,14 @@ struct slat_page_cache {
  */
 #define SLAT_REFCOUNT_UNKNOWN 0xffffffffu
 
+/*
+ * Bit 31 of a known count: the page may hold a block (a leaf above the last
+ * level). Whatever installs a block sets it; a split that has split every
+ * block of the page clears it, and the next split does not read the page
+ * at all. An unknown count has it too. The count is the other bits.
+ */
+#define SLAT_REFCOUNT_HAS_BLOCKS (1u << 31)
+
 /* How much the TLB invalidation reaches. */
 enum slat_tlbi_scope {
 	SLAT_TLBI_INNER_SHAREABLE = 0, /* every CPU that may hold the VMID */
@@ -78,9 +86,10 @@ struct slat_mm_ops {
 
 	/*
 	 * The reference count of a non-root table page: the number of non-zero
-	 * entries in it, or SLAT_REFCOUNT_UNKNOWN. The platform keeps one
-	 * 32-bit word per table page (like struct page) and zeroes it with
-	 * the page; the core maintains it.
+	 * entries in it (with SLAT_REFCOUNT_HAS_BLOCKS), or
+	 * SLAT_REFCOUNT_UNKNOWN. The platform keeps one 32-bit word per table
+	 * page (like struct page) and zeroes it with the page; the core
+	 * maintains it.
 	 */
 	uint32_t *(*refcount)(void *ctx, void *table_va);
 	/*

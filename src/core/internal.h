@@ -202,6 +202,41 @@ static inline uint32_t *table_refcount(const struct slat_table *t, void *table)
 
 uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table);
 
+/* Shared walkers: a store only when the word is not unknown already, so
+ * that the line stays shared between vCPUs faulting into one table. */
+static inline void refcount_mark_unknown(uint32_t *rc)
+{
+	if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
+		__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
+}
+
+/*
+ * A leaf was (or is about to be) written at @ptep, @level: if that is a
+ * block in a non-root table, the table's word says it may hold blocks.
+ * Shared walkers mark the count unknown instead, which says so too.
+ */
+static inline void slat_note_block(struct slat_table *t, const slat_pte_t *ptep,
+				   int level, bool shared)
+{
+	if (level >= SLAT_LAST_LEVEL || is_root_level(t, level))
+		return;
+	uint32_t *rc = table_refcount(t, table_page_of(t, ptep));
+	if (shared)
+		refcount_mark_unknown(rc);
+	else
+		*rc |= SLAT_REFCOUNT_HAS_BLOCKS;
+}
+
+/* May the (non-root) table page @table hold a block? Exclusive use. */
+static inline bool slat_table_may_hold_blocks(const struct slat_table *t,
+					      void *table)
+{
+	return (*table_refcount(t, table) & SLAT_REFCOUNT_HAS_BLOCKS) != 0;
+}
+
+/* Every block of @table was split: exclusive use, its count known or not. */
+void slat_table_blocks_gone(struct slat_table *t, void *table);
+
 /*
  * Add @delta to the refcount of the (non-root) table holding @ptep, after
  * the entries changed: an unknown count recounted here includes @delta.
@@ -216,10 +251,10 @@ static inline void slat_refcount_add(struct slat_table *t,
 	uint32_t *rc = table_refcount(t, table);
 	if (shared) {
 		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
-		if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
-			__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
+		refcount_mark_unknown(rc);
 	} else if (*rc == SLAT_REFCOUNT_UNKNOWN) {
-		*rc = slat_count_entries(t, table);
+		/* What a shared walker added may include blocks. */
+		*rc = slat_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
 	} else {
 		*rc += (uint32_t)delta;
 	}

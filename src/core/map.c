@@ -134,6 +134,8 @@ install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 	}
 	st->written[SLAT_WRITE_LEAF]++;
 	slat_refcount_add(t, ptep, level, 1, shared);
+	if (!shared)
+		slat_note_block(t, ptep, level, false);
 	return SLAT_OK;
 lost:
 	st->retries++;
@@ -167,6 +169,7 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 	store_leaf_run(t, ctx->ptep, n, leaf, size, pa);
 	ctx->stats->written[SLAT_WRITE_LEAF] += n;
 	slat_refcount_add(t, ctx->ptep, ctx->level, (int32_t)n, false);
+	slat_note_block(t, ctx->ptep, ctx->level, false);
 	d->wrote = true;
 	return (int)n;
 }

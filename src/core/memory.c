@@ -30,19 +30,25 @@ uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table)
 	return n;
 }
 
-/* The count of @table, recounted if shared walkers marked it unknown.
- * Exclusive use only: no walker adds entries meanwhile. */
+/* The word of @table, recounted if shared walkers marked it unknown (what
+ * they added may include blocks). Exclusive use: no walker adds entries
+ * meanwhile. */
 static uint32_t *known_refcount(const struct slat_table *t, void *table)
 {
 	uint32_t *rc = table_refcount(t, table);
 	if (*rc == SLAT_REFCOUNT_UNKNOWN)
-		*rc = slat_count_entries(t, table);
+		*rc = slat_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
 	return rc;
+}
+
+void slat_table_blocks_gone(struct slat_table *t, void *table)
+{
+	*known_refcount(t, table) &= ~SLAT_REFCOUNT_HAS_BLOCKS;
 }
 
 uint32_t slat_refcount_get(const struct slat_table *t, void *table)
 {
-	return *known_refcount(t, table);
+	return *known_refcount(t, table) & ~SLAT_REFCOUNT_HAS_BLOCKS;
 }
 
 void slat_free_subtree(struct slat_table *t, void *table, int level,

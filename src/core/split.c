@@ -50,12 +50,37 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 	return page;
 }
 
+/*
+ * Level skipping, one level further: a table whose entries the walk reads
+ * last (its children cannot hold blocks to split) and whose word says it
+ * holds no block has nothing to split, so it is not read at all.
+ */
+static int split_table_pre(const struct slat_walk_ctx *ctx,
+			   const struct split_data *d)
+{
+	struct slat_table *t = ctx->t;
+	bool last_read = ctx->level + 1 == d->target - 1;
+	return last_read && !slat_table_may_hold_blocks(t, table_va(t, ctx->old));
+}
+
+/* The walk split every block of the table below, if it covered it all. */
+static void split_table_post(const struct slat_walk_ctx *ctx)
+{
+	if (walk_entry_covered(ctx) && pte_table(ctx->t, ctx->old, ctx->level))
+		slat_table_blocks_gone(ctx->t, table_va(ctx->t, ctx->old));
+}
+
 static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
-	(void)visit;
 	struct split_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
 
+	if (visit == SLAT_VISIT_TABLE_PRE)
+		return split_table_pre(ctx, d);
+	if (visit == SLAT_VISIT_TABLE_POST) {
+		split_table_post(ctx);
+		return 0;
+	}
 	if (!pte_valid(t, ctx->old) || ctx->level >= d->target)
 		return 1;
 	uint64_t need = pages_for_block(t, ctx->level, d->target);
@@ -108,7 +133,9 @@ int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		.fail_addr = ipa.ipa + size,
 	};
 	struct slat_walker w = {
-		.cb = split_visitor, .arg = &d, .flags = SLAT_VISIT_LEAF,
+		.cb = split_visitor, .arg = &d,
+		.flags = SLAT_VISIT_LEAF |
+			 (skip ? SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST : 0),
 		/* Entries at the target level cannot be blocks to split. */
 		.stop_level = skip ? target - 1 : SLAT_LAST_LEVEL,
 	};
@@ -260,6 +287,8 @@ static int recover_table(const struct slat_walk_ctx *ctx, struct recover_data *d
 			recover_unlink(ctx, d, NULL, 0);
 			return 1;
 		}
+		/* The batch publishes the block later. */
+		slat_note_block(t, ctx->ptep, ctx->level, false);
 		pte_write(ctx->ptep, 0);
 		ctx->stats->written[SLAT_WRITE_BREAK]++;
 		recover_unlink(ctx, d, ctx->ptep, block);

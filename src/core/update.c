@@ -49,6 +49,8 @@ slat_pte_t slat_lock_entry(const struct slat_walk_ctx *ctx)
 void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new)
 {
 	bool table = pte_table(ctx->t, new, ctx->level);
+	if (!table)
+		slat_note_block(ctx->t, ctx->ptep, ctx->level, walk_shared(ctx));
 	pte_write(ctx->ptep, new);
 	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
 }
@@ -72,7 +74,8 @@ void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 							     slat_pa(pa.pa + i * step)),
 					 __ATOMIC_RELAXED);
 	}
-	*table_refcount(t, page) = n;
+	*table_refcount(t, page) =
+		n | (level + 1 < SLAT_LAST_LEVEL ? SLAT_REFCOUNT_HAS_BLOCKS : 0);
 	st->written[SLAT_WRITE_LEAF] += n;
 }
 

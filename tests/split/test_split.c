@@ -113,23 +113,62 @@ static void split_leaves_only_target_size_leaves(void **state)
 	fx_fini(&f);
 }
 
-/* Seed 002: an already split range costs one visit per entry above the
- * last level, and nothing is written. */
+/*
+ * Seed 002, and one level further: a split reads only the levels that can
+ * hold blocks larger than the target, and not even the entries of a table
+ * whose count word says it holds no block. Nothing is written when there
+ * is nothing to split.
+ */
 static void split_skips_levels_that_cannot_hold_blocks(void **state)
 {
 	(void)state;
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	/* [0, 1G) as 2M blocks, [1G, 2G) as pages */
 	topup_for(&f, SLAT_OP_MAP, 0, 2 * G1);
-	assert_int_equal(slat_map(&f.t, slat_ipa(0), 2 * G1, slat_pa(PA_BASE),
-				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
+				  SLAT_RW, SLAT_MAP_CAP(21), &f.cache, NULL),
+			 SLAT_OK);
+	assert_int_equal(slat_map(&f.t, slat_ipa(G1), G1, slat_pa(PA_BASE + G1),
+				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL),
+			 SLAT_OK);
+
+	/* 2 entries at L1, the 512 at L2 of the blocks' table only. */
+	fx_clear_events(&f);
+	topup_for(&f, SLAT_OP_SPLIT, 0, 2 * G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	assert_int_equal(f.t.stats.visited, 2 + 512);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 512 * 512);
+
+	/* Split again: both L2 tables are known to hold no block. */
 	fx_clear_events(&f);
 	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
 				    NULL), SLAT_OK);
-	/* 2 entries at L1, 1024 at L2; no L3 entry is read. */
-	assert_int_equal(f.t.stats.visited, 2 + 1024);
+	assert_int_equal(f.t.stats.visited, 2);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
 
+	/* A block mapped again makes its table worth reading; a split that
+	 * covers only part of a table leaves it marked. */
+	assert_int_equal(slat_unmap(&f.t, slat_ipa(G1 + M2), M2,
+				    SLAT_FLUSH_RANGE, &f.cache, NULL), SLAT_OK);
+	topup_for(&f, SLAT_OP_MAP, G1 + M2, M2);
+	assert_int_equal(slat_map(&f.t, slat_ipa(G1 + M2), M2,
+				  slat_pa(PA_BASE + G1 + M2), SLAT_RW, 0,
+				  &f.cache, NULL), SLAT_OK);
+	fx_clear_events(&f);
+	topup_for(&f, SLAT_OP_SPLIT, G1, M2);
+	assert_int_equal(slat_split(&f.t, slat_ipa(G1), M2, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	assert_int_equal(f.t.stats.visited, 1 + 1);
+	fx_clear_events(&f);
+	topup_for(&f, SLAT_OP_SPLIT, 0, 2 * G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	assert_int_equal(f.t.stats.visited, 2 + 512);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 512);
+
+	/* Without skipping, every entry of every level. */
 	fx_clear_events(&f);
 	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
 				    SLAT_SPLIT_NO_SKIP, &f.cache, NULL), SLAT_OK);
