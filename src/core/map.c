@@ -122,6 +122,7 @@ install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 	if (!shared) {
 		if (cmo)
 			slat_cmo_do(t, pa, size, cmo, st);
+		slat_note_block(t, ptep, level, false);
 		pte_write(ptep, leaf);
 	} else if (!cmo) {
 		if (!pte_cas(ptep, 0, leaf))
@@ -134,8 +135,6 @@ install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 	}
 	st->written[SLAT_WRITE_LEAF]++;
 	slat_refcount_add(t, ptep, level, 1, shared);
-	if (!shared)
-		slat_note_block(t, ptep, level, false);
 	return SLAT_OK;
 lost:
 	st->retries++;
@@ -445,37 +444,35 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 }
 
 /*
- * One leaf with the attributes of the cache's memo (so checked before) and
- * input one_leaf_input_ok() passed. Returns 1 when it needs the walk.
+ * Where the fault path counts: the table's counters when exclusive, the
+ * caller's own when shared; NULL for shared calls without counters of their
+ * own (the general path adds theirs up atomically).
  */
-static int map_fault(struct slat_table *t, uint64_t ipa, uint64_t size,
-		     uint64_t pa, uint32_t flags, const struct slat_leaf_memo *m,
-		     struct slat_page_cache *cache)
+static inline struct slat_stats *fault_stats(struct slat_table *t,
+					     uint32_t flags,
+					     const struct slat_page_cache *cache)
 {
-	bool shared = flags & SLAT_SHARED;
-	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
-	int ret = map_one_leaf(t, ipa, size, pa, m->attrs, cap ? cap : 63, m,
-			       shared, st);
-	slat_stats_end(t, st, &local);
-	return ret;
+	return flags & SLAT_SHARED ? cache->stats : &t->stats;
 }
 
-/* Any map. @m: map_fault() tried this call with that memo and returned 1. */
-static int map_general(struct slat_table *t, uint64_t ipa, uint64_t size,
-		       uint64_t pa, uint32_t attrs, uint32_t flags,
-		       struct slat_page_cache *cache,
-		       const struct slat_leaf_memo *m, uint64_t *done)
+/*
+ * Any map. @m: the cache's memo for @attrs (so they were checked), or NULL.
+ * @tried: map_one_leaf() already ran for this call and returned 1. Not
+ * inlined, so that the fault path's frame stays small.
+ */
+static __attribute__((noinline)) int
+map_general(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	    uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
+	    const struct slat_leaf_memo *m, bool tried, uint64_t *done)
 {
-	bool tried = m != NULL;
 	int ret;
 
-	if (!tried) {
+	if (!m || !one_leaf_input_ok(t, ipa, size, pa, flags)) {
 		ret = check_map_input(t, ipa, size, pa, attrs, flags);
 		if (ret)
 			return ret;
-		m = cache ? memo_fill(t, cache, attrs) : NULL;
+		if (!m && cache)
+			m = memo_fill(t, cache, attrs);
 	}
 
 	bool shared = flags & SLAT_SHARED;
@@ -505,20 +502,25 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		*done = 0;
 	if (!t)
 		return SLAT_E_INVAL;
-	/* A vCPU's faults repeat the attributes: checked and encoded once. */
+	/* The fault path: a vCPU's faults repeat the attributes, which the
+	 * cache's memo holds checked and encoded. */
 	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
-	if (m && one_leaf_input_ok(t, ipa.ipa, size, pa.pa, flags)) {
-		int ret = map_fault(t, ipa.ipa, size, pa.pa, flags, m, cache);
+	struct slat_stats *st = m ? fault_stats(t, flags, cache) : NULL;
+	if (st && one_leaf_input_ok(t, ipa.ipa, size, pa.pa, flags)) {
+		unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+		int ret = map_one_leaf(t, ipa.ipa, size, pa.pa, attrs,
+				       cap ? cap : 63, m, flags & SLAT_SHARED,
+				       st);
 		if (ret != 1) {
 			if (done && ret == SLAT_OK)
 				*done = size;
 			return ret;
 		}
-	} else {
-		m = NULL;
+		return map_general(t, ipa.ipa, size, pa.pa, attrs, flags,
+				   cache, m, true, done);
 	}
 	return map_general(t, ipa.ipa, size, pa.pa, attrs, flags, cache, m,
-			   done);
+			   false, done);
 }
 
 /* ---- unmap ---- */
