@@ -75,9 +75,9 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	struct split_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
 
-	if (visit == SLAT_VISIT_TABLE_PRE)
-		return split_table_pre(ctx, d);
-	if (visit == SLAT_VISIT_TABLE_POST) {
+	if (visit != SLAT_VISIT_LEAF) {
+		if (visit == SLAT_VISIT_TABLE_PRE)
+			return split_table_pre(ctx, d);
 		split_table_post(ctx);
 		return 0;
 	}
