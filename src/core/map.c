@@ -265,7 +265,8 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 /*
  * Remember in @cache how @attrs encode for @t. With the output address in
  * place in the descriptor (t->oa_mask), a leaf is that encoding ORed with
- * its address. Returns the memo, or NULL when the format has no such mask.
+ * its address. Returns the memo, or NULL (and the memo empty) when the
+ * format places the address otherwise.
  */
 static const struct slat_leaf_memo *
 memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
@@ -313,7 +314,7 @@ descend(const struct slat_table *t, uint64_t ipa, int level, bool in_place,
 
 	for (int n = 0; n < depth; n++, shift -= t->geo.bits_per_level) {
 		slat_pte_t pte = pte_read(&table[(ipa >> shift) & index_mask]);
-		if ((pte & t->table_mask) != t->table_match) {
+		if (!pte_links_table(t, pte)) {
 			st->visited += (uint64_t)n + 1;
 			return NULL;
 		}
