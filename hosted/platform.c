@@ -351,11 +351,9 @@ int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
 {
 	if (!c)
 		return SLAT_E_INVAL;
-	c->pages = calloc(capacity ? capacity : 1, sizeof(*c->pages));
-	c->nr = 0;
-	c->capacity = c->pages ? capacity : 0;
-	c->stats = NULL;
-	return c->pages ? SLAT_OK : SLAT_E_NOMEM;
+	void **pages = calloc(capacity ? capacity : 1, sizeof(*pages));
+	slat_page_cache_init(c, pages, pages ? capacity : 0);
+	return pages ? SLAT_OK : SLAT_E_NOMEM;
 }
 
 /* Give c->pages[0 .. nr) back to @h. Called with the lock held. */

@@ -47,6 +47,25 @@ static void test_init_args(void **state)
 	slat_hosted_fini(&h);
 }
 
+/* A cache set up over a struct full of old bytes starts with an empty
+ * memo: the fault path must never take another table's leaf encoding. */
+static void test_cache_init_empties_the_memo(void **state)
+{
+	struct slat_page_cache c;
+
+	(void)state;
+	memset(&c, 0x5a, sizeof(c));
+	c.memo.table_id = 1;
+	c.memo.attrs = SLAT_RW;
+	assert_int_equal(slat_hosted_cache_init(&c, 8), SLAT_OK);
+	assert_int_equal(c.memo.table_id, 0);
+	assert_int_equal(c.nr, 0);
+	assert_null(c.stats);
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		assert_int_equal(c.memo.leaf[level], 0);
+	slat_hosted_cache_fini(&c);
+}
+
 static void test_topup_pop_free_drain(void **state)
 {
 	const struct slat_mm_ops *ops = slat_hosted_ops();
@@ -429,6 +448,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_init_args),
+		cmocka_unit_test(test_cache_init_empties_the_memo),
 		cmocka_unit_test(test_topup_pop_free_drain),
 		cmocka_unit_test(test_exhaustion_and_distinct),
 		cmocka_unit_test(test_roots),

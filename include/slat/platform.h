@@ -17,6 +17,8 @@ extern "C" {
  * pages. The caller fills it before an operation (outside any lock); the core
  * pops pages as it needs tables and never pushes. With
  * slat_pages_needed(...) pages in it, an operation cannot fail for memory.
+ * Set one up with slat_page_cache_init() (or zero it whole first): the
+ * memo below must start empty. One walker uses a cache at a time.
  */
 struct slat_page_cache {
 	void **pages;  /* pages[0 .. nr-1] are available, popped from the top */
@@ -42,6 +44,13 @@ struct slat_page_cache {
 		slat_pte_t leaf[SLAT_LAST_LEVEL + 1]; /* per level, output address 0 */
 	} memo;
 };
+
+/*
+ * An empty cache over the array @pages of @capacity slots: no pages yet, no
+ * counters of its own, an empty memo.
+ */
+void slat_page_cache_init(struct slat_page_cache *c, void **pages,
+			  uint32_t capacity);
 
 /*
  * A table page's count after shared walkers added entries to it: they only

@@ -5,6 +5,20 @@
  */
 #include "internal.h"
 
+void slat_page_cache_init(struct slat_page_cache *c, void **pages,
+			  uint32_t capacity)
+{
+	c->pages = pages;
+	c->nr = 0;
+	c->capacity = capacity;
+	c->stats = NULL;
+	c->memo.table_id = 0;
+	c->memo.attrs = 0;
+	c->memo.cmo = 0;
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		c->memo.leaf[level] = 0;
+}
+
 void *slat_cache_pop(struct slat_table *t, struct slat_page_cache *cache,
 		struct slat_stats *st)
 {
