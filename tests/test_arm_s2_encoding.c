@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "table_chain.h"
 
 #define K4 4096u
 #define K16 16384u
@@ -215,8 +216,9 @@ static void mkold_clears_only_the_access_flag(void **state)
  * before the map. Example with the arena at 0x80000000: a table at PA
  * 0x80003000 is linked as 0x0000000080003003.
  */
-static uint64_t table_desc(struct fx *f, uint64_t pa)
+static uint64_t table_desc(struct fx *f, uint64_t pa, uint64_t unused)
 {
+	(void)unused;
 	uint64_t d = (pa & 0x0000ffffffff0000ull) | 3;
 	if (f->t.geo.granule_shift == 16 && f->t.geo.pa_bits == 52)
 		d |= ((pa >> 48) & 0xf) << 12;
@@ -246,35 +248,10 @@ static void table_descriptors_hold_only_the_next_table_address(void **state)
 		assert_int_equal(fx_init_pa(f, tc[i].granule, tc[i].ia,
 					    tc[i].pa, 0, tc[i].pa_base),
 				 SLAT_OK);
-		int levels = 3 - f->t.geo.start_level;
-		fx_topup(f, (uint32_t)levels);
-		assert_int_equal(f->cache.nr, (uint32_t)levels);
-		uint64_t pas[4];
-		for (int j = 0; j < levels; j++)
-			pas[j] = fx_pa_of(f, f->cache.pages[levels - 1 - j]);
-		assert_int_equal(slat_map(&f->t, slat_ipa(tc[i].ipa),
-					  tc[i].granule, slat_pa(0x40000000),
-					  SLAT_RW, 0, &f->cache, NULL),
-				 SLAT_OK);
-		/* walk down by hand: each level's entry links the next page */
-		uint64_t *table = f->t.root;
-		for (int j = 0, lvl = f->t.geo.start_level; j < levels;
-		     j++, lvl++) {
-			unsigned shift = check_level_shift(&f->ck.geo, lvl);
-			uint64_t idx = (tc[i].ipa >> shift) &
-				       (j == 0 ? f->t.geo.root_entries - 1
-					       : f->t.geo.entries - 1);
-			uint64_t want = table_desc(f, pas[j]);
-			if (table[idx] != want)
-				fail_msg("config %zu level %d: %#018llx, "
-					 "expected %#018llx",
-					 i, lvl, (unsigned long long)table[idx],
-					 (unsigned long long)want);
-			table = fx_table(f, pas[j]);
-			assert_non_null(table);
-		}
-		if (checker_full(&f->ck, NULL))
-			fail_msg("%s", f->ck.msg);
+		char what[32];
+		snprintf(what, sizeof(what), "config %zu", i);
+		check_table_chain(f, tc[i].ipa, tc[i].granule, table_desc, 0,
+				  what);
 		fx_fini(f);
 		free(f);
 	}

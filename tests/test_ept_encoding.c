@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "table_chain.h"
 
 #define MBEC SLAT_FEAT_EPT_MBEC
 #define XONLY SLAT_FEAT_EPT_XONLY
@@ -206,6 +207,13 @@ static void mkold_clears_only_the_accessed_bit(void **state)
 	free(f);
 }
 
+/* An EPT table entry: the next table's PA and the permission bits. */
+static uint64_t table_link(struct fx *f, uint64_t pa, uint64_t bits)
+{
+	(void)f;
+	return pa | bits;
+}
+
 /*
  * Table entries at every level: R|W|X (0x7), with MBEC also XU (0x407),
  * plus the next table's PA, nothing else. The page the core takes is the
@@ -237,33 +245,8 @@ static void table_entries_hold_rwx_and_the_next_table(void **state)
 		struct fx *f = malloc(sizeof(*f));
 		print_message("  %s\n", tc[i].what);
 		assert_int_equal(fx_init_cfg(f, &cfg, tc[i].pa_base), SLAT_OK);
-		int levels = 3 - f->t.geo.start_level;
-		fx_topup(f, (uint32_t)levels);
-		assert_int_equal(f->cache.nr, (uint32_t)levels);
-		uint64_t pas[5];
-		for (int j = 0; j < levels; j++)
-			pas[j] = fx_pa_of(f, f->cache.pages[levels - 1 - j]);
-		assert_int_equal(slat_map(&f->t, slat_ipa(tc[i].ipa), 0x1000,
-					  slat_pa(0x40000000), SLAT_RW, 0,
-					  &f->cache, NULL),
-				 SLAT_OK);
-		uint64_t *table = f->t.root;
-		for (int j = 0, lvl = f->t.geo.start_level; j < levels;
-		     j++, lvl++) {
-			unsigned shift = check_level_shift(&f->ck.geo, lvl);
-			uint64_t idx = (tc[i].ipa >> shift) & 511;
-			uint64_t want = pas[j] | tc[i].bits;
-			if (table[idx] != want)
-				fail_msg("%s level %d: %#018llx, expected "
-					 "%#018llx",
-					 tc[i].what, lvl,
-					 (unsigned long long)table[idx],
-					 (unsigned long long)want);
-			table = fx_table(f, pas[j]);
-			assert_non_null(table);
-		}
-		if (checker_full(&f->ck, NULL))
-			fail_msg("%s", f->ck.msg);
+		check_table_chain(f, tc[i].ipa, 0x1000, table_link, tc[i].bits,
+				  tc[i].what);
 		fx_fini(f);
 		free(f);
 	}
