@@ -102,14 +102,15 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	return d->skip ? 1 : 0;
 }
 
+/* The level whose leaves are @leaf_size bytes (0: the last level). */
 static int leaf_level_of(const struct slat_table *t, uint64_t leaf_size)
 {
 	if (leaf_size == 0)
 		return SLAT_LAST_LEVEL;
-	for (int l = t->geo.start_level; l <= SLAT_LAST_LEVEL; l++)
-		if (leaf_allowed(t, l) && level_size(t, l) == leaf_size)
-			return l;
-	return SLAT_E_INVAL;
+	if (leaf_size & (leaf_size - 1))
+		return SLAT_E_INVAL;
+	int level = t->leaf_level[__builtin_ctzll(leaf_size)];
+	return level < 0 ? SLAT_E_INVAL : level;
 }
 
 int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,

@@ -225,6 +225,43 @@ static void split_without_pages_stops_at_a_block_and_stays_valid(void **state)
 	fx_fini(&f);
 }
 
+/* A leaf size no level has is refused before anything changes; 0 means
+ * the last level's pages. */
+static void split_refuses_a_leaf_size_no_level_has(void **state)
+{
+	(void)state;
+	struct fx f;
+	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
+	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
+				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+	fx_clear_events(&f);
+	static const uint64_t bad[] = { 1, 2 * K4, 3 * K4, 4 * M2, 2 * G1,
+					512 * G1, 1ull << 63 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, bad[i], 0,
+					    &f.cache, NULL),
+				 SLAT_E_INVAL);
+	assert_int_equal(f.nev, 0);
+	assert_int_equal(f.t.stats.visited, 0);
+	/* 1G is already the leaf: nothing to do at that size */
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, G1, 0, &f.cache,
+				    NULL), SLAT_OK);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
+	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, M2, 0, &f.cache,
+				    NULL), SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(&f, 0, &l), SLAT_OK);
+	assert_int_equal(l.size, M2);
+	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0, 0, &f.cache,
+				    NULL), SLAT_OK);
+	assert_int_equal(fx_lookup(&f, 0, &l), SLAT_OK);
+	assert_int_equal(l.size, K4);
+	fx_fini(&f);
+}
+
 /* Build a 2M range of pages at [0, 2M), then spoil it with @spoil. */
 static void promote_refuses(int spoil)
 {
@@ -383,6 +420,7 @@ int main(void)
 		cmocka_unit_test(split_skips_levels_that_cannot_hold_blocks),
 		cmocka_unit_test(split_block_breaks_before_make_on_arm),
 		cmocka_unit_test(split_without_pages_stops_at_a_block_and_stays_valid),
+		cmocka_unit_test(split_refuses_a_leaf_size_no_level_has),
 		cmocka_unit_test(promote_refuses_a_hole),
 		cmocka_unit_test(promote_refuses_a_different_attribute),
 		cmocka_unit_test(promote_refuses_a_discontiguous_pa),
