@@ -405,6 +405,13 @@ static int check_map_input(const struct slat_table *t, uint64_t ipa,
 	return t->fmt->check_attrs(t, attrs);
 }
 
+/* The largest leaf @flags allow, log2 bytes (63: no cap). */
+static inline unsigned map_cap_shift(uint32_t flags)
+{
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	return cap ? cap : 63;
+}
+
 /* The general path: any range, any layout, through the walker. Not
  * inlined, so that the fault path stays short. */
 static __attribute__((noinline)) int
@@ -477,8 +484,7 @@ map_general(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	}
 
 	bool shared = flags & SLAT_SHARED;
-	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
-	unsigned cap_shift = cap ? cap : 63;
+	unsigned cap_shift = map_cap_shift(flags);
 	struct slat_stats local;
 	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
 
@@ -508,10 +514,9 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
 	struct slat_stats *st = m ? fault_stats(t, flags, cache) : NULL;
 	if (st && one_leaf_input_ok(t, ipa.ipa, size, pa.pa, flags)) {
-		unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
 		int ret = map_one_leaf(t, ipa.ipa, size, pa.pa, attrs,
-				       cap ? cap : 63, m, flags & SLAT_SHARED,
-				       st);
+				       map_cap_shift(flags), m,
+				       flags & SLAT_SHARED, st);
 		if (ret != 1) {
 			if (done && ret == SLAT_OK)
 				*done = size;
