@@ -107,7 +107,7 @@ static void spin_ns(uint64_t ns)
 static void observer(void *arg, const struct slat_hosted_event *ev)
 {
 	(void)arg;
-	if (ev->kind == SLAT_EV_DCACHE_CLEAN && clean_ns)
+	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL && clean_ns)
 		spin_ns(clean_ns * (ev->size / G4K));
 }
 
@@ -152,7 +152,7 @@ static void *vcpu_main(void *arg)
 		    slat_hosted_cache_topup(&r->h, &v->cache, 2) != SLAT_OK)
 			die("arena exhausted");
 		if (r->place == CLEAN_BEFORE_MAP) {
-			ops->dcache_clean_poc(&r->h, slat_pa(ipa + PA_OFF), G4K);
+			ops->dcache_clean_inval_poc(&r->h, slat_pa(ipa + PA_OFF), G4K);
 			my_cleans++;
 		}
 		for (;;) {

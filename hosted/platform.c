@@ -711,9 +711,9 @@ static void *h_phys_to_virt(void *ctx, slat_pa_t pa)
 	return h->arena + (p - h->pa_base);
 }
 
-static void h_dcache_clean_poc(void *ctx, slat_pa_t pa, uint64_t size)
+static void h_dcache_clean_inval_poc(void *ctx, slat_pa_t pa, uint64_t size)
 {
-	notify(ctx, SLAT_EV_DCACHE_CLEAN, slat_pa_v(pa), size, SLAT_LEVEL_ANY,
+	notify(ctx, SLAT_EV_DCACHE_CLEAN_INVAL, slat_pa_v(pa), size, SLAT_LEVEL_ANY,
 	       SLAT_TLBI_INNER_SHAREABLE);
 }
 
@@ -751,7 +751,7 @@ static const struct slat_mm_ops hosted_ops = {
 	.virt_to_phys = h_virt_to_phys,
 	.phys_to_virt = h_phys_to_virt,
 	.linear_offset = h_linear_offset,
-	.dcache_clean_poc = h_dcache_clean_poc,
+	.dcache_clean_inval_poc = h_dcache_clean_inval_poc,
 	.icache_inval_pou = h_icache_inval_pou,
 	.tlbi_ipa = h_tlbi_ipa,
 	.tlbi_range = h_tlbi_range,

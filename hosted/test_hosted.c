@@ -278,7 +278,7 @@ static void test_observer(void **state)
 	ops->tlbi_ipa(&h, slat_ipa(0x200000), 2, SLAT_TLBI_LOCAL);
 	ops->tlbi_range(&h, slat_ipa(0x400000), 0x10000);
 	ops->tlbi_vmid(&h);
-	ops->dcache_clean_poc(&h, slat_pa(0x80000000), 4096);
+	ops->dcache_clean_inval_poc(&h, slat_pa(0x80000000), 4096);
 	ops->icache_inval_pou(&h, slat_pa(0x80001000), 8192);
 	assert_int_equal(slat_hosted_cache_init(&c, 1), SLAT_OK);
 	assert_int_equal(slat_hosted_cache_topup(&h, &c, 1), SLAT_OK);
@@ -294,7 +294,7 @@ static void test_observer(void **state)
 	assert_int_equal(l.ev[1].addr, 0x400000);
 	assert_int_equal(l.ev[1].size, 0x10000);
 	assert_int_equal(l.ev[2].kind, SLAT_EV_TLBI_VMID);
-	assert_int_equal(l.ev[3].kind, SLAT_EV_DCACHE_CLEAN);
+	assert_int_equal(l.ev[3].kind, SLAT_EV_DCACHE_CLEAN_INVAL);
 	assert_int_equal(l.ev[3].addr, 0x80000000);
 	assert_int_equal(l.ev[3].size, 4096);
 	assert_int_equal(l.ev[4].kind, SLAT_EV_ICACHE_INVAL);

@@ -83,7 +83,7 @@ static void *bm_phys_to_virt(void *ctx, slat_pa_t pa)
 	return &pool[0][0] + (slat_pa_v(pa) - PA_BASE);
 }
 
-static void bm_dcache_clean_poc(void *ctx, slat_pa_t pa, uint64_t size)
+static void bm_dcache_clean_inval_poc(void *ctx, slat_pa_t pa, uint64_t size)
 {
 	(void)ctx;
 	(void)pa;
@@ -131,7 +131,7 @@ static const struct slat_mm_ops bm_ops = {
 	.refcount = bm_refcount,
 	.virt_to_phys = bm_virt_to_phys,
 	.phys_to_virt = bm_phys_to_virt,
-	.dcache_clean_poc = bm_dcache_clean_poc,
+	.dcache_clean_inval_poc = bm_dcache_clean_inval_poc,
 	.icache_inval_pou = bm_icache_inval_pou,
 	.tlbi_ipa = bm_tlbi_ipa,
 	.tlbi_range = bm_tlbi_range,

@@ -371,7 +371,7 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		.free_page = vm_free_page, .free_deferred = vm_free_deferred,
 		.refcount = vm_refcount, .virt_to_phys = vm_virt_to_phys,
 		.phys_to_virt = vm_phys_to_virt,
-		.dcache_clean_poc = vm_dcache_clean,
+		.dcache_clean_inval_poc = vm_dcache_clean,
 		.icache_inval_pou = vm_icache_inval,
 		.tlbi_ipa = vm_tlbi_ipa, .tlbi_range = vm_tlbi_range,
 		.tlbi_vmid = vm_tlbi_vmid,

@@ -440,7 +440,7 @@ static void clear_invalidates_per_policy(void **state)
 		assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), vmid);
 		assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_VMID], vmid);
 		assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 5);
-		assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN) +
+		assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL) +
 					 fx_count(f, SLAT_EV_ICACHE_INVAL),
 				 0);
 		/* nothing dirty any more: nothing written, nothing invalidated */

@@ -659,7 +659,7 @@ static void map_replacing_block_breaks_before_make(void **state)
 	assert_int_equal(f->t.stats.written[SLAT_WRITE_BREAK], 1);
 	/* the D-cache clean of the new memory comes with it (Arm without
 	 * FWB; x86 caches need none) */
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), dc(f));
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), dc(f));
 	done_fx(f);
 }
 
@@ -685,10 +685,10 @@ static void map_partial_block_keeps_rest(void **state)
 	assert_leaf(f, mid + 0x1000, 3, 0x100000000ull + 0x12346000,
 		    SLAT_RW | SLAT_SW(3));
 	/* only the new page's memory is cleaned: the rest was mapped */
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), dc(f));
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), dc(f));
 	assert_int_equal(f->t.stats.dcache_bytes, dc(f) * 0x1000);
 	for (size_t i = 0; i < f->nev; i++)
-		if (f->ev[i].ev.kind == SLAT_EV_DCACHE_CLEAN)
+		if (f->ev[i].ev.kind == SLAT_EV_DCACHE_CLEAN_INVAL)
 			assert_int_equal(f->ev[i].ev.addr, 0x900000000ull);
 	done_fx(f);
 }
@@ -703,7 +703,7 @@ static void cache_clean_only_for_new_normal_leaf(void **state)
 	struct fx *f = new_fx(0);
 	fx_clear_events(f);
 	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0), SLAT_OK);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), dc(f));
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), dc(f));
 	if (dc(f)) {
 		assert_int_equal(f->ev[0].ev.addr, 0x100000000ull);
 		assert_int_equal(f->ev[0].ev.size, M2);
@@ -717,20 +717,20 @@ static void cache_clean_only_for_new_normal_leaf(void **state)
 	assert_int_equal(fx_map(f, 2 * G1 + 0x1000, 0x1000, 0x90001000,
 				SLAT_RW | SLAT_MT_NORMAL_NC, 0),
 			 SLAT_OK);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), 0);
 	/* the same mapping again: nothing changed, nothing cleaned */
 	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0),
 			 SLAT_NOTHING_TO_DO);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), 0);
 	/* a split for a partial unmap: the memory was already mapped */
 	assert_int_equal(fx_unmap(f, G1 + 0x1000, 0x1000, SLAT_FLUSH_ENTRY),
 			 SLAT_OK);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), 0);
 	/* NC -> WB at the same PA is a new Normal leaf: cleaned */
 	assert_int_equal(fx_map(f, 2 * G1 + 0x1000, 0x1000, 0x90001000,
 				SLAT_RW, 0),
 			 SLAT_OK);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), dc(f));
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), dc(f));
 	done_fx(f);
 }
 
@@ -851,7 +851,7 @@ static void fwb_skips_dcache_clean(void **state)
 	assert_int_equal(fx_map(f, G1, G1, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
 	assert_int_equal(fx_map(f, 2 * G1, 0x3000, 0x200000000ull, SLAT_RWX, 0),
 			 SLAT_OK);
-	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL), 0);
 	assert_int_equal(f->t.stats.dcache_calls, 0);
 	/* the I-cache still needs invalidating */
 	assert_true(fx_count(f, SLAT_EV_ICACHE_INVAL) >= 1);

@@ -338,7 +338,7 @@ static const char *ev_name(enum slat_hosted_event_kind k)
 	case SLAT_EV_TLBI_IPA: return "tlbi-ipa";
 	case SLAT_EV_TLBI_RANGE: return "tlbi-range";
 	case SLAT_EV_TLBI_VMID: return "tlbi-vmid";
-	case SLAT_EV_DCACHE_CLEAN: return "dcache-clean";
+	case SLAT_EV_DCACHE_CLEAN_INVAL: return "dcache-clean";
 	case SLAT_EV_ICACHE_INVAL: return "icache-inval";
 	case SLAT_EV_PAGE_FREE: return "page-free";
 	}
@@ -665,7 +665,7 @@ static void check_stats_delta(const struct slat_stats *b, uint32_t popped)
 			else
 				ipa++;
 		}
-		if (e->kind == SLAT_EV_DCACHE_CLEAN)
+		if (e->kind == SLAT_EV_DCACHE_CLEAN_INVAL)
 			dbytes += e->size;
 		if (e->kind == SLAT_EV_ICACHE_INVAL)
 			ibytes += e->size;
@@ -680,7 +680,7 @@ static void check_stats_delta(const struct slat_stats *b, uint32_t popped)
 			       count_events(SLAT_EV_TLBI_VMID),
 	       "stats.tlbi disagree with the observed invalidations");
 	ECHECK(a->dcache_calls - b->dcache_calls ==
-			       count_events(SLAT_EV_DCACHE_CLEAN) &&
+			       count_events(SLAT_EV_DCACHE_CLEAN_INVAL) &&
 		       a->dcache_bytes - b->dcache_bytes == dbytes &&
 		       a->icache_calls - b->icache_calls ==
 			       count_events(SLAT_EV_ICACHE_INVAL) &&
@@ -1186,7 +1186,7 @@ static void op_map(void)
 		iwant[nnew] = (attrs & SLAT_X) && R.fmt->icache_on_exec(&R.cfg);
 		newl[nnew++] = l;
 	}
-	check_cache_events(SLAT_EV_DCACHE_CLEAN, dwant, nnew, newl);
+	check_cache_events(SLAT_EV_DCACHE_CLEAN_INVAL, dwant, nnew, newl);
 	check_cache_events(SLAT_EV_ICACHE_INVAL, iwant, nnew, newl);
 
 	/* break-before-make for every replaced leaf */
@@ -1439,7 +1439,7 @@ static void op_unmap_wrprotect(bool wrprotect)
 	if (ret == SLAT_NOTHING_TO_DO)
 		CHECK(!changed, "SLAT_NOTHING_TO_DO but write permission was "
 				"removed");
-	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) +
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) +
 			       count_events(SLAT_EV_ICACHE_INVAL) ==
 		       0,
 	       "cache maintenance during %s",
@@ -1578,7 +1578,7 @@ static void op_relax(void)
 		ECHECK(R.nev == 0, "events although nothing changed");
 
 	/* no D-cache; I-cache only for pages that became executable */
-	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) == 0,
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) == 0,
 	       "D-cache clean during relax");
 	/* the memory that gained execute, as PA intervals */
 	struct ival *gain = malloc((R.pre.n + 1) * sizeof(*gain));
@@ -2024,7 +2024,7 @@ static void op_dirty(void)
 		reported = n;
 	}
 	R.dirty_pages += reported;
-	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN) +
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) +
 			       count_events(SLAT_EV_ICACHE_INVAL) ==
 		       0,
 	       "cache maintenance during dirty_read");

@@ -96,7 +96,7 @@ static void own_counters(void **state)
 		uint64_t cleans = configs[c].format == SLAT_FMT_EPT ? 0 : 511;
 		assert_int_equal(mine.dcache_calls, cleans);
 		assert_int_equal(mine.dcache_bytes, cleans * PAGE);
-		assert_int_equal(fx_count(&f, SLAT_EV_DCACHE_CLEAN), cleans);
+		assert_int_equal(fx_count(&f, SLAT_EV_DCACHE_CLEAN_INVAL), cleans);
 
 		/* A second fault on a mapped page is not counted as a write. */
 		assert_int_equal(slat_map(&f.t, slat_ipa(BASE), PAGE,

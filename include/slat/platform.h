@@ -118,8 +118,14 @@ struct slat_mm_ops {
 	 */
 	intptr_t (*linear_offset)(void *ctx);
 
-	/* Clean guest memory [pa, pa+size) to the point of coherency. */
-	void (*dcache_clean_poc)(void *ctx, slat_pa_t pa, uint64_t size);
+	/*
+	 * Clean and invalidate the data cache for guest memory [pa, pa+size)
+	 * to the point of coherency (DC CIVAC by line, then DSB). Called
+	 * without FEAT_S2FWB for Normal write-back memory only: before a new
+	 * leaf maps it, after an unmapped leaf's invalidation, and by
+	 * slat_flush(). Never with SLAT_SKIP_CMO.
+	 */
+	void (*dcache_clean_inval_poc)(void *ctx, slat_pa_t pa, uint64_t size);
 	/* Invalidate the instruction cache for [pa, pa+size) to PoU. */
 	void (*icache_inval_pou)(void *ctx, slat_pa_t pa, uint64_t size);
 

@@ -79,7 +79,7 @@ struct slat_stats {
 	uint64_t visited;                     /* entries visited by walks */
 	uint64_t written[SLAT_WRITE_KINDS];   /* descriptor stores by kind */
 	uint64_t tlbi[SLAT_TLBI_KINDS];       /* invalidation hook calls */
-	uint64_t dcache_calls, dcache_bytes;  /* D-cache clean to PoC */
+	uint64_t dcache_calls, dcache_bytes;  /* D-cache clean+invalidate to PoC */
 	uint64_t icache_calls, icache_bytes;  /* I-cache invalidate to PoU */
 	uint64_t pages_alloc, pages_freed;    /* table pages (root excluded) */
 	uint64_t pages_deferred;              /* of pages_freed: via free_deferred */

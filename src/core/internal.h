@@ -309,7 +309,7 @@ static inline void slat_cmo_do(struct slat_table *t, slat_pa_t pa,
 	if (kinds & SLAT_CMO_DCLEAN) {
 		st->dcache_calls++;
 		st->dcache_bytes += bytes;
-		t->mm->dcache_clean_poc(t->mm_ctx, pa, bytes);
+		t->mm->dcache_clean_inval_poc(t->mm_ctx, pa, bytes);
 	}
 	if (kinds & SLAT_CMO_IINVAL) {
 		st->icache_calls++;

@@ -35,7 +35,7 @@ static bool hooks_complete(const struct slat_mm_ops *mm)
 {
 	return mm && mm->zalloc_root && mm->free_root && mm->free_page &&
 	       mm->refcount && mm->virt_to_phys && mm->phys_to_virt &&
-	       mm->dcache_clean_poc && mm->icache_inval_pou && mm->tlbi_ipa &&
+	       mm->dcache_clean_inval_poc && mm->icache_inval_pou && mm->tlbi_ipa &&
 	       mm->tlbi_range && mm->tlbi_vmid;
 }
 

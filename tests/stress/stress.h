@@ -59,7 +59,7 @@ static inline void st_observer(void *arg, const struct slat_hosted_event *ev)
 {
 	(void)arg;
 	switch (ev->kind) {
-	case SLAT_EV_DCACHE_CLEAN: {
+	case SLAT_EV_DCACHE_CLEAN_INVAL: {
 		uint64_t ns = ev->size / 4096 * st_clean_ns_per_page;
 		st_mine.dcache_calls++;
 		st_mine.dcache_bytes += ev->size;

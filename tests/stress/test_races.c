@@ -70,7 +70,7 @@ static uint32_t *w_refcount(void *ctx, void *table)
 
 static void w_dcache(void *ctx, slat_pa_t pa, uint64_t size)
 {
-	base->dcache_clean_poc(ctx, pa, size);
+	base->dcache_clean_inval_poc(ctx, pa, size);
 	maybe_trigger(HOOK_DCACHE);
 }
 
@@ -98,7 +98,7 @@ static void setup(void)
 	base = slat_hosted_ops_rcu();
 	wrapped = *base;
 	wrapped.virt_to_phys = w_virt_to_phys;
-	wrapped.dcache_clean_poc = w_dcache;
+	wrapped.dcache_clean_inval_poc = w_dcache;
 	wrapped.refcount = w_refcount;
 	wrapped.refcount_array = NULL; /* every count through the hook */
 	ST_CHECK(slat_table_init(&S.t, &S.cfg, &wrapped, &S.h) == SLAT_OK,

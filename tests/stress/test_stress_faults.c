@@ -214,7 +214,7 @@ static uint64_t newly_mapped[NREG];
 static void observer(void *arg, const struct slat_hosted_event *ev)
 {
 	st_observer(arg, ev);
-	if (ev->kind == SLAT_EV_DCACHE_CLEAN) {
+	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL) {
 		int r = region_of(ev->addr - PA_OFF);
 		if (r < 0)
 			r = region_of(ev->addr - PA_OFF_B);
