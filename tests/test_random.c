@@ -1389,6 +1389,135 @@ static bool affected_writable(const struct check_leaf *l)
 	return l->attrs & SLAT_W;
 }
 
+struct edge {
+	uint64_t x;
+	int d;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *p = a, *q = b;
+	return p->x < q->x ? -1 : p->x > q->x;
+}
+
+/*
+ * The events of @kind cover each PA exactly as often as the @n output
+ * ranges of @want do (two IPAs may map the same PA: then twice).
+ */
+static void check_cache_coverage(enum slat_hosted_event_kind kind,
+				 const struct check_leaf *want, size_t n)
+{
+	size_t ne = 0, k = 0;
+	for (size_t i = 0; i < R.nev; i++)
+		ne += R.ev[i].ev.kind == kind;
+	struct edge *e = malloc((2 * (ne + n) + 1) * sizeof(*e));
+	if (!e)
+		abort();
+	for (size_t i = 0; i < R.nev; i++) {
+		if (R.ev[i].ev.kind != kind)
+			continue;
+		e[k++] = (struct edge){ R.ev[i].ev.addr, 1 };
+		e[k++] = (struct edge){ R.ev[i].ev.addr + R.ev[i].ev.size, -1 };
+	}
+	for (size_t i = 0; i < n; i++) {
+		e[k++] = (struct edge){ want[i].oa, -1 };
+		e[k++] = (struct edge){ want[i].oa + want[i].size, 1 };
+	}
+	qsort(e, k, sizeof(*e), edge_cmp);
+	long depth = 0;
+	bool same = true;
+	for (size_t i = 0; i < k; i++) {
+		depth += e[i].d;
+		if (depth && (i + 1 == k || e[i + 1].x != e[i].x))
+			same = false;
+	}
+	if (!same)
+		for (size_t i = 0; i < n && i < 10; i++)
+			fprintf(stderr, "  wanted PA %#" PRIx64 "..%#" PRIx64 "\n",
+				want[i].oa, want[i].oa + want[i].size);
+	ECHECK(same, "%s does not cover exactly the memory of the leaves "
+		     "removed", ev_name(kind));
+	free(e);
+}
+
+/* A by-IPA, range or VMID invalidation before event @k covers @ipa. */
+static bool tlbi_before(size_t k, uint64_t ipa)
+{
+	for (size_t i = 0; i < k; i++) {
+		const struct slat_hosted_event *ev = &R.ev[i].ev;
+		uint64_t size = ev->size;
+		if (ev->kind == SLAT_EV_TLBI_VMID)
+			return true;
+		if (ev->kind == SLAT_EV_TLBI_IPA)
+			size = ev->level == SLAT_LEVEL_ANY
+				? 1 : slat_level_size(&R.t, ev->level);
+		else if (ev->kind != SLAT_EV_TLBI_RANGE)
+			continue;
+		if (ev->kind == SLAT_EV_TLBI_IPA &&
+		    ev->scope != SLAT_TLBI_INNER_SHAREABLE)
+			continue;
+		if (ipa >= ev->addr && ipa - ev->addr < size)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Without FWB, unmap cleans and invalidates exactly the memory of the
+ * cacheable (Normal write-back) leaves it removed, each byte once, and
+ * each after an invalidation covering its IPA (under SLAT_FLUSH_NONE the
+ * caller invalidates later: no order).
+ */
+static void check_unmap_cmo(enum slat_tlbi_policy policy, uint64_t ipa,
+			    uint64_t de)
+{
+	size_t n = 0;
+	struct check_leaf *piece = calloc(R.pre.n + 1, sizeof(*piece));
+	if (!piece)
+		abort();
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!l->valid || !in_done(l, ipa, de) ||
+		    !R.fmt->dcache_on_install(&R.cfg, SLAT_MT(l->attrs)))
+			continue;
+		uint64_t s0 = l->base < ipa ? ipa : l->base;
+		uint64_t e0 = l->base + l->size > de ? de : l->base + l->size;
+		piece[n] = *l;
+		piece[n].base = s0;
+		piece[n].size = e0 - s0;
+		piece[n++].oa = l->oa + (s0 - l->base);
+	}
+	check_cache_coverage(SLAT_EV_DCACHE_CLEAN_INVAL, piece, n);
+	/* Each byte a clean covers belongs to a removed leaf already
+	 * invalidated (two leaves may map the same PA). */
+	struct ival *ok = malloc((n + 1) * sizeof(*ok));
+	if (!ok)
+		abort();
+	for (size_t k = 0; policy != SLAT_FLUSH_NONE && k < R.nev; k++) {
+		const struct slat_hosted_event *ev = &R.ev[k].ev;
+		size_t nok = 0;
+		bool overlap;
+		if (ev->kind != SLAT_EV_DCACHE_CLEAN_INVAL)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			uint64_t a = piece[j].oa > ev->addr ? piece[j].oa : ev->addr;
+			uint64_t b = piece[j].oa + piece[j].size;
+			if (b > ev->addr + ev->size)
+				b = ev->addr + ev->size;
+			if (a < b && tlbi_before(k, piece[j].base + (a - piece[j].oa)))
+				ok[nok++] = (struct ival){ a, b };
+		}
+		nok = ival_norm(ok, nok, &overlap);
+		ECHECK(nok == 1 && ok[0].s == ev->addr &&
+			       ok[0].e == ev->addr + ev->size,
+		       "D-cache clean of PA %#" PRIx64 "+%#" PRIx64
+		       " before the invalidation of what mapped it",
+		       ev->addr, ev->size);
+	}
+	free(ok);
+	free(piece);
+}
+
 static void op_unmap_wrprotect(bool wrprotect)
 {
 	uint64_t ipa, size;
@@ -1439,11 +1568,14 @@ static void op_unmap_wrprotect(bool wrprotect)
 	if (ret == SLAT_NOTHING_TO_DO)
 		CHECK(!changed, "SLAT_NOTHING_TO_DO but write permission was "
 				"removed");
-	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) +
-			       count_events(SLAT_EV_ICACHE_INVAL) ==
-		       0,
-	       "cache maintenance during %s",
+	ECHECK(count_events(SLAT_EV_ICACHE_INVAL) == 0,
+	       "I-cache invalidation during %s",
 	       wrprotect ? "wrprotect" : "unmap");
+	if (wrprotect)
+		ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) == 0,
+		       "D-cache maintenance during wrprotect");
+	else
+		check_unmap_cmo(policy, ipa, de);
 	check_policy(policy, changed, ipa, de, e,
 		     wrprotect ? affected_writable : affected_any, !wrprotect);
 	for (size_t i = 0; i < R.nev; i++)

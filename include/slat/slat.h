@@ -84,6 +84,8 @@ struct slat_stats {
 	uint64_t pages_alloc, pages_freed;    /* table pages (root excluded) */
 	uint64_t pages_deferred;              /* of pages_freed: via free_deferred */
 	uint64_t retries;                     /* lost races (SLAT_E_AGAIN) */
+	uint64_t cmo_skipped;                 /* cache maintenance calls left to
+						 the caller (SLAT_SKIP_CMO) */
 };
 
 struct slat_format;
@@ -108,11 +110,15 @@ struct slat_table {
 	/* Fast path of the refcount hook: the platform's array, if any. */
 	uint32_t *refcounts;
 	uintptr_t refcounts_first_page;
+	/* The memory-type field of a write-back leaf: cacheable memory. */
+	slat_pte_t normal_memattr;
 	/* Entries with (pte & table_mask) == table_match are tables (below the
 	 * last level): one test per level on the fault path's descent. */
 	slat_pte_t table_mask, table_match;
 	/* By log2 of a size: the level whose leaves map that much, or -1. */
 	int8_t leaf_level[64];
+	/* By level + 1 (levels -1..3): log2 of the bytes an entry maps. */
+	uint8_t level_shift[SLAT_LAST_LEVEL + 2];
 	/* Unique per slat_table_init(): keys the page caches' leaf memos. */
 	uint64_t id;
 };
@@ -151,6 +157,9 @@ const char *slat_table_name(const struct slat_table *t);
 /* Operation flags. */
 #define SLAT_SHARED         (1u << 0)  /* other walkers may run at the same time */
 #define SLAT_MAP_NO_REPLACE (1u << 1)  /* map: fail rather than replace */
+/* map, relax: no cache maintenance: the caller cleaned (and invalidated)
+ * the memory itself, as KVM's KVM_PGTABLE_WALK_SKIP_CMO. */
+#define SLAT_SKIP_CMO       (1u << 3)
 /* map: no leaf larger than 1 << shift bytes (shift 0: no cap). */
 #define SLAT_MAP_CAP(shift) (((uint32_t)(shift) & 0x3fu) << 8)
 #define SLAT_MAP_CAP_SHIFT(flags) (((flags) >> 8) & 0x3fu)
@@ -178,7 +187,9 @@ enum slat_tlbi_policy {
  *
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO (nothing needed writing), or
  * SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_ATTR, SLAT_E_INVAL, SLAT_E_EXISTS
- * (table unchanged), SLAT_E_NOMEM (table valid, *done tells how far),
+ * (with SLAT_MAP_NO_REPLACE: the table unchanged; under SLAT_SHARED,
+ * where another walker mapped part of the range meanwhile, *done tells how
+ * far this call got), SLAT_E_NOMEM (table valid, *done tells how far),
  * SLAT_E_AGAIN (shared mode only).
  */
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -188,12 +199,28 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 /*
  * Remove every translation in [ipa, ipa+size). Tables that become empty are
  * freed. A block only partly covered is split first (pages from @cache).
+ * Without FEAT_S2FWB (Arm stage 2), the memory of every Normal write-back
+ * leaf removed is cleaned and invalidated to the PoC once an invalidation
+ * covers the leaf (under SLAT_FLUSH_NONE right away: the caller then owns
+ * the order), in one call per contiguous PA run.
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
  * (with *done).
  */
 int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
 	       uint64_t *done);
+
+/*
+ * Clean and invalidate to the PoC the memory of every Normal write-back leaf
+ * in [ipa, ipa+size), the part inside the range, one call per contiguous PA
+ * run: for a guest that turns its caches on or off, or set/way maintenance
+ * (KVM's kvm_pgtable_stage2_flush). Nothing to do with FEAT_S2FWB or on
+ * formats without cache maintenance. @flags: SLAT_SHARED.
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO (no such leaf), SLAT_E_ALIGN,
+ * SLAT_E_RANGE or SLAT_E_INVAL.
+ */
+int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	       uint32_t flags);
 
 /* What lookup finds. */
 struct slat_leaf {

@@ -6,13 +6,10 @@
 #include "internal.h"
 
 struct dirty_data {
-	uint64_t *bitmap;
-	uint64_t ipa;           /* bit 0 of the bitmap */
+	struct core_op op;
+	uint64_t *bitmap;       /* bit 0: op.ipa */
 	bool clear;
-	enum slat_tlbi_policy policy;
-	struct slat_page_cache *cache;
 	uint64_t dirty_pages;
-	bool changed;
 };
 
 static void set_bits(uint64_t *bitmap, uint64_t first, uint64_t n)
@@ -35,27 +32,42 @@ static void report_dirty(const struct slat_walk_ctx *ctx, struct dirty_data *d,
 	if (hi > ctx->end)
 		hi = ctx->end;
 	unsigned g = ctx->t->geo.granule_shift;
-	set_bits(d->bitmap, (lo - d->ipa) >> g, (hi - lo) >> g);
+	set_bits(d->bitmap, (lo - d->op.ipa) >> g, (hi - lo) >> g);
 	d->dirty_pages += (hi - lo) >> g;
 }
 
-/* Clean one dirty leaf, retrying against concurrent faults and hardware. */
-static void clean_leaf(const struct slat_walk_ctx *ctx, struct dirty_data *d,
-		       slat_pte_t *ptep, slat_pte_t pte, uint64_t addr)
+/* Cleaning is the opposite of the CPU's dirty update. */
+static void clean_change(const struct slat_table *t, slat_pte_t *clear,
+			 slat_pte_t *set)
 {
+	*clear = t->fmt->dirty_bit_clear ? 0 : t->fmt->dirty_bit;
+	*set = t->fmt->dirty_bit_clear ? t->fmt->dirty_bit : 0;
+}
+
+/* Report a dirty leaf, and clean it, retrying against concurrent faults. */
+static int dirty_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		      slat_pte_t pte, uint64_t addr, void *arg)
+{
+	struct dirty_data *d = arg;
 	struct slat_table *t = ctx->t;
-	/* Always atomic: the hardware sets AF and dirty state meanwhile. */
-	while (!pte_cas(ptep, pte, t->fmt->leaf_cleaned(t, pte))) {
+	slat_pte_t clear, set, was;
+
+	if (!pte_valid(t, pte) || !t->fmt->leaf_dirty(t, pte))
+		return 0;
+	report_dirty(ctx, d, addr);
+	if (!d->clear)
+		return 0;
+	clean_change(t, &clear, &set);
+	while (!pte_try_set(t, walk_writers(ctx), ptep, pte, clear, set, &was)) {
 		ctx->stats->retries++;
 		pte = pte_read(ptep);
 		if (!pte_leaf(t, pte, ctx->level) || !t->fmt->leaf_dirty(t, pte))
-			return;
+			return 0;
 	}
-	ctx->stats->written[SLAT_WRITE_ATTR]++;
-	d->changed = true;
-	if (d->policy == SLAT_FLUSH_ENTRY)
-		slat_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
+	if (d->op.policy == SLAT_FLUSH_ENTRY)
+		core_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
 			      ctx->stats);
+	return 1;
 }
 
 static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
@@ -63,29 +75,18 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	(void)visit;
 	struct dirty_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
-	uint64_t size = level_size(t, ctx->level);
-	bool covered = walk_entry_covered(ctx);
+	uint32_t changed;
 
 	/* Cleaning a whole block would lose the state of pages outside. */
-	if (!covered && d->clear && pte_valid(t, ctx->old) &&
+	if (d->clear && pte_valid(t, ctx->old) && !walk_entry_covered(ctx) &&
 	    t->fmt->leaf_dirty(t, ctx->old)) {
-		return slat_split_block(ctx, d->cache);
+		int ret = core_split_block(ctx, d->op.cache);
+		return ret ? op_fail(&d->op, ctx->addr, ret) : 0;
 	}
-
-	uint32_t max = walk_covered_entries(ctx), n;
-	for (n = 0; n < (max ? max : 1); n++) {
-		slat_pte_t pte = pte_read(&ctx->ptep[n]);
-		if (pte_table(t, pte, ctx->level))
-			break;
-		if (!pte_valid(t, pte) || !t->fmt->leaf_dirty(t, pte))
-			continue;
-		uint64_t addr = ctx->addr + n * size;
-		report_dirty(ctx, d, addr);
-		if (d->clear)
-			clean_leaf(ctx, d, &ctx->ptep[n], pte, addr);
-	}
-	/* n == 0: the entry became a table meanwhile; descend. */
-	return n ? (int)n : 0;
+	int n = walk_leaf_run(ctx, dirty_step, d, &changed);
+	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
+	d->op.changed |= changed != 0;
+	return n;
 }
 
 int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -93,73 +94,51 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			enum slat_tlbi_policy policy, uint32_t flags,
 			struct slat_page_cache *cache)
 {
-	if (!t || !bitmap || (flags & ~SLAT_SHARED) ||
-	    !tlbi_policy_ok(policy))
+	if (!bitmap)
 		return SLAT_E_INVAL;
-	if (!(t->cfg.features & SLAT_FEAT_HWDIRTY))
-		return SLAT_E_CONFIG;
-	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	struct dirty_data d = { .bitmap = bitmap, .clear = clear };
+	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SHARED, policy,
+				cache, NULL);
 	if (ret)
 		return ret;
+	if (!(t->cfg.features & SLAT_FEAT_HWDIRTY))
+		return core_op_end(&d.op, SLAT_E_CONFIG, NULL);
 
 	uint64_t pages = size >> t->geo.granule_shift;
 	for (uint64_t i = 0; i < (pages + 63) / 64; i++)
 		bitmap[i] = 0;
-
-	bool shared = flags & SLAT_SHARED;
-	struct dirty_data d = {
-		.bitmap = bitmap, .ipa = ipa.ipa, .clear = clear,
-		.policy = policy, .cache = cache,
-	};
-	struct slat_walker w = {
-		.cb = dirty_visitor, .arg = &d,
-		.flags = SLAT_VISIT_LEAF | (shared ? SLAT_WALK_SHARED : 0),
-		.stop_level = SLAT_LAST_LEVEL,
-	};
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
-	ret = slat_walk(t, ipa.ipa, size, &w, st);
-	if (d.changed && policy == SLAT_FLUSH_RANGE)
-		slat_tlbi_range(t, ipa.ipa, size, st);
-	else if (d.changed && policy == SLAT_FLUSH_VMID)
-		slat_tlbi_vmid(t, st);
-	slat_stats_end(t, st, &local);
+	ret = core_op_walk(&d.op, dirty_visitor, &d, SLAT_VISIT_LEAF,
+			   SLAT_LAST_LEVEL);
+	ret = core_op_end(&d.op, ret, NULL);
 	return ret ? ret : (int64_t)d.dirty_pages;
 }
 
 int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		   struct slat_hw_result *res)
 {
-	if (!t || !res || access > SLAT_ACCESS_EXEC_EL0)
+	if (!table_live(t) || !res || access > SLAT_ACCESS_EXEC_EL0)
 		return SLAT_E_INVAL;
 	if (ipa.ipa >> t->geo.ia_bits)
 		return SLAT_E_RANGE;
 
-	slat_pte_t *table = t->root;
-	for (int level = t->geo.start_level;; level++) {
-		slat_pte_t *ptep = &table[table_index(t, ipa.ipa, level)];
-		slat_pte_t pte = __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+	for (;;) {
+		int level;
+		slat_pte_t *ptep = core_descend(t, ipa.ipa, SLAT_LAST_LEVEL, DESCEND_CPU,
+						&level, NULL);
+		slat_pte_t pte = pte_read(ptep), new;
 		res->level = level;
-		if (pte_table(t, pte, level)) {
-			/* EPT with A/D: the CPU marks the tables it walks. */
-			slat_pte_t a = t->fmt->table_young_bit;
-			if (a && hw_updates_ptes(t) && !(pte & a))
-				pte_cas(ptep, pte, pte | a);
-			table = table_va(t, pte);
-			continue;
-		}
 		/* A locked entry is invalid to the hardware. */
 		if (!pte_valid(t, pte)) {
 			res->fault = SLAT_FAULT_TRANSLATION;
 			return SLAT_OK;
 		}
-		slat_pte_t new;
 		res->fault = t->fmt->hw_update(t, pte, access, &new);
+		/* The CPU's own atomic update; changed under it: walk again. */
 		if (res->fault == SLAT_FAULT_NONE && new != pte &&
-		    !pte_cas(ptep, pte, new)) {
-			level--; /* changed under us: read it again */
+		    !__atomic_compare_exchange_n(ptep, &pte, new, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
 			continue;
-		}
 		uint64_t base = ipa.ipa & ~(level_size(t, level) - 1);
 		res->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));
 		res->attrs = t->fmt->leaf_attrs(t, new);

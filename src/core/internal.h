@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to libslat: the format interface and the helpers every operation
- * file shares. Freestanding.
+ * Private to libslat: the format interface and the primitives every
+ * operation is built from. Freestanding.
+ *
+ * One rule, one place:
+ *  - pte_try_set() is the only writer of a live entry;
+ *  - leaf_fits() is the only rule for whether a leaf may map an entry;
+ *  - core_descend() is the only descent that bypasses the walker;
+ *  - core_install_leaves(), core_break()/core_make(), core_clear_leaves()
+ *    and core_unlink_table() own the counters, the reference counts, the
+ *    HAS_BLOCKS note and the cache maintenance of what they write.
  */
 #ifndef SLAT_CORE_INTERNAL_H
 #define SLAT_CORE_INTERNAL_H
@@ -9,79 +17,125 @@
 #include <slat/slat.h>
 #include <slat/walk.h>
 
-/*
- * One descriptor format. Generic code never touches a descriptor bit except
- * through these functions and masks; the masks let hot loops run without an
- * indirect call per entry.
+/* Functions shared between the core's files, never exported. */
+#define SLAT_INTERNAL __attribute__((visibility("hidden")))
+#define SLAT_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/**
+ * struct slat_format - one descriptor format.
+ *
+ * Generic code touches descriptor bits only through these functions and
+ * masks. The masks let bulk loops run without an indirect call per entry:
+ * where a mask is given, the core applies it directly and never calls a
+ * function for the same purpose, so the two must agree (slat_table_init()
+ * checks that they do on sample descriptors).
+ *
+ * @name: the format's name, as slat_table_name() returns it.
+ * @id: its SLAT_FMT_* value.
+ * @geometry: check @cfg and derive the walk geometry; SLAT_E_CONFIG for a
+ *	configuration the architecture does not define.
+ * @check_attrs: SLAT_E_ATTR for attributes this format cannot express
+ *	exactly (the caller has refused bits outside SLAT_ATTR_INPUT).
+ * @make_leaf: the leaf (page or block) at @level mapping @pa with @attrs,
+ *	young and, with hardware dirty state, dirty if writable. @attrs were
+ *	accepted by @check_attrs. The result ORed with another aligned PA must
+ *	equal make_leaf() of that PA whenever @oa_mask is not 0 (the fault
+ *	path's memo relies on it).
+ * @make_table: a table descriptor pointing to the table page at @pa.
+ * @oa_mask: the output address of any descriptor is pte & mask; 0 when it
+ *	is not (e.g. Arm 52-bit PAs with 64K granules): @pte_pa is called.
+ * @pte_pa: the output address of a leaf or table descriptor.
+ * @pte_with_pa: the same descriptor with another output address.
+ * @leaf_attrs: a leaf's attributes as SLAT_* bits, with SLAT_YOUNG and
+ *	SLAT_DIRTY.
+ * @leaf_with_perms: the leaf with exactly the permissions @perms
+ *	(SLAT_R/W/X); everything else kept, and a leaf already writable stays
+ *	as clean or dirty as it is.
+ * @leaf_for_level: the same leaf re-encoded for @level (block <-> page). It
+ *	may only set or clear the type bits, whatever the rest holds: promote
+ *	derives those bits once per table from leaf_for_level(0) and (~0).
+ * @leaf_dirty: hardware dirty state says the leaf was written since it was
+ *	last cleaned.
+ * @hw_update: the CPU's walker on a valid leaf: whether @access may go
+ *	ahead, and in *@new what the CPU writes back (access flag, dirty state)
+ *	when it does.
+ * @present_mask: an entry is valid iff (pte & present_mask) != 0.
+ * @table_bit: below the last level, this bit...
+ * @table_bit_set: ...set (Arm) or clear (EPT) makes a valid entry a table.
+ * @wp_clear: write protection clears these bits of a leaf...
+ * @wp_set: ...and sets these (Arm stage 1: AP[2]).
+ * @young_bit: the access flag.
+ * @table_young_bit: set by the CPU in table entries it walks (EPT A with
+ *	A/D enabled), or 0.
+ * @dirty_bit: with hardware dirty state, the bit the CPU changes on a write
+ *	to a writable-clean leaf...
+ * @dirty_bit_clear: ...by clearing it (Arm stage 1 AP[2]) rather than
+ *	setting it. Cleaning a leaf is the opposite change.
+ * @memattr_mask: the memory-type field; a leaf whose field equals that of
+ *	make_leaf(SLAT_MT_NORMAL) is cacheable (write-back).
+ * @locked: an invalid, non-zero value that marks an entry a walker owns
+ *	during break-before-make; never a valid descriptor.
+ * @split_needs_bbm: block <-> table changes need break-before-make (Arm
+ *	without FEAT_BBM level 2); else the entry is swapped in place.
+ * @tlbi_by_address: TLB invalidation by address exists (Arm); else every
+ *	invalidation is a whole-VMID flush (EPT's single-context INVEPT).
+ * @fault_invalidates: a fault drops the cached translations it used (EPT
+ *	violations do), so relaxed permissions need no invalidation at all.
+ * @cache_maintenance: leaves may need D-cache and I-cache maintenance (Arm
+ *	stage 2); never for the others.
  */
 struct slat_format {
 	const char *name;
 	enum slat_format_id id;
 
-	/* Check @cfg and derive the walk geometry. */
 	int (*geometry)(const struct slat_config *cfg, struct slat_geometry *geo);
-	/* Refuse attributes this format cannot express (SLAT_E_ATTR). */
 	int (*check_attrs)(const struct slat_table *t, uint32_t attrs);
-
 	slat_pte_t (*make_leaf)(const struct slat_table *t, slat_pa_t pa,
 				uint32_t attrs, int level);
 	slat_pte_t (*make_table)(const struct slat_table *t, slat_pa_t pa);
-	/* The output address is pte & mask for this table (0: it is not). */
 	uint64_t (*oa_mask)(const struct slat_table *t);
-	/* Output address of a leaf or table descriptor. */
 	slat_pa_t (*pte_pa)(const struct slat_table *t, slat_pte_t pte);
-	/* The same descriptor with another output address. */
 	slat_pte_t (*pte_with_pa)(const struct slat_table *t, slat_pte_t pte,
 				  slat_pa_t pa);
-	/* Leaf attributes as SLAT_* bits (with SLAT_YOUNG). */
 	uint32_t (*leaf_attrs)(const struct slat_table *t, slat_pte_t pte);
-	/* A leaf with permissions @perms (SLAT_R/W/X), all else kept. */
 	slat_pte_t (*leaf_with_perms)(const struct slat_table *t,
 				      slat_pte_t pte, uint32_t perms);
-	/* The same leaf re-encoded for another level (block <-> page). */
 	slat_pte_t (*leaf_for_level)(const struct slat_table *t, slat_pte_t pte,
 				     int level);
-
-	/* Hardware dirty state: written since the last clean? */
 	bool (*leaf_dirty)(const struct slat_table *t, slat_pte_t pte);
-	/* The leaf made writable-clean. */
-	slat_pte_t (*leaf_cleaned)(const struct slat_table *t, slat_pte_t pte);
-	/* The CPU's walker on a leaf: may @access go ahead, and what does it
-	 * write back (access flag, dirty state)? */
 	enum slat_fault (*hw_update)(const struct slat_table *t, slat_pte_t pte,
 				     unsigned access, slat_pte_t *new);
 
-	slat_pte_t present_mask; /* valid iff (pte & present_mask) != 0 */
-	slat_pte_t table_bit;    /* below the last level, this bit ... */
-	bool table_bit_set;      /* ... set (Arm) or clear (EPT) means table */
-	slat_pte_t wp_clear;     /* wrprotect clears these bits ... */
-	slat_pte_t wp_set;       /* ... and sets these (Arm stage 1: AP[2]) */
-	slat_pte_t young_bit;    /* access flag */
-	slat_pte_t table_young_bit; /* set by the CPU in tables it walks, or 0 */
-	slat_pte_t dirty_bit;    /* with hardware dirty state: changes when written */
-	bool dirty_bit_clear;    /* ... by being cleared (Arm stage 1 AP[2]) */
-	slat_pte_t locked;       /* invalid marker held during shared BBM */
-	/* Block <-> table changes need break-before-make (Arm without BBM). */
+	slat_pte_t present_mask;
+	slat_pte_t table_bit;
+	bool table_bit_set;
+	slat_pte_t wp_clear;
+	slat_pte_t wp_set;
+	slat_pte_t young_bit;
+	slat_pte_t table_young_bit;
+	slat_pte_t dirty_bit;
+	bool dirty_bit_clear;
+	slat_pte_t memattr_mask;
+	slat_pte_t locked;
 	bool split_needs_bbm;
-	/* TLB invalidation by address exists (Arm); else a full flush (EPT). */
 	bool tlbi_by_address;
-	/* A fault drops the cached translations it used (EPT violations do):
-	 * relaxed permissions need no invalidation at all. */
 	bool fault_invalidates;
-	/* New leaves may need D-cache clean / I-cache invalidate (Arm). */
 	bool cache_maintenance;
 };
 
-extern const struct slat_format slat_format_arm_s2;
-extern const struct slat_format slat_format_ept;
-extern const struct slat_format slat_format_arm_s1;
+extern const struct slat_format core_format_arm_s2 SLAT_INTERNAL;
+extern const struct slat_format core_format_ept SLAT_INTERNAL;
+extern const struct slat_format core_format_arm_s1 SLAT_INTERNAL;
+
+/* Every flag an operation may take; each refuses those it does not use. */
+#define CORE_FLAGS_MAP (SLAT_SHARED | SLAT_MAP_NO_REPLACE | SLAT_SKIP_CMO | \
+			SLAT_MAP_CAP(0x3f))
 
 /* ---- Geometry ---- */
 
 static inline unsigned level_shift(const struct slat_table *t, int level)
 {
-	return (unsigned)t->geo.bits_per_level * (unsigned)(3 - level) +
-	       t->geo.granule_shift;
+	return t->level_shift[level + 1];
 }
 
 static inline uint64_t level_size(const struct slat_table *t, int level)
@@ -97,6 +151,39 @@ static inline bool leaf_allowed(const struct slat_table *t, int level)
 static inline bool is_root_level(const struct slat_table *t, int level)
 {
 	return level == t->geo.start_level;
+}
+
+static inline uint64_t granule_mask(const struct slat_table *t)
+{
+	return (1ull << t->geo.granule_shift) - 1;
+}
+
+/**
+ * leaf_fits() - the one rule for whether a leaf at @level may map the entry
+ * at @ipa (to @pa) of a map request with @remaining bytes left from @ipa.
+ *
+ * The level must allow leaves, the cap (log2 bytes, SLAT_MAP_CAP) must not
+ * forbid its size (it never forbids the last level's pages), both addresses
+ * must be aligned to its size, and the request must cover it whole: so a
+ * leaf never maps an IPA or a PA outside what was asked. leaf_fits_shift()
+ * is the same rule for a caller that knows the level's shift.
+ */
+static inline bool leaf_fits_shift(const struct slat_table *t, int level,
+				   unsigned shift, uint64_t ipa, uint64_t pa,
+				   uint64_t remaining, unsigned cap_shift)
+{
+	uint64_t size = 1ull << shift;
+	bool capped = level < SLAT_LAST_LEVEL && shift > cap_shift;
+	return leaf_allowed(t, level) && !capped &&
+	       ((ipa | pa) & (size - 1)) == 0 && remaining >= size;
+}
+
+static inline bool leaf_fits(const struct slat_table *t, int level,
+			     uint64_t ipa, uint64_t pa, uint64_t remaining,
+			     unsigned cap_shift)
+{
+	return leaf_fits_shift(t, level, level_shift(t, level), ipa, pa,
+			       remaining, cap_shift);
 }
 
 /* ---- Descriptors ---- */
@@ -116,7 +203,7 @@ static inline bool pte_table(const struct slat_table *t, slat_pte_t pte,
 /*
  * A table descriptor as make_table() writes them, in one test: implies
  * pte_table() below the last level (the converse may fail, e.g. an EPT
- * table without every permission), so a miss only costs the general path.
+ * table without every permission).
  */
 static inline bool pte_links_table(const struct slat_table *t, slat_pte_t pte)
 {
@@ -129,25 +216,36 @@ static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
 	return pte_valid(t, pte) && !pte_table(t, pte, level);
 }
 
-/* The leaf without write permission. */
-static inline slat_pte_t pte_wrprotected(const struct slat_table *t,
-					 slat_pte_t pte)
-{
-	return (pte & ~t->fmt->wp_clear) | t->fmt->wp_set;
-}
-
-/*
- * The hardware updates descriptors itself (AF, dirty state): even an
- * exclusive operation must read-modify-write them atomically.
- */
-static inline bool hw_updates_ptes(const struct slat_table *t)
-{
-	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
-}
-
 static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
 {
 	return pte == t->fmt->locked;
+}
+
+/* A valid leaf mapping write-back memory that the D-cache may hold (only
+ * meaningful where the format needs cache maintenance). */
+static inline bool pte_cacheable(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->memattr_mask) == t->normal_memattr;
+}
+
+static inline slat_pa_t pte_oa(const struct slat_table *t, slat_pte_t pte)
+{
+	return t->oa_mask ? slat_pa(pte & t->oa_mask) : t->fmt->pte_pa(t, pte);
+}
+
+static inline bool pa_run_linear(slat_pa_t first, uint64_t bytes)
+{
+	/* Within one 2^48 window every format's OA field is linear in PA. */
+	return ((first.pa ^ (first.pa + bytes - 1)) >> 48) == 0;
+}
+
+/* ---- The writer ---- */
+
+/* The hardware updates descriptors itself (AF, dirty state): even an
+ * exclusive operation must read-modify-write valid leaves atomically. */
+static inline bool hw_updates_ptes(const struct slat_table *t)
+{
+	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
 }
 
 static inline slat_pte_t pte_read(const slat_pte_t *ptep)
@@ -157,29 +255,107 @@ static inline slat_pte_t pte_read(const slat_pte_t *ptep)
 	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
 }
 
-static inline void pte_write(slat_pte_t *ptep, slat_pte_t v)
+/* An entry read only for its value (a leaf scan): the walker reads it
+ * again with pte_read() before following it to a table. */
+static inline slat_pte_t pte_peek(const slat_pte_t *ptep)
+{
+	return __atomic_load_n(ptep, __ATOMIC_RELAXED);
+}
+
+/*
+ * A store to an entry nobody else may change: the caller owns it (locked
+ * or invalid, so neither the CPU nor another walker writes it), or it is
+ * in a table page not yet published.
+ */
+static inline void pte_store(slat_pte_t *ptep, slat_pte_t v)
 {
 	__atomic_store_n(ptep, v, __ATOMIC_RELEASE);
 }
 
-static inline bool pte_cas(slat_pte_t *ptep, slat_pte_t old, slat_pte_t new)
+static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
+				   slat_pte_t set)
 {
-	return __atomic_compare_exchange_n(ptep, &old, new, false,
-					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	return (pte & ~clear) | set;
 }
 
-static inline bool pa_run_linear(slat_pa_t first, uint64_t bytes)
+/* Who else may write an entry while an operation runs. */
+enum pte_writers {
+	PTE_ALONE,     /* nobody: a plain store */
+	PTE_WITH_CPU,  /* the CPU, which sets AF and dirty state in valid
+			  leaves (SLAT_FEAT_HWDIRTY): a CAS loop */
+	PTE_SHARED,    /* other walkers (SLAT_SHARED): one CAS */
+};
+
+/* The writers of @t's entries for an operation, decided once per call. */
+static inline enum pte_writers pte_writers_of(const struct slat_table *t,
+					      bool shared)
 {
-	/* Within one 2^48 window every format's OA field is linear in PA. */
-	return ((first.pa ^ (first.pa + bytes - 1)) >> 48) == 0;
+	return shared ? PTE_SHARED : hw_updates_ptes(t) ? PTE_WITH_CPU : PTE_ALONE;
 }
 
-/* ---- Memory ---- */
+/**
+ * pte_try_set() - the one writer of a live entry: *@ptep becomes
+ * (value & ~@clear) | @set.
+ * @t: the table.
+ * @who: who else may write it (pte_writers_of()).
+ * @ptep: the entry.
+ * @old: the value the caller read and built its change from.
+ * @clear: bits the change clears (~0 to replace the entry whole)...
+ * @set: ...and bits it sets.
+ * @was: receives the value replaced.
+ *
+ * Shared walkers compare-and-swap once from @old. Beside the CPU, a valid
+ * entry is compared and swapped in a loop that applies the change again to
+ * the value it replaces, so that the CPU's access flag and dirty state
+ * updates made meanwhile are kept (or, for a change that clears them,
+ * consumed: *@was tells); an invalid one the CPU never writes. Otherwise
+ * there is no other writer: a plain store. Bulk loops pass @who and masks
+ * they hoisted into locals: the store may alias any 64-bit field in memory.
+ *
+ * Return: false only for a shared walker that lost the race; the entry is
+ * then unchanged by this call.
+ */
+static SLAT_ALWAYS_INLINE bool
+pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
+	    slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was)
+{
+	if (who == PTE_SHARED) {
+		*was = old;
+		return __atomic_compare_exchange_n(ptep, &old,
+						   pte_apply(old, clear, set),
+						   false, __ATOMIC_ACQ_REL,
+						   __ATOMIC_RELAXED);
+	}
+	if (who == PTE_WITH_CPU && pte_valid(t, old)) {
+		while (!__atomic_compare_exchange_n(ptep, &old,
+						    pte_apply(old, clear, set),
+						    false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED))
+			;
+	} else {
+		/* No other writer: the caller's exclusion orders it for the
+		 * next walker, the hooks' barriers for the CPU. */
+		__atomic_store_n(ptep, pte_apply(old, clear, set), __ATOMIC_RELAXED);
+	}
+	*was = old;
+	return true;
+}
+
+/* The change that takes a leaf from @old to @new, as pte_try_set() wants
+ * it: the bits neither touches (the CPU's, among them) keep their latest
+ * value. */
+static inline void pte_change(slat_pte_t old, slat_pte_t new,
+			      slat_pte_t *clear, slat_pte_t *set)
+{
+	*clear = old & ~new;
+	*set = new & ~old;
+}
+
+/* ---- Reference counts ---- */
 
 static inline void *table_va(const struct slat_table *t, slat_pte_t pte)
 {
-	slat_pa_t pa = t->oa_mask ? slat_pa(pte & t->oa_mask)
-				  : t->fmt->pte_pa(t, pte);
+	slat_pa_t pa = pte_oa(t, pte);
 	if (t->linear)
 		return (void *)(uintptr_t)((intptr_t)pa.pa + t->linear_offset);
 	return t->mm->phys_to_virt(t->mm_ctx, pa);
@@ -188,7 +364,7 @@ static inline void *table_va(const struct slat_table *t, slat_pte_t pte)
 static inline void *table_page_of(const struct slat_table *t,
 				  const slat_pte_t *ptep)
 {
-	return (void *)((uintptr_t)ptep & ~((uintptr_t)(1u << t->geo.granule_shift) - 1));
+	return (void *)((uintptr_t)ptep & ~(uintptr_t)granule_mask(t));
 }
 
 /* The count word of a non-root table page. */
@@ -200,7 +376,8 @@ static inline uint32_t *table_refcount(const struct slat_table *t, void *table)
 	return t->mm->refcount(t->mm_ctx, table);
 }
 
-uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table);
+uint32_t core_count_entries(const struct slat_table *t,
+			    const slat_pte_t *table) SLAT_INTERNAL;
 
 /* Shared walkers: a store only when the word is not unknown already, so
  * that the line stays shared between vCPUs faulting into one table. */
@@ -211,171 +388,212 @@ static inline void refcount_mark_unknown(uint32_t *rc)
 }
 
 /*
- * A leaf was (or is about to be) written at @ptep, @level: if that is a
- * block in a non-root table, the table's word says it may hold blocks.
- * Shared walkers mark the count unknown instead, which says so too.
+ * @n entries at @ptep, @level became non-zero (@delta > 0) or zero
+ * (@delta < 0), @block: leaves above the last level among them; called
+ * after they were written (a recount must see them). Keeps the
+ * count word of their (non-root) table: the count, and HAS_BLOCKS once a
+ * block was written. Shared walkers only add entries and mark the count
+ * unknown instead, which implies HAS_BLOCKS; an unknown count recounted
+ * here includes @delta.
  */
-static inline void slat_note_block(struct slat_table *t, const slat_pte_t *ptep,
-				   int level, bool shared)
+static SLAT_ALWAYS_INLINE void
+refcount_note(struct slat_table *t, const slat_pte_t *ptep, int level,
+	      int32_t delta, bool block, bool shared)
 {
-	if (level >= SLAT_LAST_LEVEL || is_root_level(t, level))
-		return;
-	uint32_t *rc = table_refcount(t, table_page_of(t, ptep));
-	if (shared)
-		refcount_mark_unknown(rc);
-	else
-		*rc |= SLAT_REFCOUNT_HAS_BLOCKS;
-}
-
-/* May the (non-root) table page @table hold a block? Exclusive use. */
-static inline bool slat_table_may_hold_blocks(const struct slat_table *t,
-					      void *table)
-{
-	return (*table_refcount(t, table) & SLAT_REFCOUNT_HAS_BLOCKS) != 0;
-}
-
-/* Every block of @table was split: exclusive use, its count known or not. */
-void slat_table_blocks_gone(struct slat_table *t, void *table);
-
-/*
- * Add @delta to the refcount of the (non-root) table holding @ptep, after
- * the entries changed: an unknown count recounted here includes @delta.
- */
-static inline void slat_refcount_add(struct slat_table *t,
-				     const slat_pte_t *ptep, int level,
-				     int32_t delta, bool shared)
-{
-	if (is_root_level(t, level) || delta == 0)
+	if (is_root_level(t, level) || (delta == 0 && !block))
 		return;
 	void *table = table_page_of(t, ptep);
 	uint32_t *rc = table_refcount(t, table);
 	if (shared) {
-		/* Shared walkers only add entries (SLAT_REFCOUNT_UNKNOWN). */
 		refcount_mark_unknown(rc);
-	} else if (*rc == SLAT_REFCOUNT_UNKNOWN) {
-		/* What a shared walker added may include blocks. */
-		*rc = slat_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
-	} else {
-		*rc += (uint32_t)delta;
+		return;
 	}
+	if (*rc == SLAT_REFCOUNT_UNKNOWN)
+		*rc = core_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
+	else
+		*rc += (uint32_t)delta;
+	if (block)
+		*rc |= SLAT_REFCOUNT_HAS_BLOCKS;
 }
-uint32_t slat_refcount_get(const struct slat_table *t, void *table);
+
+/* The number of non-zero entries of the (non-root) table page @table.
+ * Exclusive use. */
+uint32_t core_refcount_get(const struct slat_table *t, void *table) SLAT_INTERNAL;
+/* May @table hold a block? Exclusive use. */
+bool core_table_may_hold_blocks(const struct slat_table *t,
+				void *table) SLAT_INTERNAL;
+/* Every block of @table was split. Exclusive use. */
+void core_table_blocks_gone(struct slat_table *t, void *table) SLAT_INTERNAL;
+
+/* ---- Table pages ---- */
 
 /* Pop a zeroed page; NULL when the cache is empty. */
-void *slat_cache_pop(struct slat_table *t, struct slat_page_cache *cache,
-		struct slat_stats *st);
-/* Give back a page popped but never published (a lost race). */
-void slat_cache_unpop(struct slat_page_cache *cache, void *page,
-		 struct slat_stats *st);
-
+void *core_cache_pop(struct slat_page_cache *cache,
+		     struct slat_stats *st) SLAT_INTERNAL;
+/* Give back a page popped but never published (a lost race), zeroed. */
+void core_cache_unpop(struct slat_page_cache *cache, void *page,
+		      struct slat_stats *st) SLAT_INTERNAL;
 /* Free a subtree now (no walker can see it any more). */
-void slat_free_subtree(struct slat_table *t, void *table, int level,
-		  struct slat_stats *st);
-/* Free an unlinked subtree: through the deferred-free hook when the
- * platform has one (walkers may still read it), else at once. */
-void slat_release_unlinked(struct slat_table *t, void *table, int level,
-		   bool shared, struct slat_stats *st);
+void core_free_subtree(struct slat_table *t, void *table, int level,
+		       struct slat_stats *st) SLAT_INTERNAL;
+/*
+ * A subtree unlinked and covered by a completed invalidation: with @cmo,
+ * its cacheable leaves join that run of memory to clean (the caller emits
+ * the last run), then it is freed, through the deferred-free hook when the
+ * platform has one (walkers may still read it).
+ */
+struct cmo_run;
+void core_release_unlinked(struct slat_table *t, void *table, int level,
+			   struct cmo_run *cmo, struct slat_stats *st) SLAT_INTERNAL;
 
 /* ---- Hooks, counted ---- */
 
-void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
-		 enum slat_tlbi_scope scope, struct slat_stats *st);
-void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
-		   struct slat_stats *st);
-void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st);
-/* Cache maintenance a new leaf may need before it is visible (seed 000). */
-enum slat_cmo_kind {
-	SLAT_CMO_DCLEAN = 1u << 0, /* clean the D-cache to the PoC */
-	SLAT_CMO_IINVAL = 1u << 1, /* invalidate the I-cache to the PoU */
+void core_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
+		   enum slat_tlbi_scope scope, struct slat_stats *st) SLAT_INTERNAL;
+void core_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
+		     struct slat_stats *st) SLAT_INTERNAL;
+void core_tlbi_vmid(struct slat_table *t, struct slat_stats *st) SLAT_INTERNAL;
+
+/* Cache maintenance a new leaf needs before it is visible (seed 000). */
+enum core_cmo {
+	CORE_CMO_DCACHE = 1u << 0, /* clean and invalidate the D-cache to the PoC */
+	CORE_CMO_ICACHE = 1u << 1, /* invalidate the I-cache to the PoU */
 };
 
-/* The SLAT_CMO_* a new leaf with @attrs needs (0: none). */
-static inline unsigned slat_cmo_kinds(const struct slat_table *t,
-				      uint32_t attrs)
+/* The CORE_CMO_* a new leaf with @attrs needs, before SLAT_SKIP_CMO. */
+static inline unsigned cmo_for_attrs(const struct slat_table *t, uint32_t attrs)
 {
 	if (!t->fmt->cache_maintenance)
 		return 0;
 	unsigned k = 0;
 	if (SLAT_MT(attrs) == SLAT_MT_NORMAL && !(t->cfg.features & SLAT_FEAT_FWB))
-		k |= SLAT_CMO_DCLEAN;
+		k |= CORE_CMO_DCACHE;
 	if ((attrs & SLAT_X) && !(t->cfg.features & SLAT_FEAT_DIC))
-		k |= SLAT_CMO_IINVAL;
+		k |= CORE_CMO_ICACHE;
 	return k;
 }
-static inline void slat_cmo_do(struct slat_table *t, slat_pa_t pa,
-			       uint64_t bytes, unsigned kinds,
-			       struct slat_stats *st)
+
+/* Cacheable guest memory needs D-cache maintenance: Arm stage 2 without
+ * FEAT_S2FWB. Then an unmapped cacheable leaf is cleaned and invalidated too. */
+static inline bool cmo_needed(const struct slat_table *t)
 {
-	if (kinds & SLAT_CMO_DCLEAN) {
+	return t->fmt->cache_maintenance && !(t->cfg.features & SLAT_FEAT_FWB);
+}
+
+static inline void cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+			  unsigned kinds, struct slat_stats *st)
+{
+	if (kinds & CORE_CMO_DCACHE) {
 		st->dcache_calls++;
 		st->dcache_bytes += bytes;
 		t->mm->dcache_clean_inval_poc(t->mm_ctx, pa, bytes);
 	}
-	if (kinds & SLAT_CMO_IINVAL) {
+	if (kinds & CORE_CMO_ICACHE) {
 		st->icache_calls++;
 		st->icache_bytes += bytes;
 		t->mm->icache_inval_pou(t->mm_ctx, pa, bytes);
 	}
 }
-static inline void slat_cmo_new_leaf(struct slat_table *t, slat_pa_t pa,
-				     uint64_t bytes, uint32_t attrs,
-				     struct slat_stats *st)
+
+/*
+ * Contiguous PA runs of leaves to clean and invalidate: one call per run.
+ * A run is emitted when the next leaf does not continue it, or at the end.
+ */
+struct cmo_run {
+	uint64_t pa, bytes;
+};
+
+static inline void cmo_run_emit(struct slat_table *t, struct cmo_run r,
+				struct slat_stats *st)
 {
-	unsigned kinds = slat_cmo_kinds(t, attrs);
-	if (kinds)
-		slat_cmo_do(t, pa, bytes, kinds, st);
+	if (r.bytes)
+		cmo_do(t, slat_pa(r.pa), r.bytes, CORE_CMO_DCACHE, st);
 }
 
-void slat_stats_clear(struct slat_stats *s);
+/* [pa, pa+bytes) continues the run @r: it grows (true). Else the caller
+ * emits @r and starts the next run with it. */
+static inline bool cmo_run_extend(struct cmo_run *r, uint64_t pa,
+				  uint64_t bytes)
+{
+	if (!r->bytes || r->pa + r->bytes != pa)
+		return false;
+	r->bytes += bytes;
+	return true;
+}
+
+/* Add [pa, pa+bytes) to @r, cleaning the run it does not continue. */
+static inline void cmo_run_add(struct slat_table *t, struct cmo_run *r,
+			       uint64_t pa, uint64_t bytes, struct slat_stats *st)
+{
+	if (cmo_run_extend(r, pa, bytes))
+		return;
+	cmo_run_emit(t, *r, st);
+	r->pa = pa;
+	r->bytes = bytes;
+}
+
+/* Clean and invalidate every cacheable leaf of a subtree (no walker can
+ * reach its memory through it any more). */
+void core_cmo_subtree(struct slat_table *t, const slat_pte_t *table, int level,
+		      struct cmo_run *run, struct slat_stats *st) SLAT_INTERNAL;
+
+/* ---- Counters ---- */
+
+void core_stats_clear(struct slat_stats *s) SLAT_INTERNAL;
+/* Add @st to the table's counters atomically (shared calls beside each
+ * other). */
+void core_stats_commit(struct slat_table *t,
+		       const struct slat_stats *st) SLAT_INTERNAL;
 
 /*
  * Where an operation counts: straight into the table when it holds it
  * exclusively; in shared mode into the caller's own counters (the page
- * cache's), else into @local, added atomically by slat_stats_end().
+ * cache's), else into @local, added atomically by stats_end().
  */
 static inline struct slat_stats *
-slat_stats_begin(struct slat_table *t, struct slat_stats *local, bool shared,
-		 const struct slat_page_cache *cache)
+stats_begin(struct slat_table *t, struct slat_stats *local, bool shared,
+	    const struct slat_page_cache *cache)
 {
 	if (!shared)
 		return &t->stats;
 	if (cache && cache->stats)
 		return cache->stats;
-	slat_stats_clear(local);
+	core_stats_clear(local);
 	return local;
 }
 
-/* Add @st to the table's counters atomically (shared calls beside each
- * other). */
-void slat_stats_commit(struct slat_table *t, const struct slat_stats *st);
-
-static inline void slat_stats_end(struct slat_table *t, struct slat_stats *st,
-				  struct slat_stats *local)
+static inline void stats_end(struct slat_table *t, struct slat_stats *st,
+			     struct slat_stats *local)
 {
 	if (st == local)
-		slat_stats_commit(t, st);
+		core_stats_commit(t, st);
 }
 
 /* Deferred frees count from another thread at any time: the two counters
  * they share with the operations are always added atomically. */
-static inline void slat_stats_count_freed(struct slat_stats *st, uint64_t n,
-					  bool deferred)
+static inline void stats_count_freed(struct slat_stats *st, uint64_t n,
+				     bool deferred)
 {
 	__atomic_fetch_add(&st->pages_freed, n, __ATOMIC_RELAXED);
 	if (deferred)
 		__atomic_fetch_add(&st->pages_deferred, n, __ATOMIC_RELAXED);
 }
 
-/* ---- Input checks shared by the operations ---- */
+/* ---- Input checks ---- */
+
+/* A table set up by slat_table_init() and not destroyed. */
+static inline bool table_live(const struct slat_table *t)
+{
+	return t && t->root;
+}
 
 /* SLAT_E_ALIGN / SLAT_E_RANGE for an IPA range, SLAT_OK otherwise. */
-static inline int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa,
-				       uint64_t size)
+static inline int check_ipa_range(const struct slat_table *t, uint64_t ipa,
+				  uint64_t size)
 {
-	uint64_t gmask = (1ull << t->geo.granule_shift) - 1;
 	if (size == 0 || ipa + size < ipa)
 		return SLAT_E_RANGE;
-	if ((ipa | size) & gmask)
+	if ((ipa | size) & granule_mask(t))
 		return SLAT_E_ALIGN;
 	uint64_t limit = 1ull << t->geo.ia_bits;
 	if (ipa >= limit || size > limit - ipa)
@@ -383,58 +601,122 @@ static inline int slat_check_ipa_range(const struct slat_table *t, uint64_t ipa,
 	return SLAT_OK;
 }
 
-/* ---- Entry updates shared by the operations (update.c) ---- */
-
-/*
- * Break-before-make, in two steps. slat_break_entry() makes the entry invalid (or
- * locked, when shared) and invalidates the old translation: by IPA for a leaf,
- * over its span for a table. SLAT_E_AGAIN: a shared walker lost the race and
- * did nothing. slat_make_entry() then publishes the new descriptor.
- */
-int slat_break_entry(const struct slat_walk_ctx *ctx, bool old_is_table,
-		     slat_pte_t *was);
-slat_pte_t slat_lock_entry(const struct slat_walk_ctx *ctx);
-void slat_make_entry(const struct slat_walk_ctx *ctx, slat_pte_t new);
-
-void slat_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
-		     int level, struct slat_stats *st);
-
-/*
- * Turn the block at ctx->ptep into a table of next-level leaves with the
- * same translation (one page from @cache). The walker then descends into it.
- */
-int slat_split_block(const struct slat_walk_ctx *ctx,
-		struct slat_page_cache *cache);
+static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
+{
+	return (unsigned)p <= SLAT_FLUSH_NONE;
+}
 
 /* ---- Batched invalidation (batch.c) ---- */
 
-#define SLAT_BATCH_MAX 64
+#define CORE_BATCH_MAX 64
+#define CORE_BATCH_CMO_MAX 64
 
-struct slat_batch {
+/*
+ * Work that may only happen after an invalidation covers it: freeing an
+ * unlinked table, publishing a block that break-before-make held back,
+ * cleaning an unmapped leaf's memory.
+ */
+struct core_batch {
 	enum slat_tlbi_policy policy;
 	uint64_t flushed_to;   /* invalidated below this IPA */
 	bool changed;          /* translations changed since flushed_to */
-	uint32_t nr;
+	bool cmo;              /* unlinked tables' cacheable leaves are cleaned */
+	uint32_t nr, nr_cmo;
 	struct {
 		void *table;       /* unlinked subtree to free, or NULL */
 		int level;         /* its level */
 		slat_pte_t *ptep;  /* entry to publish after the flush, or NULL */
-		slat_pte_t make;   /* ... with this value */
-	} e[SLAT_BATCH_MAX];
+		slat_pte_t make;   /* ... with this value, the AF and dirty
+				      state of @table's leaves merged in;
+				      0: the entry already holds the block,
+				      which gets their state merged in */
+	} e[CORE_BATCH_MAX];
+	struct cmo_run run[CORE_BATCH_CMO_MAX];
 };
 
-void slat_batch_init(struct slat_batch *b, enum slat_tlbi_policy policy,
-		     uint64_t from);
+void core_batch_init(struct core_batch *b, enum slat_tlbi_policy policy,
+		     uint64_t from, bool cmo) SLAT_INTERNAL;
 /* Queue work for after the next invalidation; @at is where the walk is
  * (everything changed so far lies below it). */
-void slat_batch_add(struct slat_table *t, struct slat_batch *b, uint64_t at,
+void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 		    void *table, int level, slat_pte_t *ptep, slat_pte_t make,
-		    struct slat_stats *st);
+		    struct slat_stats *st) SLAT_INTERNAL;
+/* Queue a D-cache clean+invalidate of an unmapped run for after it. */
+void core_batch_add_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
+			struct cmo_run r, struct slat_stats *st) SLAT_INTERNAL;
+/*
+ * Finish a promotion once an invalidation covers the unlinked @table (of
+ * @level) that @ptep pointed to: publish @make, the AF and dirty state of
+ * the table's leaves merged in; or, with @make 0, merge them into the
+ * block @ptep already holds.
+ */
+void core_promote_publish(struct slat_table *t, slat_pte_t *ptep,
+			  const slat_pte_t *table, int level, slat_pte_t make,
+			  struct slat_stats *st) SLAT_INTERNAL;
 /* Invalidate per policy what changed below @upto, then do the queued work. */
-void slat_batch_flush(struct slat_table *t, struct slat_batch *b,
-		      uint64_t upto, struct slat_stats *st);
+void core_batch_flush(struct slat_table *t, struct core_batch *b,
+		      uint64_t upto, struct slat_stats *st) SLAT_INTERNAL;
+
+/* ---- The frame of a range operation (op.c) ---- */
+
+/*
+ * What every public range operation shares: the checked arguments, where it
+ * counts, where it stopped, and whether it restricted translations (then it
+ * invalidates per @policy at the end, unless it batched).
+ */
+struct core_op {
+	struct slat_table *t;
+	uint64_t ipa, end;
+	uint32_t flags;
+	enum slat_tlbi_policy policy;
+	struct slat_page_cache *cache;
+	struct slat_stats *st;
+	struct slat_stats local;
+	uint64_t fail_addr;    /* the first IPA not done, when the walk fails */
+	bool changed;          /* restricted translations: invalidate after */
+};
+
+/*
+ * Check the arguments (a live table, flags within @allowed, a policy, the
+ * range) and set up @op; *@done (may be NULL) is zeroed. SLAT_OK or the
+ * error, with nothing done.
+ */
+int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
+		  uint64_t size, uint32_t flags, uint32_t allowed,
+		  enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+		  uint64_t *done) SLAT_INTERNAL;
+/* Walk the operation's range with @cb (SLAT_VISIT_* in @visits). */
+int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
+		 uint32_t visits, int stop_level) SLAT_INTERNAL;
+/* Invalidate what it restricted per policy, report *@done, commit the
+ * counters; returns @ret. */
+int core_op_end(struct core_op *op, int ret, uint64_t *done) SLAT_INTERNAL;
+
+/* The visitor failed with @ret at @addr (clamped to the range's start). */
+static inline int op_fail(struct core_op *op, uint64_t addr, int ret)
+{
+	uint64_t ipa = op->ipa > addr ? op->ipa : addr;
+	if (ipa < op->fail_addr)
+		op->fail_addr = ipa;
+	return ret;
+}
+
+static inline bool op_shared(const struct core_op *op)
+{
+	return (op->flags & SLAT_SHARED) != 0;
+}
 
 /* ---- Where a visited entry stands against the walked range ---- */
+
+static inline bool walk_shared(const struct slat_walk_ctx *ctx)
+{
+	return (ctx->flags & SLAT_WALK_SHARED) != 0;
+}
+
+static inline enum pte_writers walk_writers(const struct slat_walk_ctx *ctx)
+{
+	return pte_writers_of(ctx->t, walk_shared(ctx));
+}
 
 /* The first IPA of the range inside ctx's entry. */
 static inline uint64_t walk_first_addr(const struct slat_walk_ctx *ctx)
@@ -449,30 +731,305 @@ static inline bool walk_entry_covered(const struct slat_walk_ctx *ctx)
 	       ctx->end - ctx->addr >= level_size(ctx->t, ctx->level);
 }
 
-/* Entries from ctx->ptep that end inside the range, within this table. */
-static inline uint32_t walk_covered_entries(const struct slat_walk_ctx *ctx)
+/*
+ * The run a visitor may deal with at once: the entries from ctx->ptep, in
+ * this table, that the range reaches, at least the entry itself (which the
+ * range may cover only in part).
+ */
+static inline uint32_t walk_run(const struct slat_walk_ctx *ctx)
 {
 	uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);
-	return fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+	uint32_t n = fit < ctx->nr_left ? (uint32_t)fit : ctx->nr_left;
+	return n ? n : 1;
 }
 
-/* The entry translating @ipa in the table at @level. */
-static inline uint32_t table_index(const struct slat_table *t, uint64_t ipa,
-				   int level)
+/*
+ * A per-entry step of walk_leaf_run(): entry @ptep (read as @pte, a leaf or
+ * invalid) maps [addr, addr + level size). Returns 1 when it changed the
+ * entry, 0 when not, or a negative status that ends the run.
+ */
+typedef int (*leaf_step_fn)(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+			    slat_pte_t pte, uint64_t addr, void *arg);
+
+/* walk_leaf_run()'s loop; @tables is a constant at each call, so that the
+ * last level's copy tests no entry for a table. */
+static SLAT_ALWAYS_INLINE int
+leaf_run_loop(const struct slat_walk_ctx *c, bool tables, leaf_step_fn step,
+	      void *arg, uint32_t *changed)
 {
-	uint32_t mask = level == t->geo.start_level ? t->geo.root_entries - 1
-						    : t->geo.entries - 1;
-	return (uint32_t)(ipa >> level_shift(t, level)) & mask;
+	uint32_t n, max = walk_run(c), done = 0;
+	uint64_t size = level_size(c->t, c->level);
+
+	for (n = 0; n < max; n++) {
+		slat_pte_t pte = pte_peek(&c->ptep[n]);
+		if (tables && pte_table(c->t, pte, c->level))
+			break;
+		int ret = step(c, &c->ptep[n], pte, c->addr + n * size, arg);
+		if (ret < 0) {
+			*changed = done;
+			return ret;
+		}
+		done += (uint32_t)ret;
+	}
+	*changed = done;
+	return (int)n;
 }
 
-static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
+/**
+ * walk_leaf_run() - the run iteration leaf visitors share: @step on each
+ * entry of walk_run() up to the first table.
+ * @ctx: the visited entry.
+ * @step: what to do with each leaf or invalid entry; inlined.
+ * @arg: passed to @step.
+ * @changed: receives how many entries @step changed.
+ *
+ * Return: what the visitor returns: the entries dealt with (0 when the
+ * first is a table: the walker then descends into it), or @step's negative
+ * status.
+ */
+static SLAT_ALWAYS_INLINE int
+walk_leaf_run(const struct slat_walk_ctx *ctx, leaf_step_fn step, void *arg,
+	      uint32_t *changed)
 {
-	return (unsigned)p <= SLAT_FLUSH_NONE;
+	/* A local copy: stores to entries may alias the caller's context,
+	 * which the loop would otherwise read again at every entry. */
+	const struct slat_walk_ctx c = *ctx;
+	if (c.level == SLAT_LAST_LEVEL)
+		return leaf_run_loop(&c, false, step, arg, changed);
+	return leaf_run_loop(&c, true, step, arg, changed);
 }
 
-static inline bool walk_shared(const struct slat_walk_ctx *ctx)
+/* ---- The descent (walk.c) ---- */
+
+/* How core_descend() walks (constants at each call). */
+#define DESCEND_CPU  (1u << 0) /* as the CPU: set table access flags (EPT A/D) */
+#define DESCEND_FAST (1u << 1) /* stop at any table entry not written as
+				  make_table() writes them: the caller falls
+				  back to the walker then */
+
+/* core_descend()'s loop; @linear is a constant at each call (two copies):
+ * table addresses are then pte & oa_mask in one linear map. */
+static SLAT_ALWAYS_INLINE slat_pte_t *
+descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
+	     unsigned how, bool linear, int *level, struct slat_stats *st)
 {
-	return (ctx->flags & SLAT_WALK_SHARED) != 0;
+	const int start = t->geo.start_level;
+	const int depth = stop_level - start;
+	unsigned shift = level_shift(t, start);
+	/* The root's index needs no mask: @ipa is inside ia_bits. */
+	slat_pte_t *ptep = &((slat_pte_t *)t->root)[ipa >> shift];
+	int n;
+
+	for (n = 0; n < depth; n++) {
+		slat_pte_t pte = pte_read(ptep);
+		/* The fast test first; the full one for tables libslat did not
+		 * write this way, unless a miss only costs the general path. */
+		if ((pte & t->table_mask) != t->table_match &&
+		    ((how & DESCEND_FAST) || !pte_table(t, pte, start + n)))
+			break;
+		/* The CPU sets it with an atomic update of the entry it read;
+		 * if the entry changed meanwhile, it is not set. */
+		if ((how & DESCEND_CPU) && t->fmt->table_young_bit &&
+		    hw_updates_ptes(t) && !(pte & t->fmt->table_young_bit))
+			__atomic_compare_exchange_n(ptep, &(slat_pte_t){ pte },
+						    pte | t->fmt->table_young_bit,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		slat_pte_t *table = linear
+			? (slat_pte_t *)((intptr_t)(pte & t->oa_mask) + t->linear_offset)
+			: table_va(t, pte);
+		shift -= t->geo.bits_per_level;
+		ptep = &table[(ipa >> shift) & (t->geo.entries - 1)];
+	}
+	if (st)
+		st->visited += (uint64_t)n + 1;
+	*level = start + n;
+	return ptep;
 }
+
+/**
+ * core_descend() - the entry translating @ipa at @stop_level, or at the
+ * first level above it whose entry is not a table.
+ * @t: the table.
+ * @ipa: inside ia_bits.
+ * @stop_level: the deepest level to reach (SLAT_LAST_LEVEL: to the leaf).
+ * @how: DESCEND_CPU, DESCEND_FAST or 0.
+ * @level: receives the level of the entry returned.
+ * @st: counts the entries read (may be NULL).
+ *
+ * The one descent that bypasses the walker: lookup, mkyoung, the CPU's
+ * walk and the fault path use it. Return: the entry; its value is what
+ * the caller reads next.
+ */
+static SLAT_ALWAYS_INLINE slat_pte_t *
+core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
+	     unsigned how, int *level, struct slat_stats *st)
+{
+	if (t->linear && t->oa_mask)
+		return descend_loop(t, ipa, stop_level, how, true, level, st);
+	return descend_loop(t, ipa, stop_level, how, false, level, st);
+}
+
+/* ---- Entry primitives (entry.c and below) ---- */
+
+/**
+ * core_install_leaves() - install @n leaves into empty entries from @ptep.
+ * @t: the table.
+ * @ptep: the first entry; all @n are empty (0).
+ * @n: how many; 1 for a shared walker, which claims entries one at a time.
+ * @level: their level.
+ * @leaf: the first leaf; the next ones map the next PAs.
+ * @pa: its output address.
+ * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
+ * @shared: other walkers may run.
+ * @st: the operation's counters.
+ *
+ * The memory is cleaned (and the I-cache invalidated) before any leaf is
+ * visible: a shared walker claims the entry with the locked marker first,
+ * so another vCPU never uses the leaf before its memory is clean (seed 000);
+ * with nothing to clean, its one CAS installs the leaf. Keeps the count
+ * word and the counters.
+ *
+ * Return: SLAT_OK, or SLAT_E_AGAIN when a shared walker lost the entry.
+ */
+static SLAT_ALWAYS_INLINE int
+core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
+		    int level, slat_pte_t leaf, slat_pa_t pa, unsigned cmo,
+		    bool shared, struct slat_stats *st)
+{
+	uint64_t size = level_size(t, level);
+	slat_pte_t was;
+
+	if (shared) {
+		slat_pte_t claim = cmo ? t->fmt->locked : leaf;
+		if (!pte_try_set(t, PTE_SHARED, ptep, 0, ~0ull, claim, &was)) {
+			st->retries++;
+			return SLAT_E_AGAIN;
+		}
+		if (cmo) {
+			cmo_do(t, pa, size, cmo, st);
+			pte_store(ptep, leaf);
+		}
+	} else {
+		if (cmo)
+			cmo_do(t, pa, n * size, cmo, st);
+		if (n == 1 || pa_run_linear(pa, n * size)) {
+			for (uint32_t i = 0; i < n; i++, leaf += size)
+				pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
+		} else {
+			for (uint32_t i = 0; i < n; i++)
+				pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,
+					    t->fmt->pte_with_pa(t, leaf,
+						slat_pa(pa.pa + i * size)), &was);
+		}
+	}
+	st->written[SLAT_WRITE_LEAF] += n;
+	refcount_note(t, ptep, level, (int32_t)n, level < SLAT_LAST_LEVEL, shared);
+	return SLAT_OK;
+}
+
+/*
+ * Break-before-make, in two steps. core_break() makes ctx's entry invalid
+ * (locked, for a shared walker) and invalidates the old translation: by IPA
+ * for a leaf, over its span for a table (the walk caches below it too);
+ * *@was gets the value it replaced, with the CPU's latest AF and dirty
+ * state. With a batch @b (exclusive), the invalidation is left to its next
+ * flush. SLAT_E_AGAIN: a shared walker lost the race and changed nothing.
+ * core_make() then publishes the new descriptor into the entry it owns.
+ */
+int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
+	       struct core_batch *b) SLAT_INTERNAL;
+void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new) SLAT_INTERNAL;
+/*
+ * Take ctx's entry out of the CPU's reach without an invalidation (the
+ * table replacing it translates the same: formats without break-before-
+ * make), returning its latest value.
+ */
+slat_pte_t core_lock(const struct slat_walk_ctx *ctx) SLAT_INTERNAL;
+
+/*
+ * Take the block at ctx's entry, to be replaced by a table that translates
+ * the same: break-before-make where the format needs it, else out of the
+ * CPU's reach when the CPU may update it meanwhile. *@block gets its latest
+ * value, which the table must be built from.
+ */
+int core_take_block(const struct slat_walk_ctx *ctx,
+		    slat_pte_t *block) SLAT_INTERNAL;
+
+/* Replace ctx's valid entry by @new in place (exclusive, no break-before-
+ * make: the same translation); returns the value replaced. */
+slat_pte_t core_swap(const struct slat_walk_ctx *ctx,
+		     slat_pte_t new) SLAT_INTERNAL;
+
+/*
+ * Change leaf @ptep from @old by (clear, set), as pte_try_set(), counting
+ * the write. *@was (may be NULL) gets the value replaced. SLAT_E_AGAIN: a
+ * shared walker lost the race.
+ */
+int core_update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		     slat_pte_t old, slat_pte_t clear, slat_pte_t set,
+		     slat_pte_t *was) SLAT_INTERNAL;
+
+/*
+ * Clear the leaves of ctx's run up to the first table or @end (exclusive):
+ * each invalidated per @b's policy; with @cmo, the cacheable ones cleaned
+ * and invalidated after their invalidation, in contiguous PA runs. Returns
+ * the entries dealt with (0: the first is a table).
+ */
+int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
+		      uint64_t end, bool cmo) SLAT_INTERNAL;
+
+/*
+ * Unlink the table at ctx's entry (exclusive): the entry becomes 0, and the
+ * table is freed once an invalidation covers it (at once under
+ * SLAT_FLUSH_ENTRY, else with @b's next flush), its cacheable leaves
+ * cleaned first when the batch says so.
+ */
+void core_unlink_table(const struct slat_walk_ctx *ctx,
+		       struct core_batch *b) SLAT_INTERNAL;
+
+/* Fill @page (unpublished) with the next-level leaves that translate like
+ * @block at @level. */
+void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
+		     int level, struct slat_stats *st) SLAT_INTERNAL;
+
+/*
+ * Turn the block at ctx's entry into a table of next-level leaves with the
+ * same translation (one page from @cache). The walker then descends into it.
+ */
+int core_split_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache) SLAT_INTERNAL;
+
+/* The bits hw_state_apply() decides: leaves may differ in them. */
+static inline slat_pte_t hw_state_bits(const struct slat_table *t)
+{
+	return t->fmt->young_bit |
+	       (hw_updates_ptes(t) ? t->fmt->dirty_bit : 0);
+}
+
+/*
+ * The one rule for the access flag and dirty state of a block that replaces
+ * leaves: young if any leaf was (@any: the OR of the leaves, @all: their
+ * AND), dirty if any was, whichever way the format encodes it. Dirty state
+ * is the CPU's only with SLAT_FEAT_HWDIRTY (else the bit is a permission).
+ */
+static inline slat_pte_t hw_state_apply(const struct slat_table *t,
+					slat_pte_t block, slat_pte_t any,
+					slat_pte_t all)
+{
+	slat_pte_t young = t->fmt->young_bit;
+	slat_pte_t dirty = hw_state_bits(t) & ~young;
+	slat_pte_t dirty_now = t->fmt->dirty_bit_clear ? all : any;
+	return (block & ~(young | dirty)) | (any & young) | (dirty_now & dirty);
+}
+
+
+/*
+ * The AF and dirty state of every leaf under the unlinked @table (@level),
+ * merged into @block by hw_state_apply(): read after an invalidation covers
+ * the table, so that no update the CPU made through it is lost.
+ */
+slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
+			       const slat_pte_t *table, int level) SLAT_INTERNAL;
 
 #endif

@@ -5,29 +5,23 @@
 int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 		struct slat_leaf *leaf)
 {
-	if (!t || !leaf)
+	if (!table_live(t) || !leaf)
 		return SLAT_E_INVAL;
 	if (ipa.ipa >> t->geo.ia_bits)
 		return SLAT_E_RANGE;
 
-	const slat_pte_t *table = t->root;
-	for (int level = t->geo.start_level; level <= SLAT_LAST_LEVEL; level++) {
-		slat_pte_t pte = pte_read(&table[table_index(t, ipa.ipa, level)]);
-		if (!pte_valid(t, pte))
-			return SLAT_E_NOENT;
-		if (pte_table(t, pte, level)) {
-			table = table_va(t, pte);
-			continue;
-		}
-		uint64_t size = level_size(t, level);
-		uint64_t base = ipa.ipa & ~(size - 1);
-		leaf->base = slat_ipa(base);
-		leaf->size = size;
-		leaf->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));
-		leaf->attrs = t->fmt->leaf_attrs(t, pte);
-		leaf->level = level;
-		leaf->pte = pte;
-		return SLAT_OK;
-	}
-	return SLAT_E_NOENT;
+	int level;
+	slat_pte_t pte = pte_read(core_descend(t, ipa.ipa, SLAT_LAST_LEVEL,
+					       0, &level, NULL));
+	if (!pte_valid(t, pte))
+		return SLAT_E_NOENT;
+	uint64_t size = level_size(t, level);
+	uint64_t base = ipa.ipa & ~(size - 1);
+	leaf->base = slat_ipa(base);
+	leaf->size = size;
+	leaf->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));
+	leaf->attrs = t->fmt->leaf_attrs(t, pte);
+	leaf->level = level;
+	leaf->pte = pte;
+	return SLAT_OK;
 }

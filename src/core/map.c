@@ -1,39 +1,135 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * map and unmap. Runs of entries in one table are written with straight
- * stores; break-before-make only where a valid translation changes.
+ * map and unmap. One route for map: the input check, then the one-leaf
+ * install (the fault path), whose every "not here" falls back to the
+ * general walk; both decide leaf sizes with leaf_fits() and write with the
+ * entry primitives.
  */
 #include "internal.h"
 
 /* What decides the memory type: EPT's ignore-PAT too. */
 #define MEMTYPE_ATTRS (SLAT_MT_MASK | SLAT_IPAT)
 
-#define MAP_FLAGS (SLAT_SHARED | SLAT_MAP_NO_REPLACE | SLAT_MAP_CAP(0x3f))
+/* map_one_leaf() did not map: take the general walk. */
+#define MAP_WALK 1
+
+/* ---- input and the leaf memo ---- */
+
+/* The largest leaf @flags allow, log2 bytes (63: no cap). */
+static inline unsigned map_cap_shift(uint32_t flags)
+{
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	return cap ? cap : 63;
+}
+
+/* Which input error, once the quick test found one. */
+static __attribute__((noinline, cold)) int map_input_error(const struct slat_table *t, uint64_t ipa,
+			   uint64_t size, uint64_t pa, uint32_t flags)
+{
+	if (flags & ~CORE_FLAGS_MAP)
+		return SLAT_E_INVAL;
+	int ret = check_ipa_range(t, ipa, size);
+	if (ret)
+		return ret;
+	if (pa & granule_mask(t))
+		return SLAT_E_ALIGN;
+	uint64_t limit = 1ull << t->geo.pa_bits;
+	if (pa >= limit || size > limit - pa)
+		return SLAT_E_RANGE;
+	return SLAT_OK;
+}
+
+/*
+ * The one input check of map: known flags, a non-empty granule-aligned
+ * range inside both address sizes, and (unless @attrs_checked: the cache's
+ * memo holds them for this table) attributes the format can express. The
+ * common case is one branch.
+ */
+static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
+				  uint64_t size, uint64_t pa, uint32_t attrs,
+				  uint32_t flags, bool attrs_checked)
+{
+	uint64_t last = size - 1; /* size 0 fails the address sizes */
+	uint64_t bad = (flags & ~CORE_FLAGS_MAP) |
+		       ((ipa | size | pa) & granule_mask(t)) |
+		       ((ipa | last) >> t->geo.ia_bits) |
+		       ((ipa + last) >> t->geo.ia_bits) |
+		       ((pa | last) >> t->geo.pa_bits) |
+		       ((pa + last) >> t->geo.pa_bits);
+	if (__builtin_expect(bad != 0, 0))
+		return map_input_error(t, ipa, size, pa, flags);
+	return attrs_checked ? SLAT_OK : t->fmt->check_attrs(t, attrs);
+}
+
+/*
+ * Remember in @cache how @attrs encode for @t: with the output address in
+ * place in the descriptor (t->oa_mask), a leaf is that encoding ORed with
+ * its address. Returns the memo, or NULL (and the memo empty) when the
+ * format places the address otherwise.
+ */
+static __attribute__((noinline)) const struct slat_leaf_memo *
+memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
+	  uint32_t attrs)
+{
+	struct slat_leaf_memo *m = &cache->memo;
+
+	m->table_id = 0;
+	if (!t->oa_mask)
+		return NULL;
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		m->leaf[level] = leaf_allowed(t, level)
+			? t->fmt->make_leaf(t, slat_pa(0), attrs, level) : 0;
+	m->attrs = attrs;
+	m->cmo = cmo_for_attrs(t, attrs);
+	m->table_id = t->id;
+	return m;
+}
+
+/* @cache's memo when it holds @attrs for @t (already checked), else NULL. */
+static inline const struct slat_leaf_memo *
+memo_hit(const struct slat_table *t, const struct slat_page_cache *cache,
+	 uint32_t attrs)
+{
+	if (cache && cache->memo.table_id == t->id && cache->memo.attrs == attrs)
+		return &cache->memo;
+	return NULL;
+}
+
+/* The cache maintenance a new leaf gets: none under SLAT_SKIP_CMO, which
+ * counts what it left to the caller. */
+static inline unsigned map_cmo(unsigned need, uint32_t flags,
+			       struct slat_stats *st)
+{
+	if (__builtin_expect((flags & SLAT_SKIP_CMO) != 0, 0)) {
+		st->cmo_skipped += need != 0;
+		return 0;
+	}
+	return need;
+}
+
+/* ---- the general walk ---- */
 
 struct map_data {
-	uint64_t ipa, pa;       /* the request's first IPA and PA */
+	struct core_op op;
+	uint64_t pa;            /* the PA of op.ipa */
 	uint32_t attrs;
 	unsigned cap_shift;     /* largest leaf allowed, log2 bytes */
-	struct slat_page_cache *cache;
-	uint64_t fail_addr;     /* first IPA not done, on error */
+	unsigned cmo;           /* what new leaves need, before SKIP_CMO */
+	bool no_replace;        /* SLAT_MAP_NO_REPLACE */
 	bool wrote;
 };
 
 static uint64_t map_pa(const struct map_data *d, uint64_t addr)
 {
-	return d->pa + (addr - d->ipa);
+	return d->pa + (addr - d->op.ipa);
 }
 
-/* One leaf at @level can map the whole entry at @addr. */
-static bool leaf_fits(const struct slat_table *t, const struct map_data *d,
-		      int level, uint64_t addr, uint64_t end)
+/* A leaf at ctx's level can map ctx's whole entry. */
+static bool entry_fits(const struct slat_walk_ctx *ctx, const struct map_data *d)
 {
-	uint64_t size = level_size(t, level);
-	/* The cap never forbids the last level's pages. */
-	bool capped = level < SLAT_LAST_LEVEL && level_shift(t, level) > d->cap_shift;
-	return leaf_allowed(t, level) && !capped &&
-	       (addr & (size - 1)) == 0 && end - addr >= size &&
-	       (map_pa(d, addr) & (size - 1)) == 0;
+	uint64_t first = walk_first_addr(ctx);
+	return leaf_fits(ctx->t, ctx->level, first, map_pa(d, first),
+			 ctx->end - first, d->cap_shift);
 }
 
 /* The level of the first leaf that will map @addr, below @level. */
@@ -41,12 +137,12 @@ static int target_level(const struct slat_table *t, const struct map_data *d,
 			int level, uint64_t addr, uint64_t end)
 {
 	for (int l = level + 1; l < SLAT_LAST_LEVEL; l++)
-		if (leaf_fits(t, d, l, addr, end))
+		if (leaf_fits(t, l, addr, map_pa(d, addr), end - addr, d->cap_shift))
 			return l;
 	return SLAT_LAST_LEVEL;
 }
 
-/* @leaf (at ctx's level) already translates [addr, ...) as requested. */
+/* @leaf (mapping from @leaf_addr) already translates @addr as requested. */
 static bool same_translation(const struct slat_table *t,
 			     const struct map_data *d, slat_pte_t leaf,
 			     uint64_t leaf_addr, uint64_t addr)
@@ -76,12 +172,6 @@ static bool subtree_has_same(const struct slat_table *t,
 	return false;
 }
 
-static int fail(struct map_data *d, const struct slat_walk_ctx *ctx, int ret)
-{
-	d->fail_addr = walk_first_addr(ctx);
-	return ret;
-}
-
 /* Consecutive empty entries from ctx->ptep, within the first @max. */
 static uint32_t empty_run(const struct slat_walk_ctx *ctx, uint32_t max)
 {
@@ -91,120 +181,47 @@ static uint32_t empty_run(const struct slat_walk_ctx *ctx, uint32_t max)
 	return n;
 }
 
-static void store_leaf_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
-			   slat_pte_t first, uint64_t step, slat_pa_t pa)
-{
-	/* Leaves lead to guest memory, not to tables: relaxed stores are
-	 * enough; the cache maintenance hook completes with its own barrier. */
-	if (pa_run_linear(pa, n * step)) {
-		for (uint32_t i = 0; i < n; i++, first += step)
-			__atomic_store_n(&ptep[i], first, __ATOMIC_RELAXED);
-		return;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		__atomic_store_n(&ptep[i],
-				 t->fmt->pte_with_pa(t, first, slat_pa(pa.pa + i * step)),
-				 __ATOMIC_RELAXED);
-}
-
-/*
- * Publish the new @leaf (of @level, output address @pa) into the empty
- * entry @ptep. Shared: whoever wins the entry (a CAS to the locked marker)
- * does the cache maintenance @cmo and publishes, so a vCPU never sees the
- * leaf before its memory is clean (seed 000); with nothing to clean, the
- * CAS installs the leaf itself.
- */
-static inline __attribute__((always_inline)) int
-install_one_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
-		 slat_pte_t leaf, slat_pa_t pa, uint64_t size, unsigned cmo,
-		 bool shared, struct slat_stats *st)
-{
-	if (!shared) {
-		if (cmo)
-			slat_cmo_do(t, pa, size, cmo, st);
-		slat_note_block(t, ptep, level, false);
-		pte_write(ptep, leaf);
-	} else if (!cmo) {
-		if (!pte_cas(ptep, 0, leaf))
-			goto lost;
-	} else {
-		if (!pte_cas(ptep, 0, t->fmt->locked))
-			goto lost;
-		slat_cmo_do(t, pa, size, cmo, st);
-		pte_write(ptep, leaf);
-	}
-	st->written[SLAT_WRITE_LEAF]++;
-	slat_refcount_add(t, ptep, level, 1, shared);
-	return SLAT_OK;
-lost:
-	st->retries++;
-	return SLAT_E_AGAIN;
-}
-
 static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
-	uint64_t size = level_size(t, ctx->level);
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
+	bool shared = walk_shared(ctx);
+	uint32_t n = 1;
 
-	/* Shared walkers claim entries one at a time. */
-	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
-	if (walk_shared(ctx)) {
-		int ret = install_one_leaf(t, ctx->ptep, ctx->level, leaf, pa,
-					   size, slat_cmo_kinds(t, d->attrs),
-					   true, ctx->stats);
-		if (ret)
-			return fail(d, ctx, ret);
-		d->wrote = true;
-		return 1;
+	/* Shared walkers claim entries one at a time; a table with no entries
+	 * needs no scan. */
+	if (!shared) {
+		uint32_t max = walk_run(ctx);
+		bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
+			     core_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
+		n = empty ? max : empty_run(ctx, max);
 	}
-
-	uint32_t max = walk_covered_entries(ctx);
-	/* One entry (the fault path) or a table with no entries: no scan. */
-	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
-		     slat_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
-	uint32_t n = empty ? max : empty_run(ctx, max);
-	slat_cmo_new_leaf(t, pa, n * size, d->attrs, ctx->stats);
-	store_leaf_run(t, ctx->ptep, n, leaf, size, pa);
-	ctx->stats->written[SLAT_WRITE_LEAF] += n;
-	slat_refcount_add(t, ctx->ptep, ctx->level, (int32_t)n, false);
-	slat_note_block(t, ctx->ptep, ctx->level, false);
+	int ret = core_install_leaves(t, ctx->ptep, n, ctx->level,
+				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
+				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
+				      shared, ctx->stats);
+	if (ret)
+		return op_fail(&d->op, ctx->addr, ret);
 	d->wrote = true;
 	return (int)n;
 }
 
-static int map_replace_leaf(const struct slat_walk_ctx *ctx, struct map_data *d)
+/* Replace ctx's valid entry (a leaf, or a table the range covers whole)
+ * by one leaf, with break-before-make. */
+static int map_replace(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
-	if (same_translation(t, d, ctx->old, ctx->addr, ctx->addr))
-		return 1;
-
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	int ret = slat_break_entry(ctx, false, NULL);
+	bool table = pte_table(t, ctx->old, ctx->level);
+	int ret = core_break(ctx, NULL, NULL);
 	if (ret)
-		return fail(d, ctx, ret);
-	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
-	slat_make_entry(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
-	d->wrote = true;
-	return 1;
-}
-
-/* The range covers a table's whole span with one leaf: swap them. */
-static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d)
-{
-	struct slat_table *t = ctx->t;
-	void *old_table = table_va(t, ctx->old);
-	/* Pages already translated as asked are left alone, so keep it. */
-	if (subtree_has_same(t, d, old_table, ctx->level + 1, ctx->addr))
-		return 0;
-
-	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	int ret = slat_break_entry(ctx, true, NULL);
-	if (ret)
-		return fail(d, ctx, ret);
-	slat_cmo_new_leaf(t, pa, level_size(t, ctx->level), d->attrs, ctx->stats);
-	slat_make_entry(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
-	slat_release_unlinked(t, old_table, ctx->level + 1, true, ctx->stats);
+		return op_fail(&d->op, ctx->addr, ret);
+	cmo_do(t, pa, level_size(t, ctx->level),
+	       map_cmo(d->cmo, d->op.flags, ctx->stats), ctx->stats);
+	core_make(ctx, t->fmt->make_leaf(t, pa, d->attrs, ctx->level));
+	if (table)
+		core_release_unlinked(t, table_va(t, ctx->old), ctx->level + 1,
+				      NULL, ctx->stats);
 	d->wrote = true;
 	return 1;
 }
@@ -213,25 +230,24 @@ static int map_replace_table(const struct slat_walk_ctx *ctx, struct map_data *d
 static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
+	struct slat_page_cache *cache = d->op.cache;
 	uint64_t addr = walk_first_addr(ctx);
+	slat_pte_t was;
 	/* Never leave an empty table behind: take the whole chain or nothing. */
 	int chain = target_level(t, d, ctx->level, addr, ctx->end) - ctx->level;
-	if (!d->cache || d->cache->nr < (uint32_t)chain)
-		return fail(d, ctx, SLAT_E_NOMEM);
+	if (!cache || cache->nr < (uint32_t)chain)
+		return op_fail(&d->op, addr, SLAT_E_NOMEM);
 
-	void *page = slat_cache_pop(t, d->cache, ctx->stats);
+	void *page = core_cache_pop(cache, ctx->stats);
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
-	if (walk_shared(ctx)) {
-		if (!pte_cas(ctx->ptep, 0, table)) {
-			slat_cache_unpop(d->cache, page, ctx->stats);
-			ctx->stats->retries++;
-			return fail(d, ctx, SLAT_E_AGAIN);
-		}
-		ctx->stats->written[SLAT_WRITE_TABLE]++;
-	} else {
-		slat_make_entry(ctx, table);
+	if (!pte_try_set(t, walk_writers(ctx), ctx->ptep, ctx->old, ~0ull, table,
+			 &was)) {
+		core_cache_unpop(cache, page, ctx->stats);
+		ctx->stats->retries++;
+		return op_fail(&d->op, addr, SLAT_E_AGAIN);
 	}
-	slat_refcount_add(t, ctx->ptep, ctx->level, 1, walk_shared(ctx));
+	ctx->stats->written[SLAT_WRITE_TABLE]++;
+	refcount_note(t, ctx->ptep, ctx->level, 1, false, walk_shared(ctx));
 	return 0;
 }
 
@@ -239,140 +255,35 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
 	struct map_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
-	bool fits = leaf_fits(t, d, ctx->level, ctx->addr, ctx->end) &&
-		    ctx->addr >= ctx->start;
+	bool fits = entry_fits(ctx, d);
 
-	if (visit == SLAT_VISIT_TABLE_PRE)
-		return fits ? map_replace_table(ctx, d) : 0;
+	if (visit == SLAT_VISIT_TABLE_PRE) {
+		/* Pages already translated as asked are left alone. */
+		if (!fits || d->no_replace ||
+		    subtree_has_same(t, d, table_va(t, ctx->old), ctx->level + 1,
+				     ctx->addr))
+			return 0;
+		return map_replace(ctx, d);
+	}
 	if (pte_locked(t, ctx->old)) {
 		ctx->stats->retries++;
-		return fail(d, ctx, SLAT_E_AGAIN);
+		return op_fail(&d->op, ctx->addr, SLAT_E_AGAIN);
 	}
-	if (fits)
-		return pte_valid(t, ctx->old) ? map_replace_leaf(ctx, d)
-					       : map_install_run(ctx, d);
-	if (!pte_valid(t, ctx->old))
+	if (fits && !pte_valid(t, ctx->old))
+		return map_install_run(ctx, d);
+	if (!fits && !pte_valid(t, ctx->old))
 		return map_new_table(ctx, d);
-	/* A larger block: keep it if it already translates the covered part. */
+	/* A valid leaf: keep it if it already translates the covered part. */
 	if (same_translation(t, d, ctx->old, ctx->addr, walk_first_addr(ctx)))
 		return 1;
-	int ret = slat_split_block(ctx, d->cache);
-	return ret ? fail(d, ctx, ret) : 0;
-}
-
-/* ---- the fault path ---- */
-
-/*
- * Remember in @cache how @attrs encode for @t. With the output address in
- * place in the descriptor (t->oa_mask), a leaf is that encoding ORed with
- * its address. Returns the memo, or NULL (and the memo empty) when the
- * format places the address otherwise.
- */
-static const struct slat_leaf_memo *
-memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
-	  uint32_t attrs)
-{
-	struct slat_leaf_memo *m = &cache->memo;
-
-	m->table_id = 0;
-	if (!t->oa_mask)
-		return NULL;
-	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
-		m->leaf[level] = leaf_allowed(t, level)
-			? t->fmt->make_leaf(t, slat_pa(0), attrs, level) : 0;
-	m->attrs = attrs;
-	m->cmo = slat_cmo_kinds(t, attrs);
-	m->table_id = t->id;
-	return m;
-}
-
-/* @cache's memo when it holds @attrs for @t (already checked), else NULL. */
-static const struct slat_leaf_memo *
-memo_hit(const struct slat_table *t, const struct slat_page_cache *cache,
-	 uint32_t attrs)
-{
-	if (cache && cache->memo.table_id == t->id && cache->memo.attrs == attrs)
-		return &cache->memo;
-	return NULL;
-}
-
-/*
- * The entry at @level for @ipa, under tables as make_table() writes them;
- * NULL when one is missing. Counts the entries read. @in_place (a constant
- * at each call, so two copies): table addresses are pte & oa_mask in a
- * linear map, and each level is a load, a test and an add, with no call.
- */
-static inline __attribute__((always_inline)) slat_pte_t *
-descend(const struct slat_table *t, uint64_t ipa, int level, bool in_place,
-	struct slat_stats *st)
-{
-	/* The IPA was checked against ia_bits: its root index is in range. */
-	uint64_t index_mask = ~0ull;
-	unsigned shift = level_shift(t, t->geo.start_level);
-	slat_pte_t *table = t->root;
-	int depth = level - t->geo.start_level;
-
-	for (int n = 0; n < depth; n++, shift -= t->geo.bits_per_level) {
-		slat_pte_t pte = pte_read(&table[(ipa >> shift) & index_mask]);
-		if (!pte_links_table(t, pte)) {
-			st->visited += (uint64_t)n + 1;
-			return NULL;
-		}
-		table = in_place ? (slat_pte_t *)((intptr_t)(pte & t->oa_mask) +
-						  t->linear_offset)
-				 : table_va(t, pte);
-		index_mask = t->geo.entries - 1;
-	}
-	st->visited += (uint64_t)depth + 1;
-	return &table[(ipa >> shift) & index_mask];
-}
-
-/*
- * The fault path maps one leaf into an empty entry under existing tables:
- * descend directly instead of walking. Anything else (a missing table, an
- * entry in use, a leaf the cap or the alignment forbids) is left to the
- * walk. Returns 1 when it did nothing.
- */
-static inline __attribute__((always_inline)) int
-map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	     uint32_t attrs, unsigned cap_shift, const struct slat_leaf_memo *m,
-	     bool shared, struct slat_stats *st)
-{
-	unsigned leaf_shift = (unsigned)__builtin_ctzll(size);
-	int level = t->leaf_level[leaf_shift];
-
-	if (level < 0 || (pa & (size - 1)) ||
-	    (leaf_shift > cap_shift && level < SLAT_LAST_LEVEL))
-		return 1;
-	slat_pte_t *ptep = t->linear && t->oa_mask
-		? descend(t, ipa, level, true, st)
-		: descend(t, ipa, level, false, st);
-	if (!ptep || pte_read(ptep) != 0)
-		return 1;
-	slat_pte_t leaf = m ? m->leaf[level] | pa
-			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
-	unsigned cmo = m ? m->cmo : slat_cmo_kinds(t, attrs);
-	return install_one_leaf(t, ptep, level, leaf, slat_pa(pa), size, cmo,
-				shared, st);
-}
-
-/*
- * One leaf's worth of valid input, in few tests: with attributes from a
- * memo (checked before) this replaces check_map_input(). False is no
- * verdict: the full check then runs.
- */
-static inline bool one_leaf_input_ok(const struct slat_table *t, uint64_t ipa,
-				     uint64_t size, uint64_t pa, uint32_t flags)
-{
-	uint64_t last = size - 1;
-	uint64_t in_granule = (1ull << t->geo.granule_shift) - 1;
-	/* Known flags; a power of two of at least a granule (size 0 fails
-	 * the address sizes); both addresses aligned to it and inside the
-	 * address sizes. One branch. */
-	return ((flags & ~MAP_FLAGS) | (size & last) |
-		((last & in_granule) ^ in_granule) | ((ipa | pa) & last) |
-		((ipa | last) >> t->geo.ia_bits) |
-		((pa | last) >> t->geo.pa_bits)) == 0;
+	/* Another walker mapped it since the check. */
+	if (d->no_replace)
+		return op_fail(&d->op, ctx->addr, SLAT_E_EXISTS);
+	if (fits)
+		return map_replace(ctx, d);
+	/* A larger block, only partly covered: split, the rest kept. */
+	int ret = core_split_block(ctx, d->op.cache);
+	return ret ? op_fail(&d->op, ctx->addr, ret) : 0;
 }
 
 /* SLAT_MAP_NO_REPLACE: refuse before changing anything. */
@@ -382,123 +293,111 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 	(void)visit;
 	struct map_data *d = ctx->arg;
 	struct slat_table *t = ctx->t;
-	if (!pte_valid(ctx->t, ctx->old))
-		return pte_locked(t, ctx->old) ? SLAT_E_AGAIN : 1;
+	if (pte_locked(t, ctx->old)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (!pte_valid(t, ctx->old))
+		return 1;
 	return same_translation(t, d, ctx->old, ctx->addr, walk_first_addr(ctx))
 		       ? 1 : SLAT_E_EXISTS;
 }
 
-static int check_map_input(const struct slat_table *t, uint64_t ipa,
-			   uint64_t size, uint64_t pa, uint32_t attrs,
-			   uint32_t flags)
-{
-	if (flags & ~MAP_FLAGS)
-		return SLAT_E_INVAL;
-	int ret = slat_check_ipa_range(t, ipa, size);
-	if (ret)
-		return ret;
-	if (pa & ((1ull << t->geo.granule_shift) - 1))
-		return SLAT_E_ALIGN;
-	uint64_t limit = 1ull << t->geo.pa_bits;
-	if (pa >= limit || size > limit - pa)
-		return SLAT_E_RANGE;
-	return t->fmt->check_attrs(t, attrs);
-}
-
-/* The largest leaf @flags allow, log2 bytes (63: no cap). */
-static inline unsigned map_cap_shift(uint32_t flags)
-{
-	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
-	return cap ? cap : 63;
-}
-
-/* The general path: any range, any layout, through the walker. Not
- * inlined, so that the fault path stays short. */
+/* Any range, any layout, through the walker. Not inlined, so that the
+ * fault path stays short. */
 static __attribute__((noinline)) int
 map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	 uint32_t attrs, uint32_t flags, unsigned cap_shift,
-	 struct slat_page_cache *cache, struct slat_stats *st, uint64_t *done)
+	 uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
+	 uint64_t *done)
 {
 	struct map_data d = {
-		.ipa = ipa, .pa = pa, .attrs = attrs, .cap_shift = cap_shift,
-		.cache = cache, .fail_addr = ipa + size,
+		.pa = pa, .attrs = attrs, .cap_shift = map_cap_shift(flags),
+		.cmo = cmo_for_attrs(t, attrs),
+		.no_replace = (flags & SLAT_MAP_NO_REPLACE) != 0,
 	};
-	uint32_t wflags = flags & SLAT_SHARED ? SLAT_WALK_SHARED : 0;
-	int ret = SLAT_OK;
-
-	if (flags & SLAT_MAP_NO_REPLACE) {
-		struct slat_walker check = {
-			.cb = no_replace_visitor, .arg = &d,
-			.flags = SLAT_VISIT_LEAF | wflags,
-			.stop_level = SLAT_LAST_LEVEL,
-		};
-		ret = slat_walk(t, ipa, size, &check, st);
-		if (ret)
-			d.fail_addr = ipa;
-	}
-	if (ret == SLAT_OK) {
-		struct slat_walker w = {
-			.cb = map_visitor, .arg = &d,
-			.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | wflags,
-			.stop_level = SLAT_LAST_LEVEL,
-		};
-		ret = slat_walk(t, ipa, size, &w, st);
-	}
-	if (done && ret != SLAT_E_EXISTS)
-		*done = (ret ? d.fail_addr : ipa + size) - ipa;
+	int ret = core_op_begin(&d.op, t, slat_ipa(ipa), size, flags,
+				CORE_FLAGS_MAP, SLAT_FLUSH_NONE, cache, done);
 	if (ret)
 		return ret;
-	return d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
-}
-
-/*
- * Where the fault path counts: the table's counters when exclusive, the
- * caller's own when shared; NULL for shared calls without counters of their
- * own (the general path adds theirs up atomically).
- */
-static inline struct slat_stats *fault_stats(struct slat_table *t,
-					     uint32_t flags,
-					     const struct slat_page_cache *cache)
-{
-	return flags & SLAT_SHARED ? cache->stats : &t->stats;
-}
-
-/*
- * Any map. @m: the cache's memo for @attrs (so they were checked), or NULL.
- * @tried: map_one_leaf() already ran for this call and returned 1. Not
- * inlined, so that the fault path's frame stays small.
- */
-static __attribute__((noinline)) int
-map_general(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	    uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
-	    const struct slat_leaf_memo *m, bool tried, uint64_t *done)
-{
-	int ret;
-
-	if (!m || !one_leaf_input_ok(t, ipa, size, pa, flags)) {
-		ret = check_map_input(t, ipa, size, pa, attrs, flags);
+	if (flags & SLAT_MAP_NO_REPLACE) {
+		ret = core_op_walk(&d.op, no_replace_visitor, &d,
+				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);
 		if (ret)
-			return ret;
-		if (!m && cache)
-			m = memo_fill(t, cache, attrs);
+			op_fail(&d.op, ipa, ret);
 	}
+	if (ret == SLAT_OK)
+		ret = core_op_walk(&d.op, map_visitor, &d,
+				   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE,
+				   SLAT_LAST_LEVEL);
+	ret = core_op_end(&d.op, ret, done);
+	return ret ? ret : d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
+}
 
-	bool shared = flags & SLAT_SHARED;
-	unsigned cap_shift = map_cap_shift(flags);
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, shared, cache);
+/* ---- the fault path ---- */
 
+/*
+ * The fault path: one leaf of exactly @size into an empty entry under
+ * existing tables, through the one descent, leaf_fits() and
+ * core_install_leaves(). Anything else (a size no leaf has, a leaf that
+ * does not fit, a missing table, an entry in use) returns MAP_WALK.
+ */
+static SLAT_ALWAYS_INLINE int
+map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	     uint32_t attrs, uint32_t flags, const struct slat_leaf_memo *m,
+	     struct slat_stats *st)
+{
+	if (size & (size - 1))
+		return MAP_WALK;
+	unsigned shift = (unsigned)__builtin_ctzll(size);
+	int level = t->leaf_level[shift], at;
+	if (level < 0 ||
+	    !leaf_fits_shift(t, level, shift, ipa, pa, size, map_cap_shift(flags)))
+		return MAP_WALK;
+	slat_pte_t *ptep = core_descend(t, ipa, level, DESCEND_FAST, &at, st);
+	if (at != level || pte_read(ptep) != 0)
+		return MAP_WALK;
 	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
-	ret = !tried && (size & (size - 1)) == 0
-		? map_one_leaf(t, ipa, size, pa, attrs, cap_shift, m, shared, st)
-		: 1;
-	if (ret == 1)
-		ret = map_walk(t, ipa, size, pa, attrs, flags, cap_shift, cache,
-			       st, done);
-	else if (done && ret == SLAT_OK)
-		*done = size;
-	slat_stats_end(t, st, &local);
-	return ret;
+	slat_pte_t leaf = m ? m->leaf[level] | pa
+			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
+	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, attrs), flags, st);
+	return core_install_leaves(t, ptep, 1, level, leaf, slat_pa(pa), cmo,
+				   (flags & SLAT_SHARED) != 0, st);
+}
+
+/*
+ * After the input check: the one-leaf install, else the general walk.
+ * Shared callers without counters of their own count atomically, on the
+ * general path.
+ */
+static SLAT_ALWAYS_INLINE int
+map_checked(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	    uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
+	    const struct slat_leaf_memo *m, uint64_t *done)
+{
+	bool shared = flags & SLAT_SHARED;
+	struct slat_stats *st = shared ? (cache ? cache->stats : NULL) : &t->stats;
+	if (st) {
+		int ret = map_one_leaf(t, ipa, size, pa, attrs, flags, m, st);
+		if (ret != MAP_WALK) {
+			if (done && ret == SLAT_OK)
+				*done = size;
+			return ret;
+		}
+	}
+	return map_walk(t, ipa, size, pa, attrs, flags, cache, done);
+}
+
+/* Attributes the cache's memo does not hold: checked, then remembered. */
+static __attribute__((noinline)) int
+map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	      uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
+	      uint64_t *done)
+{
+	int ret = check_map_input(t, ipa, size, pa, attrs, flags, false);
+	if (ret)
+		return ret;
+	const struct slat_leaf_memo *m = cache ? memo_fill(t, cache, attrs) : NULL;
+	return map_checked(t, ipa, size, pa, attrs, flags, cache, m, done);
 }
 
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -507,77 +406,26 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 {
 	if (done)
 		*done = 0;
-	if (!t)
+	if (!table_live(t))
 		return SLAT_E_INVAL;
-	/* The fault path: a vCPU's faults repeat the attributes, which the
-	 * cache's memo holds checked and encoded. */
+	/* A vCPU's faults repeat the attributes, which the cache's memo holds
+	 * checked and encoded. */
 	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
-	struct slat_stats *st = m ? fault_stats(t, flags, cache) : NULL;
-	if (st && one_leaf_input_ok(t, ipa.ipa, size, pa.pa, flags)) {
-		int ret = map_one_leaf(t, ipa.ipa, size, pa.pa, attrs,
-				       map_cap_shift(flags), m,
-				       flags & SLAT_SHARED, st);
-		if (ret != 1) {
-			if (done && ret == SLAT_OK)
-				*done = size;
-			return ret;
-		}
-		return map_general(t, ipa.ipa, size, pa.pa, attrs, flags,
-				   cache, m, true, done);
-	}
-	return map_general(t, ipa.ipa, size, pa.pa, attrs, flags, cache, m,
-			   false, done);
+	if (!m)
+		return map_new_attrs(t, ipa.ipa, size, pa.pa, attrs, flags, cache,
+				     done);
+	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, flags, true);
+	if (ret)
+		return ret;
+	return map_checked(t, ipa.ipa, size, pa.pa, attrs, flags, cache, m, done);
 }
 
 /* ---- unmap ---- */
 
 struct unmap_data {
-	struct slat_batch batch;
-	struct slat_page_cache *cache;
-	uint64_t fail_addr;
+	struct core_op op;
+	struct core_batch batch;
 };
-
-static void unlink_table(const struct slat_walk_ctx *ctx, struct unmap_data *d)
-{
-	struct slat_table *t = ctx->t;
-	void *table = table_va(t, ctx->old);
-
-	pte_write(ctx->ptep, 0);
-	ctx->stats->written[SLAT_WRITE_CLEAR]++;
-	slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
-	if (d->batch.policy == SLAT_FLUSH_ENTRY) {
-		slat_tlbi_ipa(t, ctx->addr, SLAT_LEVEL_ANY,
-			      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
-		slat_release_unlinked(t, table, ctx->level + 1, true, ctx->stats);
-		return;
-	}
-	slat_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1, NULL, 0,
-		       ctx->stats);
-}
-
-static int unmap_leaf_run(const struct slat_walk_ctx *ctx, struct unmap_data *d)
-{
-	struct slat_table *t = ctx->t;
-	uint32_t max = walk_covered_entries(ctx), n, cleared = 0;
-	uint64_t size = level_size(t, ctx->level);
-
-	for (n = 0; n < max; n++) {
-		slat_pte_t pte = pte_read(&ctx->ptep[n]);
-		if (pte == 0)
-			continue;
-		if (pte_table(t, pte, ctx->level))
-			break;
-		__atomic_store_n(&ctx->ptep[n], 0, __ATOMIC_RELAXED);
-		cleared++;
-		if (d->batch.policy == SLAT_FLUSH_ENTRY)
-			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
-				    SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
-	}
-	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
-	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
-	d->batch.changed |= cleared != 0;
-	return (int)n;
-}
 
 static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
@@ -586,54 +434,37 @@ static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	switch (visit) {
 	case SLAT_VISIT_TABLE_PRE:
+		/* A covered table goes whole; one by one under FLUSH_ENTRY. */
 		if (!walk_entry_covered(ctx) || d->batch.policy == SLAT_FLUSH_ENTRY)
 			return 0;
-		unlink_table(ctx, d);
-		d->batch.changed = true;
+		core_unlink_table(ctx, &d->batch);
 		return 1;
 	case SLAT_VISIT_TABLE_POST:
-		if (slat_refcount_get(t, table_va(t, ctx->old)) == 0)
-			unlink_table(ctx, d);
+		if (core_refcount_get(t, table_va(t, ctx->old)) == 0)
+			core_unlink_table(ctx, &d->batch);
 		return 0;
 	default:
 		break;
 	}
 	if (!pte_valid(t, ctx->old) || walk_entry_covered(ctx))
-		return unmap_leaf_run(ctx, d);
-	int ret = slat_split_block(ctx, d->cache);
-	if (ret)
-		d->fail_addr = walk_first_addr(ctx);
-	return ret;
+		return core_clear_leaves(ctx, &d->batch, ctx->end, d->batch.cmo);
+	int ret = core_split_block(ctx, d->op.cache);
+	return ret ? op_fail(&d->op, ctx->addr, ret) : 0;
 }
 
 int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
 	       uint64_t *done)
 {
-	if (done)
-		*done = 0;
-	if (!t || !tlbi_policy_ok(policy))
-		return SLAT_E_INVAL;
-	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	/* Field by field: the batch's arrays need no zeroing. */
+	struct unmap_data d;
+	int ret = core_op_begin(&d.op, t, ipa, size, 0, 0, policy, cache, done);
 	if (ret)
 		return ret;
-
-	/* Field by field: the batch's array needs no zeroing. */
-	struct unmap_data d;
-	slat_batch_init(&d.batch, policy, ipa.ipa);
-	d.cache = cache;
-	d.fail_addr = ipa.ipa + size;
-	struct slat_walker w = {
-		.cb = unmap_visitor, .arg = &d,
-		.flags = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST,
-		.stop_level = SLAT_LAST_LEVEL,
-	};
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false, cache);
-	ret = slat_walk(t, ipa.ipa, size, &w, st);
-	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
-	if (done)
-		*done = d.fail_addr - ipa.ipa;
-	slat_stats_end(t, st, &local);
-	return ret;
+	core_batch_init(&d.batch, policy, ipa.ipa, cmo_needed(t));
+	ret = core_op_walk(&d.op, unmap_visitor, &d,
+			   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE |
+			   SLAT_VISIT_TABLE_POST, SLAT_LAST_LEVEL);
+	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
+	return core_op_end(&d.op, ret, done);
 }

@@ -19,24 +19,22 @@ void slat_page_cache_init(struct slat_page_cache *c, void **pages,
 		c->memo.leaf[level] = 0;
 }
 
-void *slat_cache_pop(struct slat_table *t, struct slat_page_cache *cache,
-		struct slat_stats *st)
+void *core_cache_pop(struct slat_page_cache *cache, struct slat_stats *st)
 {
-	(void)t;
 	if (!cache || cache->nr == 0)
 		return NULL;
 	st->pages_alloc++;
 	return cache->pages[--cache->nr];
 }
 
-void slat_cache_unpop(struct slat_page_cache *cache, void *page,
-		 struct slat_stats *st)
+void core_cache_unpop(struct slat_page_cache *cache, void *page,
+		      struct slat_stats *st)
 {
 	cache->pages[cache->nr++] = page;
 	st->pages_alloc--;
 }
 
-uint32_t slat_count_entries(const struct slat_table *t, const slat_pte_t *table)
+uint32_t core_count_entries(const struct slat_table *t, const slat_pte_t *table)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->geo.entries; i++)
@@ -51,79 +49,86 @@ static uint32_t *known_refcount(const struct slat_table *t, void *table)
 {
 	uint32_t *rc = table_refcount(t, table);
 	if (*rc == SLAT_REFCOUNT_UNKNOWN)
-		*rc = slat_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
+		*rc = core_count_entries(t, table) | SLAT_REFCOUNT_HAS_BLOCKS;
 	return rc;
 }
 
-void slat_table_blocks_gone(struct slat_table *t, void *table)
+void core_table_blocks_gone(struct slat_table *t, void *table)
 {
 	*known_refcount(t, table) &= ~SLAT_REFCOUNT_HAS_BLOCKS;
 }
 
-uint32_t slat_refcount_get(const struct slat_table *t, void *table)
+bool core_table_may_hold_blocks(const struct slat_table *t, void *table)
+{
+	return (*table_refcount(t, table) & SLAT_REFCOUNT_HAS_BLOCKS) != 0;
+}
+
+uint32_t core_refcount_get(const struct slat_table *t, void *table)
 {
 	return *known_refcount(t, table) & ~SLAT_REFCOUNT_HAS_BLOCKS;
 }
 
-void slat_free_subtree(struct slat_table *t, void *table, int level,
-		  struct slat_stats *st)
+void core_free_subtree(struct slat_table *t, void *table, int level,
+		       struct slat_stats *st)
 {
-	if (level < SLAT_LAST_LEVEL && slat_refcount_get(t, table)) {
+	if (level < SLAT_LAST_LEVEL && core_refcount_get(t, table)) {
 		slat_pte_t *ptes = table;
 		for (uint32_t i = 0; i < t->geo.entries; i++) {
 			slat_pte_t pte = ptes[i];
 			if (pte_table(t, pte, level))
-				slat_free_subtree(t, table_va(t, pte), level + 1, st);
+				core_free_subtree(t, table_va(t, pte), level + 1, st);
 		}
 	}
 	*table_refcount(t, table) = 0;
 	t->mm->free_page(t->mm_ctx, table);
-	slat_stats_count_freed(st, 1, false);
+	stats_count_freed(st, 1, false);
 }
 
-void slat_release_unlinked(struct slat_table *t, void *table, int level, bool shared,
-		   struct slat_stats *st)
+void core_release_unlinked(struct slat_table *t, void *table, int level,
+			   struct cmo_run *cmo, struct slat_stats *st)
 {
-	if (shared && t->mm->free_deferred) {
+	if (cmo)
+		core_cmo_subtree(t, table, level, cmo, st);
+	if (t->mm->free_deferred) {
 		/* Counted when freed: walkers inside may still link tables. */
 		t->mm->free_deferred(t->mm_ctx, table, level);
 		return;
 	}
-	slat_free_subtree(t, table, level, st);
+	core_free_subtree(t, table, level, st);
 }
 
 void slat_free_unlinked(struct slat_table *t, void *va, int level)
 {
 	/* From the RCU callback: beside any operation. */
 	struct slat_stats st;
-	slat_stats_clear(&st);
-	slat_free_subtree(t, va, level, &st);
-	slat_stats_count_freed(&t->stats, st.pages_freed, true);
+	core_stats_clear(&st);
+	core_free_subtree(t, va, level, &st);
+	stats_count_freed(&t->stats, st.pages_freed, true);
 }
 
-void slat_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
-		 enum slat_tlbi_scope scope, struct slat_stats *st)
+void core_tlbi_ipa(struct slat_table *t, uint64_t ipa, int level,
+		   enum slat_tlbi_scope scope, struct slat_stats *st)
 {
 	if (!t->fmt->tlbi_by_address) {
-		slat_tlbi_vmid(t, st);
+		core_tlbi_vmid(t, st);
 		return;
 	}
 	st->tlbi[scope == SLAT_TLBI_LOCAL ? SLAT_TLBI_IPA_LOCAL : SLAT_TLBI_IPA]++;
 	t->mm->tlbi_ipa(t->mm_ctx, slat_ipa(ipa), level, scope);
 }
 
-void slat_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
-		   struct slat_stats *st)
+void core_tlbi_range(struct slat_table *t, uint64_t ipa, uint64_t size,
+		     struct slat_stats *st)
 {
 	if (!t->fmt->tlbi_by_address) {
-		slat_tlbi_vmid(t, st);
+		core_tlbi_vmid(t, st);
 		return;
 	}
 	st->tlbi[SLAT_TLBI_RANGE]++;
 	t->mm->tlbi_range(t->mm_ctx, slat_ipa(ipa), size);
 }
 
-void slat_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
+void core_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
 {
 	st->tlbi[SLAT_TLBI_VMID]++;
 	t->mm->tlbi_vmid(t->mm_ctx);
@@ -140,7 +145,7 @@ static uint64_t tables_spanned(const struct slat_table *t, int level,
 uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
 			   slat_ipa_t ipa, uint64_t size)
 {
-	if (slat_check_ipa_range(t, ipa.ipa, size))
+	if (!table_live(t) || check_ipa_range(t, ipa.ipa, size))
 		return 0;
 	uint64_t start = ipa.ipa, end = ipa.ipa + size, n = 0;
 	if (op == SLAT_OP_SPLIT) {

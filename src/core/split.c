@@ -7,10 +7,9 @@
 /* ---- split ---- */
 
 struct split_data {
+	struct core_op op;
 	int target;              /* level of the leaves wanted */
 	bool skip;               /* never walk a subtree just built */
-	struct slat_page_cache *cache;
-	uint64_t fail_addr;
 };
 
 /* Table pages to split one block at @level down to @target. */
@@ -30,9 +29,9 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 				 struct slat_page_cache *cache,
 				 struct slat_stats *st)
 {
-	slat_pte_t *page = slat_cache_pop(t, cache, st);
+	slat_pte_t *page = core_cache_pop(cache, st);
 	if (level + 1 == target) {
-		slat_fill_split(t, page, leaf, level, st);
+		core_fill_split(t, page, leaf, level, st);
 		return page;
 	}
 	uint64_t step = level_size(t, level + 1);
@@ -60,14 +59,14 @@ static int split_table_pre(const struct slat_walk_ctx *ctx,
 {
 	struct slat_table *t = ctx->t;
 	bool last_read = ctx->level + 1 == d->target - 1;
-	return last_read && !slat_table_may_hold_blocks(t, table_va(t, ctx->old));
+	return last_read && !core_table_may_hold_blocks(t, table_va(t, ctx->old));
 }
 
 /* The walk split every block of the table below, if it covered it all. */
 static void split_table_post(const struct slat_walk_ctx *ctx)
 {
 	if (walk_entry_covered(ctx) && pte_table(ctx->t, ctx->old, ctx->level))
-		slat_table_blocks_gone(ctx->t, table_va(ctx->t, ctx->old));
+		core_table_blocks_gone(ctx->t, table_va(ctx->t, ctx->old));
 }
 
 static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
@@ -84,21 +83,15 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	if (!pte_valid(t, ctx->old) || ctx->level >= d->target)
 		return 1;
 	uint64_t need = pages_for_block(t, ctx->level, d->target);
-	if (!d->cache || d->cache->nr < need) {
-		d->fail_addr = walk_first_addr(ctx);
-		return SLAT_E_NOMEM;
-	}
-	/* Same translation, so x86 needs no flush; Arm needs the invalid step.
-	 * Built from the value taken out: the hardware may have updated it. */
-	slat_pte_t block = ctx->old;
-	if (t->fmt->split_needs_bbm)
-		slat_break_entry(ctx, false, &block);
-	else if (hw_updates_ptes(t))
-		block = slat_lock_entry(ctx);
-	slat_pte_t *sub = build_subtree(t, block, ctx->level, d->target,
-					d->cache, ctx->stats);
-	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub));
-	slat_make_entry(ctx, table);
+	struct slat_page_cache *cache = d->op.cache;
+	if (!cache || cache->nr < need)
+		return op_fail(&d->op, ctx->addr, SLAT_E_NOMEM);
+	/* Built from the value taken out: the CPU may have updated it. */
+	slat_pte_t block;
+	core_take_block(ctx, &block);
+	slat_pte_t *sub = build_subtree(t, block, ctx->level, d->target, cache,
+					ctx->stats);
+	core_make(ctx, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub)));
 	return d->skip ? 1 : 0;
 }
 
@@ -117,46 +110,32 @@ int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	       uint64_t leaf_size, uint32_t flags,
 	       struct slat_page_cache *cache, uint64_t *done)
 {
-	if (done)
-		*done = 0;
-	if (!t || (flags & ~SLAT_SPLIT_NO_SKIP))
-		return SLAT_E_INVAL;
-	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	struct split_data d;
+	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SPLIT_NO_SKIP,
+				SLAT_FLUSH_NONE, cache, done);
 	if (ret)
 		return ret;
-	int target = leaf_level_of(t, leaf_size);
-	if (target < 0)
-		return SLAT_E_INVAL;
-
-	bool skip = !(flags & SLAT_SPLIT_NO_SKIP);
-	struct split_data d = {
-		.target = target, .skip = skip, .cache = cache,
-		.fail_addr = ipa.ipa + size,
-	};
-	struct slat_walker w = {
-		.cb = split_visitor, .arg = &d,
-		.flags = SLAT_VISIT_LEAF |
-			 (skip ? SLAT_VISIT_TABLE_PRE | SLAT_VISIT_TABLE_POST : 0),
-		/* Entries at the target level cannot be blocks to split. */
-		.stop_level = skip ? target - 1 : SLAT_LAST_LEVEL,
-	};
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
-	ret = slat_walk(t, ipa.ipa, size, &w, st);
-	if (done)
-		*done = d.fail_addr - ipa.ipa;
-	slat_stats_end(t, st, &local);
-	return ret;
+	d.target = leaf_level_of(t, leaf_size);
+	if (d.target < 0)
+		return core_op_end(&d.op, SLAT_E_INVAL, NULL);
+	d.skip = !(flags & SLAT_SPLIT_NO_SKIP);
+	ret = core_op_walk(&d.op, split_visitor, &d,
+			   SLAT_VISIT_LEAF | (d.skip ? SLAT_VISIT_TABLE_PRE |
+					      SLAT_VISIT_TABLE_POST : 0),
+			   /* Entries at the target level cannot be blocks. */
+			   d.skip ? d.target - 1 : SLAT_LAST_LEVEL);
+	return core_op_end(&d.op, ret, done);
 }
 
 /* ---- recover ---- */
 
 struct recover_data {
+	struct core_op op;
 	enum slat_recover_strategy strategy;
 	slat_max_level_fn max_level;
 	void *arg;
 	uint64_t zap_end;        /* zap-leaf: clearing leaves below this IPA */
-	struct slat_batch batch;
+	struct core_batch batch;
 };
 
 /*
@@ -204,17 +183,21 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 	return true;
 }
 
-/* The block the table at ctx->ptep can become, or 0. */
+/* The first leaf under the table at ctx's entry. */
+static slat_pte_t first_leaf(const struct slat_walk_ctx *ctx)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t first = pte_read((slat_pte_t *)table_va(t, ctx->old));
+	for (int level = ctx->level + 1; pte_table(t, first, level); level++)
+		first = pte_read((slat_pte_t *)table_va(t, first));
+	return first;
+}
+
+/* The block the table at ctx's entry can become, or 0. */
 static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 {
 	struct slat_table *t = ctx->t;
-	slat_pte_t *table = table_va(t, ctx->old);
-	slat_pte_t first = pte_read(&table[0]);
-	int level = ctx->level + 1;
-	while (pte_table(t, first, level)) {
-		first = pte_read(&((slat_pte_t *)table_va(t, first))[0]);
-		level++;
-	}
+	slat_pte_t first = first_leaf(ctx);
 	if (!pte_valid(t, first))
 		return 0;
 	uint64_t base = t->fmt->pte_pa(t, first).pa;
@@ -222,103 +205,71 @@ static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 	if (base & (block_size - 1))
 		return 0;
 
-	bool hwdirty = t->cfg.features & SLAT_FEAT_HWDIRTY;
-	slat_pte_t dirty = hwdirty ? t->fmt->dirty_bit : 0;
+	slat_pte_t ignore = hw_state_bits(t);
 	struct promote_scan s = {
-		.expect = first & ~(t->fmt->young_bit | dirty),
-		.ignore = t->fmt->young_bit | dirty,
+		.expect = first & ~ignore,
+		.ignore = ignore,
 		.linear = pa_run_linear(slat_pa(base), block_size),
 		.pa = base,
 		.all = ~0ull,
 	};
-	if (!promote_scan(t, table, ctx->level + 1, &s, ctx->stats))
+	if (!promote_scan(t, table_va(t, ctx->old), ctx->level + 1, &s,
+			  ctx->stats))
 		return 0;
-	slat_pte_t block = t->fmt->leaf_for_level(t, first, ctx->level);
-	block &= ~(t->fmt->young_bit | dirty);
-	/* Young if any leaf was; dirty if any was, whichever way it is encoded. */
-	slat_pte_t dirty_now = t->fmt->dirty_bit_clear ? s.all : s.any;
-	return block | (s.any & t->fmt->young_bit) | (dirty_now & dirty);
+	return hw_state_apply(t, t->fmt->leaf_for_level(t, first, ctx->level),
+			      s.any, s.all);
 }
 
-static void recover_unlink(const struct slat_walk_ctx *ctx,
-			   struct recover_data *d, slat_pte_t *publish,
-			   slat_pte_t block)
+/*
+ * Replace the uniform table at ctx's entry by @block. The CPU may update
+ * the old leaves until an invalidation covers them: their AF and dirty
+ * state are merged into the block after it (core_merge_hw_state()), before
+ * the block is published where break-before-make holds it back, into the
+ * block in place where the format swaps without it.
+ */
+static void promote(const struct slat_walk_ctx *ctx, struct recover_data *d,
+		    slat_pte_t block)
 {
 	struct slat_table *t = ctx->t;
 	void *table = table_va(t, ctx->old);
-	uint64_t size = level_size(t, ctx->level);
+	bool in_place = !t->fmt->split_needs_bbm;
+	bool now = d->batch.policy == SLAT_FLUSH_ENTRY;
 
-	if (d->batch.policy == SLAT_FLUSH_ENTRY) {
-		if (t->fmt->tlbi_by_address)
-			slat_tlbi_range(t, ctx->addr, size, ctx->stats);
-		else
-			slat_tlbi_vmid(t, ctx->stats);
-		if (publish)
-			slat_make_entry(ctx, block);
-		slat_release_unlinked(t, table, ctx->level + 1, true, ctx->stats);
+	if (in_place)
+		core_swap(ctx, block);
+	else
+		core_break(ctx, NULL, now ? NULL : &d->batch);
+	if (!now) {
+		core_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1,
+			       ctx->ptep, in_place ? 0 : block, ctx->stats);
+		d->batch.changed = true;
 		return;
 	}
-	d->batch.changed = true;
-	slat_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1, publish,
-		       block, ctx->stats);
+	if (in_place)
+		core_tlbi_range(t, ctx->addr, level_size(t, ctx->level), ctx->stats);
+	core_promote_publish(t, ctx->ptep, table, ctx->level + 1,
+			     in_place ? 0 : block, ctx->stats);
+	core_release_unlinked(t, table, ctx->level + 1, NULL, ctx->stats);
 }
 
 static int recover_table(const struct slat_walk_ctx *ctx, struct recover_data *d)
 {
-	struct slat_table *t = ctx->t;
-	slat_pte_t block = 0;
+	slat_pte_t block;
 
 	switch (d->strategy) {
 	case SLAT_RECOVER_ZAP_LEAF:
-		d->zap_end = ctx->addr + level_size(t, ctx->level);
+		d->zap_end = ctx->addr + level_size(ctx->t, ctx->level);
 		return 0;
 	case SLAT_RECOVER_ZAP_TABLE:
-		pte_write(ctx->ptep, 0);
-		ctx->stats->written[SLAT_WRITE_CLEAR]++;
-		slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
-		recover_unlink(ctx, d, NULL, 0);
+		core_unlink_table(ctx, &d->batch);
 		return 1;
 	default:
 		block = promoted_block(ctx);
 		if (!block)
 			return 0; /* a lower level may still promote */
-		if (!t->fmt->split_needs_bbm) {
-			/* Same translation: x86 swaps in place. */
-			slat_make_entry(ctx, block);
-			recover_unlink(ctx, d, NULL, 0);
-			return 1;
-		}
-		/* The batch publishes the block later. */
-		slat_note_block(t, ctx->ptep, ctx->level, false);
-		pte_write(ctx->ptep, 0);
-		ctx->stats->written[SLAT_WRITE_BREAK]++;
-		recover_unlink(ctx, d, ctx->ptep, block);
+		promote(ctx, d, block);
 		return 1;
 	}
-}
-
-static int zap_leaves(const struct slat_walk_ctx *ctx, struct recover_data *d)
-{
-	struct slat_table *t = ctx->t;
-	uint64_t size = level_size(t, ctx->level);
-	uint32_t n, cleared = 0;
-	for (n = 0; n < ctx->nr_left && ctx->addr + n * size < d->zap_end; n++) {
-		slat_pte_t pte = pte_read(&ctx->ptep[n]);
-		if (pte_table(t, pte, ctx->level))
-			break;
-		if (pte == 0)
-			continue;
-		__atomic_store_n(&ctx->ptep[n], 0, __ATOMIC_RELAXED);
-		cleared++;
-		if (d->batch.policy == SLAT_FLUSH_ENTRY)
-			slat_tlbi_ipa(t, ctx->addr + n * size, ctx->level,
-				      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
-	}
-	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
-	slat_refcount_add(t, ctx->ptep, ctx->level, -(int32_t)cleared, false);
-	d->batch.changed |= cleared != 0;
-	/* n == 0: the entry became a table meanwhile; descend. */
-	return n ? (int)n : 0;
 }
 
 static bool may_be_block(const struct slat_walk_ctx *ctx,
@@ -339,15 +290,14 @@ static int recover_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visi
 	case SLAT_VISIT_TABLE_PRE:
 		return !zapping && may_be_block(ctx, d) ? recover_table(ctx, d) : 0;
 	case SLAT_VISIT_TABLE_POST:
-		if (zapping && slat_refcount_get(t, table_va(t, ctx->old)) == 0) {
-			pte_write(ctx->ptep, 0);
-			ctx->stats->written[SLAT_WRITE_CLEAR]++;
-			slat_refcount_add(t, ctx->ptep, ctx->level, -1, false);
-			recover_unlink(ctx, d, NULL, 0);
-		}
+		if (zapping && core_refcount_get(t, table_va(t, ctx->old)) == 0)
+			core_unlink_table(ctx, &d->batch);
 		return 0;
 	default:
-		return zapping ? zap_leaves(ctx, d) : 1;
+		/* The refault maps the memory again and cleans it then: a zap
+		 * does no cache maintenance. */
+		return zapping ? core_clear_leaves(ctx, &d->batch, d->zap_end, false)
+			       : 1;
 	}
 }
 
@@ -356,20 +306,18 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		 enum slat_tlbi_policy policy, slat_max_level_fn max_level,
 		 void *arg)
 {
-	if (!t || (unsigned)strategy > SLAT_RECOVER_PROMOTE ||
-	    !tlbi_policy_ok(policy))
-		return SLAT_E_INVAL;
-	int ret = slat_check_ipa_range(t, ipa.ipa, size);
+	/* Field by field: the batch's arrays need no zeroing. */
+	struct recover_data d;
+	int ret = core_op_begin(&d.op, t, ipa, size, 0, 0, policy, NULL, NULL);
 	if (ret)
 		return ret;
-
-	/* Field by field: the batch's array needs no zeroing. */
-	struct recover_data d;
+	if ((unsigned)strategy > SLAT_RECOVER_PROMOTE)
+		return core_op_end(&d.op, SLAT_E_INVAL, NULL);
 	d.strategy = strategy;
 	d.max_level = max_level;
 	d.arg = arg;
 	d.zap_end = 0;
-	slat_batch_init(&d.batch, policy, ipa.ipa);
+	core_batch_init(&d.batch, policy, ipa.ipa, false);
 	uint32_t visits = SLAT_VISIT_TABLE_PRE;
 	int stop = SLAT_LAST_LEVEL - 1;
 	/* Tables below the deepest block level cannot become blocks. */
@@ -379,14 +327,7 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		visits |= SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_POST;
 		stop = SLAT_LAST_LEVEL;
 	}
-	struct slat_walker w = {
-		.cb = recover_visitor, .arg = &d, .flags = visits,
-		.stop_level = stop,
-	};
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
-	ret = slat_walk(t, ipa.ipa, size, &w, st);
-	slat_batch_flush(t, &d.batch, ipa.ipa + size, st);
-	slat_stats_end(t, st, &local);
-	return ret;
+	ret = core_op_walk(&d.op, recover_visitor, &d, visits, stop);
+	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
+	return core_op_end(&d.op, ret, NULL);
 }

@@ -10,9 +10,9 @@ _Static_assert(sizeof(struct slat_stats) % sizeof(uint64_t) == 0,
 static const struct slat_format *format_of(enum slat_format_id id)
 {
 	switch (id) {
-	case SLAT_FMT_ARM_S2: return &slat_format_arm_s2;
-	case SLAT_FMT_EPT: return &slat_format_ept;
-	case SLAT_FMT_ARM_S1: return &slat_format_arm_s1;
+	case SLAT_FMT_ARM_S2: return &core_format_arm_s2;
+	case SLAT_FMT_EPT: return &core_format_ept;
+	case SLAT_FMT_ARM_S1: return &core_format_arm_s1;
 	default: return NULL;
 	}
 }
@@ -39,9 +39,36 @@ static bool hooks_complete(const struct slat_mm_ops *mm)
 	       mm->tlbi_range && mm->tlbi_vmid;
 }
 
+/* Two sample leaves and a table agree with the masks the core applies in
+ * place of the format's functions (struct slat_format's contract). */
+static bool format_self_check(const struct slat_table *t)
+{
+	const struct slat_format *f = t->fmt;
+	uint64_t pa = 1ull << (t->geo.pa_bits - 1);
+	slat_pte_t table = f->make_table(t, slat_pa(pa));
+	if (!pte_table(t, table, SLAT_LAST_LEVEL - 1) || !pte_links_table(t, table) ||
+	    f->pte_pa(t, table).pa != pa || pte_valid(t, f->locked) || !f->locked)
+		return false;
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++) {
+		if (!leaf_allowed(t, level))
+			continue;
+		uint64_t at = pa & ~(level_size(t, level) - 1);
+		slat_pte_t leaf = f->make_leaf(t, slat_pa(at), SLAT_RW, level);
+		slat_pte_t ro = pte_apply(leaf, f->wp_clear, f->wp_set);
+		if (!pte_leaf(t, leaf, level) || f->pte_pa(t, leaf).pa != at ||
+		    (t->oa_mask && (leaf & t->oa_mask) != at) ||
+		    !(leaf & f->young_bit) || (f->leaf_attrs(t, ro) & SLAT_W) ||
+		    !pte_cacheable(t, leaf) ||
+		    f->leaf_for_level(t, f->leaf_for_level(t, leaf, SLAT_LAST_LEVEL),
+				      level) != leaf)
+			return false;
+	}
+	return true;
+}
+
 /* Word by word: an aggregate initialiser may become a call to memset,
  * which a freestanding core cannot assume. */
-void slat_stats_clear(struct slat_stats *s)
+void core_stats_clear(struct slat_stats *s)
 {
 	uint64_t *w = (uint64_t *)s;
 	for (size_t i = 0; i < STATS_WORDS; i++)
@@ -72,12 +99,17 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->geo = geo;
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
+	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
+		t->level_shift[level + 1] = (uint8_t)(geo.bits_per_level *
+			(unsigned)(SLAT_LAST_LEVEL - level) + geo.granule_shift);
 	t->oa_mask = t->fmt->oa_mask(t);
 	t->linear = mm->linear_offset != NULL;
 	t->linear_offset = t->linear ? mm->linear_offset(mm_ctx) : 0;
 	t->refcounts_first_page = 0;
 	t->refcounts = mm->refcount_array
 		? mm->refcount_array(mm_ctx, &t->refcounts_first_page) : NULL;
+	t->normal_memattr = t->fmt->make_leaf(t, slat_pa(0), SLAT_R,
+					      SLAT_LAST_LEVEL) & t->fmt->memattr_mask;
 	t->table_mask = t->fmt->present_mask | t->fmt->table_bit;
 	t->table_match = (t->fmt->make_table(t, slat_pa(0)) & t->fmt->present_mask) |
 			 (t->fmt->table_bit_set ? t->fmt->table_bit : 0);
@@ -87,29 +119,32 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 		if (leaf_allowed(t, level))
 			t->leaf_level[level_shift(t, level)] = (int8_t)level;
 	t->id = __atomic_add_fetch(&table_ids, 1, __ATOMIC_RELAXED);
-	slat_stats_clear(&t->stats);
+	core_stats_clear(&t->stats);
+	if (!format_self_check(t)) {
+		mm->free_root(mm_ctx, root, bytes);
+		t->root = NULL;
+		return SLAT_E_CONFIG;
+	}
 	return SLAT_OK;
 }
 
 void slat_table_destroy(struct slat_table *t)
 {
-	if (!t || !t->root)
+	if (!table_live(t))
 		return;
-	struct slat_stats local;
-	struct slat_stats *st = slat_stats_begin(t, &local, false, NULL);
+	struct slat_stats *st = &t->stats;
 	slat_pte_t *root = t->root;
 	int level = t->geo.start_level;
 
 	for (uint32_t i = 0; i < t->geo.root_entries; i++) {
 		slat_pte_t pte = root[i];
 		if (pte_table(t, pte, level))
-			slat_free_subtree(t, table_va(t, pte), level + 1, st);
+			core_free_subtree(t, table_va(t, pte), level + 1, st);
 	}
-	slat_tlbi_vmid(t, st);
+	core_tlbi_vmid(t, st);
 	t->mm->free_root(t->mm_ctx, t->root,
 			 (size_t)t->geo.root_pages << t->geo.granule_shift);
 	t->root = NULL;
-	slat_stats_end(t, st, &local);
 }
 
 uint64_t slat_level_size(const struct slat_table *t, int level)
@@ -141,10 +176,10 @@ void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add)
 
 void slat_stats_reset(struct slat_table *t)
 {
-	slat_stats_clear(&t->stats);
+	core_stats_clear(&t->stats);
 }
 
-void slat_stats_commit(struct slat_table *t, const struct slat_stats *st)
+void core_stats_commit(struct slat_table *t, const struct slat_stats *st)
 {
 	uint64_t *w = (uint64_t *)&t->stats;
 	const uint64_t *v = (const uint64_t *)st;

@@ -2,8 +2,9 @@
 /*
  * The generic walker: pre-order over [start, end), visiting tables before
  * and after their children and every leaf or invalid entry. Visitors may
- * consume runs of entries, which is how bulk operations avoid a call per
- * entry.
+ * consume runs of entries (walk_leaf_run()), which is how bulk operations
+ * avoid a call per entry. The one descent that bypasses it,
+ * core_descend(), is in internal.h.
  */
 #include "internal.h"
 
@@ -120,7 +121,9 @@ static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
 int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
 	      const struct slat_walker *w, struct slat_stats *stats)
 {
-	int ret = slat_check_ipa_range(t, ipa, size);
+	if (!table_live(t) || !w || !stats)
+		return SLAT_E_INVAL;
+	int ret = check_ipa_range(t, ipa, size);
 	if (ret)
 		return ret;
 	struct walk wk = {

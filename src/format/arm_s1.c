@@ -161,11 +161,6 @@ static bool s1_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
 	return hwdirty(t) && (pte & S1_DBM) && !(pte & S1_AP_RO);
 }
 
-static slat_pte_t s1_leaf_cleaned(const struct slat_table *t, slat_pte_t pte)
-{
-	(void)t;
-	return pte | S1_AP_RO;
-}
 
 /* The stage-1 walker of a CPU with (or without) TCR_EL1.HA/HD. */
 static enum slat_fault s1_hw_update(const struct slat_table *t, slat_pte_t pte,
@@ -195,7 +190,7 @@ static enum slat_fault s1_hw_update(const struct slat_table *t, slat_pte_t pte,
 	}
 }
 
-const struct slat_format slat_format_arm_s1 = {
+const struct slat_format core_format_arm_s1 = {
 	.name = "arm-s1",
 	.id = SLAT_FMT_ARM_S1,
 	.geometry = s1_geometry,
@@ -209,7 +204,6 @@ const struct slat_format slat_format_arm_s1 = {
 	.leaf_with_perms = s1_leaf_with_perms,
 	.leaf_for_level = s1_leaf_for_level,
 	.leaf_dirty = s1_leaf_dirty,
-	.leaf_cleaned = s1_leaf_cleaned,
 	.hw_update = s1_hw_update,
 	.present_mask = S1_VALID,
 	.table_bit = S1_TABLE_OR_PAGE,
@@ -219,6 +213,7 @@ const struct slat_format slat_format_arm_s1 = {
 	.young_bit = S1_AF,
 	.dirty_bit = S1_AP_RO,
 	.dirty_bit_clear = true,
+	.memattr_mask = S1_ATTRIDX_MASK,
 	.locked = S1_LOCKED,
 	.split_needs_bbm = true,
 	.tlbi_by_address = true,

@@ -159,13 +159,6 @@ static bool arm_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
 	return hwdirty(t) && (pte & S2_DBM) && (pte & S2_AP_W);
 }
 
-/* Writable-clean: DBM stays, so the hardware sets S2AP.W on a write. */
-static slat_pte_t arm_leaf_cleaned(const struct slat_table *t, slat_pte_t pte)
-{
-	(void)t;
-	return pte & ~S2_AP_W;
-}
-
 static bool exec_allowed(const struct slat_table *t, slat_pte_t pte, bool el0)
 {
 	slat_pte_t xn = pte & S2_XN_MASK;
@@ -204,7 +197,7 @@ static enum slat_fault arm_hw_update(const struct slat_table *t, slat_pte_t pte,
 	}
 }
 
-const struct slat_format slat_format_arm_s2 = {
+const struct slat_format core_format_arm_s2 = {
 	.name = "arm-s2",
 	.id = SLAT_FMT_ARM_S2,
 	.geometry = arm_geometry,
@@ -218,14 +211,16 @@ const struct slat_format slat_format_arm_s2 = {
 	.leaf_with_perms = arm_leaf_with_perms,
 	.leaf_for_level = arm_leaf_for_level,
 	.leaf_dirty = arm_leaf_dirty,
-	.leaf_cleaned = arm_leaf_cleaned,
 	.hw_update = arm_hw_update,
 	.present_mask = S2_VALID,
 	.table_bit = S2_TABLE_OR_PAGE,
 	.table_bit_set = true,
 	.wp_clear = S2_AP_W | S2_DBM,
 	.young_bit = S2_AF,
-	.dirty_bit = S2_AP_W, /* with DBM set */
+	/* With DBM set; cleaning clears it and keeps DBM, so the CPU sets
+	 * S2AP.W again on the next write. */
+	.dirty_bit = S2_AP_W,
+	.memattr_mask = S2_MEMATTR_MASK,
 	.locked = S2_LOCKED,
 	.split_needs_bbm = true,
 	.tlbi_by_address = true,

@@ -197,11 +197,6 @@ static bool ept_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
 	return has(t, SLAT_FEAT_HWDIRTY) && (pte & EPT_D);
 }
 
-static slat_pte_t ept_leaf_cleaned(const struct slat_table *t, slat_pte_t pte)
-{
-	(void)t;
-	return pte & ~EPT_D;
-}
 
 static bool access_allowed(const struct slat_table *t, slat_pte_t pte,
 			   unsigned access)
@@ -230,7 +225,7 @@ static enum slat_fault ept_hw_update(const struct slat_table *t, slat_pte_t pte,
 	return SLAT_FAULT_NONE;
 }
 
-const struct slat_format slat_format_ept = {
+const struct slat_format core_format_ept = {
 	.name = "ept",
 	.id = SLAT_FMT_EPT,
 	.geometry = ept_geometry,
@@ -244,7 +239,6 @@ const struct slat_format slat_format_ept = {
 	.leaf_with_perms = ept_leaf_with_perms,
 	.leaf_for_level = ept_leaf_for_level,
 	.leaf_dirty = ept_leaf_dirty,
-	.leaf_cleaned = ept_leaf_cleaned,
 	.hw_update = ept_hw_update,
 	.present_mask = EPT_RWX,
 	.table_bit = EPT_PS,
@@ -253,6 +247,7 @@ const struct slat_format slat_format_ept = {
 	.young_bit = EPT_A,
 	.table_young_bit = EPT_A,
 	.dirty_bit = EPT_D,
+	.memattr_mask = EPT_MT_MASK,
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,
 	.tlbi_by_address = false,

@@ -211,9 +211,17 @@ static uint64_t cleaned[NREG];
 /* Bytes the model says were newly mapped, per region. */
 static uint64_t newly_mapped[NREG];
 
+/* The exclusive thread's unmap: its cleans are of memory taken away. */
+static _Thread_local bool unmapping;
+static _Thread_local uint64_t unmap_cleaned;
+
 static void observer(void *arg, const struct slat_hosted_event *ev)
 {
 	st_observer(arg, ev);
+	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL && unmapping) {
+		unmap_cleaned += ev->size;
+		return;
+	}
 	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL) {
 		int r = region_of(ev->addr - PA_OFF);
 		if (r < 0)
@@ -728,8 +736,20 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 	} else if (k < 80) {
 		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_OP_UNMAP,
 						  slat_ipa(ipa), size));
+		uint64_t before = model_mapped_bytes(m);
+		unmapping = true;
+		unmap_cleaned = 0;
 		ret = slat_unmap(&S.t, slat_ipa(ipa), size, policy, c, NULL);
+		unmapping = false;
 		model_unmap(m, ipa, size);
+		/* Without FWB, every write-back byte taken away is cleaned and
+		 * invalidated, once. */
+		uint64_t gone = before - model_mapped_bytes(m);
+		bool wb = SLAT_MT(rg->attrs) == SLAT_MT_NORMAL;
+		ST_CHECK(unmap_cleaned == (wb ? gone : 0),
+			 "unmap(%#" PRIx64 ", %#" PRIx64 ") cleaned %" PRIu64
+			 " bytes, took away %" PRIu64 " %s bytes", ipa, size,
+			 unmap_cleaned, gone, wb ? "write-back" : "uncached");
 		xs->unmap++;
 		snprintf(last_excl, sizeof(last_excl),
 			 "unmap(%#" PRIx64 ", %#" PRIx64 ", policy %d)", ipa,
@@ -901,8 +921,10 @@ int main(int argc, char **argv)
 
 	/* Everything goes, and every page comes back. */
 	st_topup(&S, &xc, 8);
+	unmapping = true;
 	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), 1ull << 40, SLAT_FLUSH_VMID,
 			    &xc, NULL) == SLAT_OK, "unmap");
+	unmapping = false;
 	model_unmap(m, 0, 1ull << 40);
 	slat_hosted_cache_fini(&xc);
 	for (unsigned i = 0; i < nthreads; i++) {

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The entry primitives every operation is built from: break-before-make,
+ * in-place updates, clearing runs of leaves, unlinking tables, splitting a
+ * block, merging the CPU's state into a block. Each writes through
+ * pte_try_set() and keeps the counters, the count words and the cache
+ * maintenance of what it writes.
+ */
+#include "internal.h"
+
+int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
+	       struct core_batch *b)
+{
+	struct slat_table *t = ctx->t;
+	bool shared = walk_shared(ctx);
+	slat_pte_t old;
+
+	if (!pte_try_set(t, walk_writers(ctx), ctx->ptep, ctx->old, ~0ull,
+			 shared ? t->fmt->locked : 0, &old)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (was)
+		*was = old;
+	ctx->stats->written[SLAT_WRITE_BREAK]++;
+	if (!pte_valid(t, old))
+		return SLAT_OK;
+	if (b) {
+		b->changed = true;
+		return SLAT_OK;
+	}
+	/* A table's span also invalidates the walk caches below it. */
+	if (pte_table(t, old, ctx->level))
+		core_tlbi_range(t, ctx->addr, level_size(t, ctx->level), ctx->stats);
+	else
+		core_tlbi_ipa(t, ctx->addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
+			      ctx->stats);
+	return SLAT_OK;
+}
+
+void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new)
+{
+	struct slat_table *t = ctx->t;
+	bool table = pte_table(t, new, ctx->level);
+
+	pte_store(ctx->ptep, new);
+	refcount_note(t, ctx->ptep, ctx->level, 0,
+		      !table && ctx->level < SLAT_LAST_LEVEL, walk_shared(ctx));
+	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
+}
+
+slat_pte_t core_lock(const struct slat_walk_ctx *ctx)
+{
+	slat_pte_t was;
+	pte_try_set(ctx->t, pte_writers_of(ctx->t, false), ctx->ptep, ctx->old, ~0ull,
+		    ctx->t->fmt->locked, &was);
+	ctx->stats->written[SLAT_WRITE_BREAK]++;
+	return was;
+}
+
+int core_take_block(const struct slat_walk_ctx *ctx, slat_pte_t *block)
+{
+	struct slat_table *t = ctx->t;
+	if (t->fmt->split_needs_bbm)
+		return core_break(ctx, block, NULL);
+	*block = hw_updates_ptes(t) ? core_lock(ctx) : ctx->old;
+	return SLAT_OK;
+}
+
+slat_pte_t core_swap(const struct slat_walk_ctx *ctx, slat_pte_t new)
+{
+	struct slat_table *t = ctx->t;
+	bool table = pte_table(t, new, ctx->level);
+	slat_pte_t was;
+
+	pte_try_set(t, pte_writers_of(t, false), ctx->ptep, ctx->old, ~0ull, new,
+		    &was);
+	refcount_note(t, ctx->ptep, ctx->level, 0,
+		      !table && ctx->level < SLAT_LAST_LEVEL, false);
+	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
+	return was;
+}
+
+int core_update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		     slat_pte_t old, slat_pte_t clear, slat_pte_t set,
+		     slat_pte_t *was)
+{
+	slat_pte_t replaced;
+	if (!pte_try_set(ctx->t, walk_writers(ctx), ptep, old, clear, set,
+			 &replaced)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (was)
+		*was = replaced;
+	ctx->stats->written[SLAT_WRITE_ATTR]++;
+	return SLAT_OK;
+}
+
+/* A run of unmapped memory to clean: at once when its leaves were already
+ * invalidated (or the caller invalidates later), else after the batch's
+ * invalidation. */
+static void clear_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
+		      struct cmo_run r, struct slat_stats *st)
+{
+	if (!r.bytes)
+		return;
+	if (b->policy == SLAT_FLUSH_ENTRY || b->policy == SLAT_FLUSH_NONE)
+		cmo_run_emit(t, r, st);
+	else
+		core_batch_add_cmo(t, b, at, r, st);
+}
+
+int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
+		      uint64_t end, bool cmo)
+{
+	struct slat_table *t = ctx->t;
+	uint64_t size = level_size(t, ctx->level);
+	uint32_t max = walk_run(ctx), n, cleared = 0;
+	enum pte_writers who = pte_writers_of(t, false);
+	struct cmo_run run = { 0, 0 };
+
+	for (n = 0; n < max && ctx->addr + n * size < end; n++) {
+		slat_pte_t pte = pte_read(&ctx->ptep[n]), was;
+		uint64_t addr = ctx->addr + n * size;
+		if (pte == 0)
+			continue;
+		if (pte_table(t, pte, ctx->level))
+			break;
+		pte_try_set(t, who, &ctx->ptep[n], pte, ~0ull, 0, &was);
+		cleared++;
+		if (b->policy == SLAT_FLUSH_ENTRY)
+			core_tlbi_ipa(t, addr, ctx->level,
+				      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+		if (cmo && pte_cacheable(t, was) &&
+		    !cmo_run_extend(&run, pte_oa(t, was).pa, size)) {
+			clear_cmo(t, b, addr + size, run, ctx->stats);
+			run.pa = pte_oa(t, was).pa;
+			run.bytes = size;
+		}
+	}
+	clear_cmo(t, b, ctx->addr + n * size, run, ctx->stats);
+	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
+	refcount_note(t, ctx->ptep, ctx->level, -(int32_t)cleared, false, false);
+	b->changed |= cleared != 0;
+	return (int)n;
+}
+
+void core_unlink_table(const struct slat_walk_ctx *ctx, struct core_batch *b)
+{
+	struct slat_table *t = ctx->t;
+	void *table = table_va(t, ctx->old);
+	slat_pte_t was;
+
+	pte_try_set(t, pte_writers_of(t, false), ctx->ptep, ctx->old, ~0ull, 0,
+		    &was);
+	ctx->stats->written[SLAT_WRITE_CLEAR]++;
+	refcount_note(t, ctx->ptep, ctx->level, -1, false, false);
+	if (b->policy != SLAT_FLUSH_ENTRY) {
+		core_batch_add(t, b, ctx->addr, table, ctx->level + 1, NULL, 0,
+			       ctx->stats);
+		b->changed = true;
+		return;
+	}
+	/* Only the walk caches can hold an empty table; leaves below need
+	 * the whole span. */
+	if (core_refcount_get(t, table) == 0)
+		core_tlbi_ipa(t, ctx->addr, SLAT_LEVEL_ANY,
+			      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
+	else
+		core_tlbi_range(t, ctx->addr, level_size(t, ctx->level),
+				ctx->stats);
+	struct cmo_run run = { 0, 0 };
+	core_release_unlinked(t, table, ctx->level + 1, b->cmo ? &run : NULL,
+			      ctx->stats);
+	cmo_run_emit(t, run, ctx->stats);
+}
+
+void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
+		     int level, struct slat_stats *st)
+{
+	uint32_t n = t->geo.entries;
+	uint64_t step = level_size(t, level + 1);
+	slat_pte_t child = t->fmt->leaf_for_level(t, block, level + 1);
+	slat_pa_t pa = t->fmt->pte_pa(t, block);
+
+	/* The page is not published yet: no other writer, no ordering. */
+	if (pa_run_linear(pa, level_size(t, level))) {
+		for (uint32_t i = 0; i < n; i++, child += step)
+			__atomic_store_n(&page[i], child, __ATOMIC_RELAXED);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&page[i],
+					 t->fmt->pte_with_pa(t, child,
+							     slat_pa(pa.pa + i * step)),
+					 __ATOMIC_RELAXED);
+	}
+	*table_refcount(t, page) =
+		n | (level + 1 < SLAT_LAST_LEVEL ? SLAT_REFCOUNT_HAS_BLOCKS : 0);
+	st->written[SLAT_WRITE_LEAF] += n;
+}
+
+/* A page filled for a split that was never published goes back as it came. */
+static void unfill(struct slat_table *t, slat_pte_t *page)
+{
+	for (uint32_t i = 0; i < t->geo.entries; i++)
+		page[i] = 0;
+	*table_refcount(t, page) = 0;
+}
+
+int core_split_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache)
+{
+	struct slat_table *t = ctx->t;
+	slat_pte_t *page = core_cache_pop(cache, ctx->stats);
+	if (!page)
+		return SLAT_E_NOMEM;
+	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
+	slat_pte_t block = ctx->old, was;
+
+	/* Without break-before-make a shared walker swaps in one CAS. */
+	if (!t->fmt->split_needs_bbm && walk_shared(ctx)) {
+		core_fill_split(t, page, block, ctx->level, ctx->stats);
+		if (!pte_try_set(t, PTE_SHARED, ctx->ptep, block, ~0ull, table, &was)) {
+			unfill(t, page);
+			core_cache_unpop(cache, page, ctx->stats);
+			ctx->stats->retries++;
+			return SLAT_E_AGAIN;
+		}
+		ctx->stats->written[SLAT_WRITE_TABLE]++;
+		return SLAT_OK;
+	}
+	int ret = core_take_block(ctx, &block);
+	if (ret) {
+		core_cache_unpop(cache, page, ctx->stats);
+		return ret;
+	}
+	core_fill_split(t, page, block, ctx->level, ctx->stats);
+	core_make(ctx, table);
+	return SLAT_OK;
+}
+
+static void merge_scan(const struct slat_table *t, const slat_pte_t *table,
+		       int level, slat_pte_t *any, slat_pte_t *all)
+{
+	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		slat_pte_t pte = pte_read(&table[i]);
+		if (pte_table(t, pte, level)) {
+			merge_scan(t, table_va(t, pte), level + 1, any, all);
+			continue;
+		}
+		*any |= pte;
+		*all &= pte;
+	}
+}
+
+slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
+			       const slat_pte_t *table, int level)
+{
+	slat_pte_t any = 0, all = ~0ull;
+	merge_scan(t, table, level, &any, &all);
+	return hw_state_apply(t, block, any, all);
+}

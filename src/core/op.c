@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The frame every public range operation shares: argument checks, walker
+ * set-up, where it counts, the invalidation at the end, *done.
+ */
+#include "internal.h"
+
+int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
+		  uint64_t size, uint32_t flags, uint32_t allowed,
+		  enum slat_tlbi_policy policy, struct slat_page_cache *cache,
+		  uint64_t *done)
+{
+	if (done)
+		*done = 0;
+	if (!table_live(t) || (flags & ~allowed) || !tlbi_policy_ok(policy))
+		return SLAT_E_INVAL;
+	int ret = check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+	op->t = t;
+	op->ipa = ipa.ipa;
+	op->end = ipa.ipa + size;
+	op->flags = flags;
+	op->policy = policy;
+	op->cache = cache;
+	op->st = stats_begin(t, &op->local, (flags & SLAT_SHARED) != 0, cache);
+	op->fail_addr = op->end;
+	op->changed = false;
+	return SLAT_OK;
+}
+
+int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
+		 uint32_t visits, int stop_level)
+{
+	struct slat_walker w = {
+		.cb = cb,
+		.arg = arg,
+		.flags = visits | (op_shared(op) ? SLAT_WALK_SHARED : 0),
+		.stop_level = stop_level,
+	};
+	return slat_walk(op->t, op->ipa, op->end - op->ipa, &w, op->st);
+}
+
+int core_op_end(struct core_op *op, int ret, uint64_t *done)
+{
+	if (op->changed && op->policy == SLAT_FLUSH_RANGE)
+		core_tlbi_range(op->t, op->ipa, op->end - op->ipa, op->st);
+	else if (op->changed && op->policy == SLAT_FLUSH_VMID)
+		core_tlbi_vmid(op->t, op->st);
+	if (done)
+		*done = (ret < 0 ? op->fail_addr : op->end) - op->ipa;
+	stats_end(op->t, op->st, &op->local);
+	return ret;
+}
