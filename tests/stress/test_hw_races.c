@@ -320,7 +320,8 @@ static const char *is_young(const struct round *r, const struct slat_leaf *l)
 	return l->attrs & SLAT_YOUNG ? NULL : "the leaf is old";
 }
 
-static const char *is_read_only(const struct round *r, const struct slat_leaf *l)
+static const char *is_read_only(const struct round *r,
+				const struct slat_leaf *l)
 {
 	(void)r;
 	return l->attrs & SLAT_W ? "wrprotect left the leaf writable" : NULL;
