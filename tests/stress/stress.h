@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by the concurrency tests: a table on the hosted platform with RCU
- * deferred free, per-thread counts of the hooks each thread called, and
- * failure reporting.
+ * Shared by the concurrency tests: a table of any configuration on the
+ * hosted platform (with RCU deferred free for shared walkers), per-thread
+ * counts of the hooks each thread called, failure reporting, spinning
+ * hand-offs between threads and counts taken from the environment.
  *
  * Every hook the core calls runs in the thread that called the core (the
  * RCU callback thread excepted, which only frees pages), so a thread's own
@@ -14,6 +15,8 @@
 #define SLAT_STRESS_H
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,35 +119,60 @@ static void st_fail(const char *fmt, ...)
 			st_fail(__VA_ARGS__);                                 \
 	} while (0)
 
-/* A table for concurrent use: Arm stage 2, RCU deferred free. */
+/* A table for concurrent use on the hosted platform. */
 struct st_table {
 	struct slat_config cfg;
 	struct slat_hosted h;
 	struct slat_table t;
 };
 
-static inline void st_table_init(struct st_table *s, uint32_t granule,
-				 uint8_t ia_bits, uint32_t features,
-				 uint64_t arena_bytes)
+/*
+ * A table of any configuration. @rcu: tables a shared walker unlinks are
+ * freed after an RCU grace period (slat_hosted_ops_rcu); without it they
+ * are freed at once (slat_hosted_ops), for tests whose only concurrency is
+ * the hardware's walker beside exclusive calls.
+ */
+static inline void st_table_init_cfg(struct st_table *s,
+				     const struct slat_config *cfg,
+				     uint64_t arena_bytes, bool rcu)
 {
 	memset(s, 0, sizeof(*s));
-	s->cfg = (struct slat_config){
-		.format = SLAT_FMT_ARM_S2, .granule = granule,
-		.ia_bits = ia_bits, .pa_bits = 48, .features = features,
-	};
+	s->cfg = *cfg;
+	uint32_t granule = cfg->granule ? cfg->granule : 4096;
 	ST_CHECK(slat_hosted_init(&s->h, arena_bytes, granule,
 				  0x40000000ull) == SLAT_OK,
 		 "slat_hosted_init");
 	slat_hosted_set_observer(&s->h, st_observer, NULL);
-	ST_CHECK(slat_hosted_enable_rcu(&s->h, &s->t) == SLAT_OK,
-		 "slat_hosted_enable_rcu");
-	int ret = slat_table_init(&s->t, &s->cfg, slat_hosted_ops_rcu(), &s->h);
-	ST_CHECK(ret == SLAT_OK, "slat_table_init: %s", slat_strerror(ret));
+	if (rcu)
+		ST_CHECK(slat_hosted_enable_rcu(&s->h, &s->t) == SLAT_OK,
+			 "slat_hosted_enable_rcu");
+	else
+		s->h.table = &s->t;
+	int ret = slat_table_init(&s->t, &s->cfg,
+				  rcu ? slat_hosted_ops_rcu() : slat_hosted_ops(),
+				  &s->h);
+	ST_CHECK(ret == SLAT_OK, "slat_table_init(%s): %s",
+		 cfg->format == SLAT_FMT_EPT ? "ept" :
+		 cfg->format == SLAT_FMT_ARM_S1 ? "arm-s1" : "arm-s2",
+		 slat_strerror(ret));
+}
+
+/* An Arm stage-2 table with RCU deferred free. */
+static inline void st_table_init(struct st_table *s, uint32_t granule,
+				 uint8_t ia_bits, uint32_t features,
+				 uint64_t arena_bytes)
+{
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S2, .granule = granule,
+		.ia_bits = ia_bits, .pa_bits = 48, .features = features,
+	};
+	st_table_init_cfg(s, &cfg, arena_bytes, true);
 }
 
 static inline void st_table_fini(struct st_table *s)
 {
-	slat_hosted_rcu_barrier();
+	if (s->h.rcu)
+		slat_hosted_rcu_barrier();
 	slat_table_destroy(&s->t);
 	ST_CHECK(slat_hosted_table_pages(&s->h) == 0,
 		 "%" PRIu64 " pages still in use after destroy",
@@ -180,6 +208,56 @@ static inline uint32_t st_fault_pages(const struct slat_table *t, uint64_t size)
 	while (level > t->geo.start_level && slat_level_size(t, level) < size)
 		level--;
 	return (uint32_t)(level - t->geo.start_level);
+}
+
+/*
+ * Wait until *@word reaches @want (set by another thread with a release
+ * store), spinning: a barrier's wake-up is slower than the races the tests
+ * want to provoke. Yields now and then, since the CPUs may be shared.
+ */
+static inline void st_wait_for(const unsigned *word, unsigned want)
+{
+	for (unsigned spin = 1; __atomic_load_n(word, __ATOMIC_ACQUIRE) != want;
+	     spin++)
+		if (spin % 1024 == 0)
+			sched_yield();
+}
+
+/*
+ * Run the calling thread on the @index-th CPU the process may use (modulo
+ * their number), so that two racing threads run at the same time rather
+ * than taking turns on one CPU. The CPUs are those the first call saw:
+ * make it before creating the threads (which inherit the caller's
+ * affinity). Does nothing with a single CPU.
+ */
+static cpu_set_t st_cpus;
+static int st_nr_cpus = -1;
+
+static inline void st_pin_to_cpu(unsigned index)
+{
+	if (st_nr_cpus < 0)
+		st_nr_cpus = sched_getaffinity(0, sizeof(st_cpus), &st_cpus)
+				     ? 0 : CPU_COUNT(&st_cpus);
+	if (st_nr_cpus < 2)
+		return;
+	index %= (unsigned)st_nr_cpus;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &st_cpus) || index--)
+			continue;
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+		return;
+	}
+}
+
+/* A count from the environment variable @name if set (for sanitizer
+ * builds, which run slower), else @dflt. */
+static inline uint64_t st_env_count(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? strtoull(v, NULL, 0) : dflt;
 }
 
 /* xorshift64*: reproducible per-thread randomness. */
