@@ -123,9 +123,9 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 
 	for (;;) {
 		int level;
-		slat_pte_t *ptep = core_descend(t, ipa.ipa, SLAT_LAST_LEVEL, DESCEND_CPU,
-						&level, NULL);
-		slat_pte_t pte = pte_read(ptep), new;
+		slat_pte_t pte, new;
+		slat_pte_t *ptep = core_descend(t, ipa.ipa, SLAT_LAST_LEVEL,
+						DESCEND_CPU, &level, &pte, NULL);
 		res->level = level;
 		/* A locked entry is invalid to the hardware. */
 		if (!pte_valid(t, pte)) {

@@ -257,7 +257,9 @@ static void merge_scan(const struct slat_table *t, const slat_pte_t *table,
 slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
 			       const slat_pte_t *table, int level)
 {
-	slat_pte_t any = 0, all = ~0ull;
+	/* The block counts as one more leaf: the CPU may have made it young
+	 * or dirty itself, which merging must not undo. */
+	slat_pte_t any = block, all = block;
 	merge_scan(t, table, level, &any, &all);
 	return hw_state_apply(t, block, any, all);
 }

@@ -811,17 +811,18 @@ walk_leaf_run(const struct slat_walk_ctx *ctx, leaf_step_fn step, void *arg,
  * table addresses are then pte & oa_mask in one linear map. */
 static SLAT_ALWAYS_INLINE slat_pte_t *
 descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
-	     unsigned how, bool linear, int *level, struct slat_stats *st)
+	     unsigned how, bool linear, int *level, slat_pte_t *value,
+	     struct slat_stats *st)
 {
 	const int start = t->geo.start_level;
 	const int depth = stop_level - start;
 	unsigned shift = level_shift(t, start);
 	/* The root's index needs no mask: @ipa is inside ia_bits. */
 	slat_pte_t *ptep = &((slat_pte_t *)t->root)[ipa >> shift];
+	slat_pte_t pte = pte_read(ptep);
 	int n;
 
-	for (n = 0; n < depth; n++) {
-		slat_pte_t pte = pte_read(ptep);
+	for (n = 0; n < depth; n++, pte = pte_read(ptep)) {
 		/* The fast test first; the full one for tables libslat did not
 		 * write this way, unless a miss only costs the general path. */
 		if ((pte & t->table_mask) != t->table_match &&
@@ -844,6 +845,7 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
 	if (st)
 		st->visited += (uint64_t)n + 1;
 	*level = start + n;
+	*value = pte;
 	return ptep;
 }
 
@@ -855,19 +857,20 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
  * @stop_level: the deepest level to reach (SLAT_LAST_LEVEL: to the leaf).
  * @how: DESCEND_CPU, DESCEND_FAST or 0.
  * @level: receives the level of the entry returned.
+ * @value: receives its value, read once: the one the descent decided on
+ *	(read again, a table could have replaced the leaf meanwhile).
  * @st: counts the entries read (may be NULL).
  *
  * The one descent that bypasses the walker: lookup, mkyoung, the CPU's
- * walk and the fault path use it. Return: the entry; its value is what
- * the caller reads next.
+ * walk and the fault path use it. Return: the entry.
  */
 static SLAT_ALWAYS_INLINE slat_pte_t *
 core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
-	     unsigned how, int *level, struct slat_stats *st)
+	     unsigned how, int *level, slat_pte_t *value, struct slat_stats *st)
 {
 	if (t->linear && t->oa_mask)
-		return descend_loop(t, ipa, stop_level, how, true, level, st);
-	return descend_loop(t, ipa, stop_level, how, false, level, st);
+		return descend_loop(t, ipa, stop_level, how, true, level, value, st);
+	return descend_loop(t, ipa, stop_level, how, false, level, value, st);
 }
 
 /* ---- Entry primitives (entry.c and below) ---- */

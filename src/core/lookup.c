@@ -11,8 +11,8 @@ int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 		return SLAT_E_RANGE;
 
 	int level;
-	slat_pte_t pte = pte_read(core_descend(t, ipa.ipa, SLAT_LAST_LEVEL,
-					       0, &level, NULL));
+	slat_pte_t pte;
+	core_descend(t, ipa.ipa, SLAT_LAST_LEVEL, 0, &level, &pte, NULL);
 	if (!pte_valid(t, pte))
 		return SLAT_E_NOENT;
 	uint64_t size = level_size(t, level);
