@@ -52,10 +52,8 @@ static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
 	uint64_t last = size - 1; /* size 0 fails the address sizes */
 	uint64_t bad = (flags & ~CORE_FLAGS_MAP) |
 		       ((ipa | size | pa) & granule_mask(t)) |
-		       ((ipa | last) >> t->geo.ia_bits) |
-		       ((ipa + last) >> t->geo.ia_bits) |
-		       ((pa | last) >> t->geo.pa_bits) |
-		       ((pa + last) >> t->geo.pa_bits);
+		       ((ipa | last | (ipa + last)) >> t->geo.ia_bits) |
+		       ((pa | last | (pa + last)) >> t->geo.pa_bits);
 	if (__builtin_expect(bad != 0, 0))
 		return map_input_error(t, ipa, size, pa, flags);
 	return attrs_checked ? SLAT_OK : t->fmt->check_attrs(t, attrs);
@@ -303,65 +301,78 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 		       ? 1 : SLAT_E_EXISTS;
 }
 
+/* A map call's arguments: one pointer for the fault path to keep while it
+ * descends, in place of seven registers. */
+struct map_req {
+	uint64_t ipa, size, pa;
+	uint32_t attrs, flags;
+	struct slat_page_cache *cache;
+	uint64_t *done;
+};
+
 /* Any range, any layout, through the walker. Not inlined, so that the
  * fault path stays short. */
 static __attribute__((noinline)) int
-map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	 uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
-	 uint64_t *done)
+map_walk(struct slat_table *t, const struct map_req *rq)
 {
 	struct map_data d = {
-		.pa = pa, .attrs = attrs, .cap_shift = map_cap_shift(flags),
-		.cmo = cmo_for_attrs(t, attrs),
-		.no_replace = (flags & SLAT_MAP_NO_REPLACE) != 0,
+		.pa = rq->pa, .attrs = rq->attrs,
+		.cap_shift = map_cap_shift(rq->flags),
+		.cmo = cmo_for_attrs(t, rq->attrs),
+		.no_replace = (rq->flags & SLAT_MAP_NO_REPLACE) != 0,
 	};
-	int ret = core_op_begin(&d.op, t, slat_ipa(ipa), size, flags,
-				CORE_FLAGS_MAP, SLAT_FLUSH_NONE, cache, done);
+	int ret = core_op_begin(&d.op, t, slat_ipa(rq->ipa), rq->size, rq->flags,
+				CORE_FLAGS_MAP, SLAT_FLUSH_NONE, rq->cache,
+				rq->done);
 	if (ret)
 		return ret;
-	if (flags & SLAT_MAP_NO_REPLACE) {
+	if (d.no_replace) {
 		ret = core_op_walk(&d.op, no_replace_visitor, &d,
 				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);
 		if (ret)
-			op_fail(&d.op, ipa, ret);
+			op_fail(&d.op, rq->ipa, ret);
 	}
 	if (ret == SLAT_OK)
 		ret = core_op_walk(&d.op, map_visitor, &d,
 				   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE,
 				   SLAT_LAST_LEVEL);
-	ret = core_op_end(&d.op, ret, done);
+	ret = core_op_end(&d.op, ret, rq->done);
 	return ret ? ret : d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }
 
 /* ---- the fault path ---- */
 
 /*
- * The fault path: one leaf of exactly @size into an empty entry under
- * existing tables, through the one descent, leaf_fits() and
+ * The fault path: one leaf of exactly the request's size into an empty
+ * entry under existing tables, through the one descent, leaf_fits() and
  * core_install_leaves(). Anything else (a size no leaf has, a leaf that
  * does not fit, a missing table, an entry in use) returns MAP_WALK.
  */
 static SLAT_ALWAYS_INLINE int
-map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	     uint32_t attrs, uint32_t flags, const struct slat_leaf_memo *m,
-	     struct slat_stats *st)
+map_one_leaf(struct slat_table *t, const struct map_req *rq,
+	     const struct slat_leaf_memo *m, struct slat_stats *st)
 {
+	uint64_t size = rq->size, pa = rq->pa;
 	if (size & (size - 1))
 		return MAP_WALK;
 	unsigned shift = (unsigned)__builtin_ctzll(size);
 	int level = t->leaf_level[shift], at;
-	if (level < 0 ||
-	    !leaf_fits_shift(t, level, shift, ipa, pa, size, map_cap_shift(flags)))
+	if (level < 0 || !leaf_fits_shift(t, level, shift, rq->ipa, pa, size,
+					  map_cap_shift(rq->flags)))
 		return MAP_WALK;
-	slat_pte_t *ptep = core_descend(t, ipa, level, DESCEND_FAST, &at, st);
-	if (at != level || pte_read(ptep) != 0)
+	slat_pte_t old;
+	slat_pte_t *ptep = core_descend(t, rq->ipa, level, DESCEND_FAST, &at,
+					&old, st);
+	if (at != level || old != 0)
 		return MAP_WALK;
 	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
+	pa = rq->pa;
 	slat_pte_t leaf = m ? m->leaf[level] | pa
-			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
-	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, attrs), flags, st);
+			    : t->fmt->make_leaf(t, slat_pa(pa), rq->attrs, level);
+	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, rq->attrs),
+			       rq->flags, st);
 	return core_install_leaves(t, ptep, 1, level, leaf, slat_pa(pa), cmo,
-				   (flags & SLAT_SHARED) != 0, st);
+				   (rq->flags & SLAT_SHARED) != 0, st);
 }
 
 /*
@@ -370,40 +381,43 @@ map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
  * general path.
  */
 static SLAT_ALWAYS_INLINE int
-map_checked(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	    uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
-	    const struct slat_leaf_memo *m, uint64_t *done)
+map_checked(struct slat_table *t, const struct map_req *rq,
+	    const struct slat_leaf_memo *m)
 {
-	bool shared = flags & SLAT_SHARED;
-	struct slat_stats *st = shared ? (cache ? cache->stats : NULL) : &t->stats;
+	struct slat_stats *st = !(rq->flags & SLAT_SHARED) ? &t->stats
+				: rq->cache ? rq->cache->stats : NULL;
 	if (st) {
-		int ret = map_one_leaf(t, ipa, size, pa, attrs, flags, m, st);
+		int ret = map_one_leaf(t, rq, m, st);
 		if (ret != MAP_WALK) {
-			if (done && ret == SLAT_OK)
-				*done = size;
+			if (rq->done && ret == SLAT_OK)
+				*rq->done = rq->size;
 			return ret;
 		}
 	}
-	return map_walk(t, ipa, size, pa, attrs, flags, cache, done);
+	return map_walk(t, rq);
 }
 
 /* Attributes the cache's memo does not hold: checked, then remembered. */
 static __attribute__((noinline)) int
-map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	      uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
-	      uint64_t *done)
+map_new_attrs(struct slat_table *t, const struct map_req *rq)
 {
-	int ret = check_map_input(t, ipa, size, pa, attrs, flags, false);
+	int ret = check_map_input(t, rq->ipa, rq->size, rq->pa, rq->attrs,
+				  rq->flags, false);
 	if (ret)
 		return ret;
-	const struct slat_leaf_memo *m = cache ? memo_fill(t, cache, attrs) : NULL;
-	return map_checked(t, ipa, size, pa, attrs, flags, cache, m, done);
+	const struct slat_leaf_memo *m =
+		rq->cache ? memo_fill(t, rq->cache, rq->attrs) : NULL;
+	return map_checked(t, rq, m);
 }
 
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
 	     struct slat_page_cache *cache, uint64_t *done)
 {
+	const struct map_req rq = {
+		.ipa = ipa.ipa, .size = size, .pa = pa.pa, .attrs = attrs,
+		.flags = flags, .cache = cache, .done = done,
+	};
 	if (done)
 		*done = 0;
 	if (!table_live(t))
@@ -412,12 +426,11 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	 * checked and encoded. */
 	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
 	if (!m)
-		return map_new_attrs(t, ipa.ipa, size, pa.pa, attrs, flags, cache,
-				     done);
+		return map_new_attrs(t, &rq);
 	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, flags, true);
 	if (ret)
 		return ret;
-	return map_checked(t, ipa.ipa, size, pa.pa, attrs, flags, cache, m, done);
+	return map_checked(t, &rq, m);
 }
 
 /* ---- unmap ---- */
