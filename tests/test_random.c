@@ -1440,26 +1440,104 @@ static void check_cache_coverage(enum slat_hosted_event_kind kind,
 	free(e);
 }
 
-/* A by-IPA, range or VMID invalidation before event @k covers @ipa. */
-static bool tlbi_before(size_t k, uint64_t ipa)
+struct inv_at {
+	uint64_t addr;
+	size_t ev;       /* index of the event */
+};
+
+static int inv_at_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < k; i++) {
-		const struct slat_hosted_event *ev = &R.ev[i].ev;
-		uint64_t size = ev->size;
-		if (ev->kind == SLAT_EV_TLBI_VMID)
-			return true;
-		if (ev->kind == SLAT_EV_TLBI_IPA)
-			size = ev->level == SLAT_LEVEL_ANY
-				? 1 : slat_level_size(&R.t, ev->level);
-		else if (ev->kind != SLAT_EV_TLBI_RANGE)
-			continue;
-		if (ev->kind == SLAT_EV_TLBI_IPA &&
-		    ev->scope != SLAT_TLBI_INNER_SHAREABLE)
-			continue;
-		if (ipa >= ev->addr && ipa - ev->addr < size)
-			return true;
+	const struct inv_at *p = a, *q = b;
+	if (p->addr != q->addr)
+		return p->addr < q->addr ? -1 : 1;
+	return p->ev < q->ev ? -1 : p->ev > q->ev;
+}
+
+/* The first inner-shareable by-IPA invalidation of @ipa in @v (sorted). */
+static size_t first_ipa_inv(const struct inv_at *v, size_t n, uint64_t ipa)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].addr < ipa)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return false;
+	return lo < n && v[lo].addr == ipa ? v[lo].ev : SIZE_MAX;
+}
+
+/* For each removed piece, the index of the first event that invalidates
+ * its first IPA: a VMID flush, a range over it, or a by-IPA of it. */
+static void first_invalidations(const struct check_leaf *piece, size_t n,
+				size_t *first)
+{
+	size_t nipa = 0, nrange = 0, vmid = SIZE_MAX;
+	struct inv_at *ipa = malloc((R.nev + 1) * sizeof(*ipa));
+	size_t *range = malloc((R.nev + 1) * sizeof(*range));
+	if (!ipa || !range)
+		abort();
+	for (size_t k = 0; k < R.nev; k++) {
+		const struct slat_hosted_event *ev = &R.ev[k].ev;
+		if (ev->kind == SLAT_EV_TLBI_VMID && vmid == SIZE_MAX)
+			vmid = k;
+		if (ev->kind == SLAT_EV_TLBI_RANGE)
+			range[nrange++] = k;
+		if (ev->kind == SLAT_EV_TLBI_IPA &&
+		    ev->scope == SLAT_TLBI_INNER_SHAREABLE)
+			ipa[nipa++] = (struct inv_at){ ev->addr, k };
+	}
+	qsort(ipa, nipa, sizeof(*ipa), inv_at_cmp);
+	for (size_t j = 0; j < n; j++) {
+		size_t f = vmid, b = first_ipa_inv(ipa, nipa, piece[j].base);
+		if (b < f)
+			f = b;
+		for (size_t r = 0; r < nrange && range[r] < f; r++) {
+			const struct slat_hosted_event *ev = &R.ev[range[r]].ev;
+			if (piece[j].base - ev->addr < ev->size)
+				f = range[r];
+		}
+		first[j] = f;
+	}
+	free(range);
+	free(ipa);
+}
+
+static int piece_oa_cmp(const void *a, const void *b)
+{
+	const struct check_leaf *p = a, *q = b;
+	return p->oa < q->oa ? -1 : p->oa > q->oa;
+}
+
+/*
+ * Each byte a clean (event @k) covers belongs to a removed piece already
+ * invalidated (two pieces may map the same PA). @piece is sorted by output
+ * address; no piece is larger than @max.
+ */
+static bool clean_after_inv(size_t k, const struct check_leaf *piece,
+			    const size_t *first, size_t n, uint64_t max,
+			    struct ival *ok)
+{
+	const struct slat_hosted_event *ev = &R.ev[k].ev;
+	uint64_t from = ev->addr > max ? ev->addr - max : 0, end = ev->addr + ev->size;
+	size_t lo = 0, hi = n, nok = 0;
+	bool overlap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (piece[mid].oa < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t j = lo; j < n && piece[j].oa < end; j++) {
+		uint64_t a = piece[j].oa > ev->addr ? piece[j].oa : ev->addr;
+		uint64_t b = piece[j].oa + piece[j].size < end
+				? piece[j].oa + piece[j].size : end;
+		if (a < b && first[j] < k)
+			ok[nok++] = (struct ival){ a, b };
+	}
+	nok = ival_norm(ok, nok, &overlap);
+	return nok == 1 && ok[0].s == ev->addr && ok[0].e == end;
 }
 
 /*
@@ -1472,8 +1550,11 @@ static void check_unmap_cmo(enum slat_tlbi_policy policy, uint64_t ipa,
 			    uint64_t de)
 {
 	size_t n = 0;
+	uint64_t max = 0;
 	struct check_leaf *piece = calloc(R.pre.n + 1, sizeof(*piece));
-	if (!piece)
+	size_t *first = calloc(R.pre.n + 1, sizeof(*first));
+	struct ival *ok = malloc((R.pre.n + 1) * sizeof(*ok));
+	if (!piece || !first || !ok)
 		abort();
 	for (size_t i = 0; i < R.pre.n; i++) {
 		const struct check_leaf *l = &R.pre.v[i];
@@ -1486,35 +1567,20 @@ static void check_unmap_cmo(enum slat_tlbi_policy policy, uint64_t ipa,
 		piece[n].base = s0;
 		piece[n].size = e0 - s0;
 		piece[n++].oa = l->oa + (s0 - l->base);
+		if (e0 - s0 > max)
+			max = e0 - s0;
 	}
 	check_cache_coverage(SLAT_EV_DCACHE_CLEAN_INVAL, piece, n);
-	/* Each byte a clean covers belongs to a removed leaf already
-	 * invalidated (two leaves may map the same PA). */
-	struct ival *ok = malloc((n + 1) * sizeof(*ok));
-	if (!ok)
-		abort();
-	for (size_t k = 0; policy != SLAT_FLUSH_NONE && k < R.nev; k++) {
-		const struct slat_hosted_event *ev = &R.ev[k].ev;
-		size_t nok = 0;
-		bool overlap;
-		if (ev->kind != SLAT_EV_DCACHE_CLEAN_INVAL)
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			uint64_t a = piece[j].oa > ev->addr ? piece[j].oa : ev->addr;
-			uint64_t b = piece[j].oa + piece[j].size;
-			if (b > ev->addr + ev->size)
-				b = ev->addr + ev->size;
-			if (a < b && tlbi_before(k, piece[j].base + (a - piece[j].oa)))
-				ok[nok++] = (struct ival){ a, b };
-		}
-		nok = ival_norm(ok, nok, &overlap);
-		ECHECK(nok == 1 && ok[0].s == ev->addr &&
-			       ok[0].e == ev->addr + ev->size,
-		       "D-cache clean of PA %#" PRIx64 "+%#" PRIx64
-		       " before the invalidation of what mapped it",
-		       ev->addr, ev->size);
-	}
+	qsort(piece, n, sizeof(*piece), piece_oa_cmp);
+	first_invalidations(piece, n, first);
+	for (size_t k = 0; policy != SLAT_FLUSH_NONE && k < R.nev; k++)
+		if (R.ev[k].ev.kind == SLAT_EV_DCACHE_CLEAN_INVAL)
+			ECHECK(clean_after_inv(k, piece, first, n, max, ok),
+			       "D-cache clean of PA %#" PRIx64 "+%#" PRIx64
+			       " before the invalidation of what mapped it",
+			       R.ev[k].ev.addr, R.ev[k].ev.size);
 	free(ok);
+	free(first);
 	free(piece);
 }
 

@@ -881,6 +881,7 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
  * @ptep: the first entry; all @n are empty (0).
  * @n: how many; 1 for a shared walker, which claims entries one at a time.
  * @level: their level.
+ * @size: the bytes one of them maps (level_size() of @level).
  * @leaf: the first leaf; the next ones map the next PAs.
  * @pa: its output address.
  * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
@@ -897,10 +898,9 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
  */
 static SLAT_ALWAYS_INLINE int
 core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
-		    int level, slat_pte_t leaf, slat_pa_t pa, unsigned cmo,
-		    bool shared, struct slat_stats *st)
+		    int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
+		    unsigned cmo, bool shared, struct slat_stats *st)
 {
-	uint64_t size = level_size(t, level);
 	slat_pte_t was;
 
 	if (shared) {

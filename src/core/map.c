@@ -195,6 +195,7 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 		n = empty ? max : empty_run(ctx, max);
 	}
 	int ret = core_install_leaves(t, ctx->ptep, n, ctx->level,
+				      level_size(t, ctx->level),
 				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
 				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
 				      shared, ctx->stats);
@@ -371,8 +372,8 @@ map_one_leaf(struct slat_table *t, const struct map_req *rq,
 			    : t->fmt->make_leaf(t, slat_pa(pa), rq->attrs, level);
 	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, rq->attrs),
 			       rq->flags, st);
-	return core_install_leaves(t, ptep, 1, level, leaf, slat_pa(pa), cmo,
-				   (rq->flags & SLAT_SHARED) != 0, st);
+	return core_install_leaves(t, ptep, 1, level, size, leaf, slat_pa(pa),
+				   cmo, (rq->flags & SLAT_SHARED) != 0, st);
 }
 
 /*
@@ -401,6 +402,8 @@ map_checked(struct slat_table *t, const struct map_req *rq,
 static __attribute__((noinline)) int
 map_new_attrs(struct slat_table *t, const struct map_req *rq)
 {
+	if (!table_live(t))
+		return SLAT_E_INVAL;
 	int ret = check_map_input(t, rq->ipa, rq->size, rq->pa, rq->attrs,
 				  rq->flags, false);
 	if (ret)
@@ -420,10 +423,10 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	};
 	if (done)
 		*done = 0;
-	if (!table_live(t))
+	if (!t)
 		return SLAT_E_INVAL;
 	/* A vCPU's faults repeat the attributes, which the cache's memo holds
-	 * checked and encoded. */
+	 * checked and encoded; it never holds them for a destroyed table. */
 	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
 	if (!m)
 		return map_new_attrs(t, &rq);

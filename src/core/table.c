@@ -145,6 +145,9 @@ void slat_table_destroy(struct slat_table *t)
 	t->mm->free_root(t->mm_ctx, t->root,
 			 (size_t)t->geo.root_pages << t->geo.granule_shift);
 	t->root = NULL;
+	/* No page cache's memo matches a destroyed table: memos hold ids
+	 * counted from 1, or 0 when empty. */
+	t->id = ~0ull;
 }
 
 uint64_t slat_level_size(const struct slat_table *t, int level)

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Mutation check of the test suite: can it fail?
+
+Applies realistic single bugs to src/core and src/format, one at a time, in
+a copy of the tree; rebuilds; runs the plain suite (CTest, stopping at the
+first failure); and reports each mutation killed (some test failed) or
+survived (every test passed). A mutation whose text is not found exactly
+once in its file (not applied), or that does not build, fails the run: the
+list must follow the code.
+
+  tests/mutate.py [--only ID,...] [--list] [--keep DIR] [--jobs N]
+
+Slow (a build and up to a whole suite per mutation): run it by hand, not in
+CI. The last result is in tests/README.md.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# (id, file, text in the file, its replacement, the bug it stands for)
+MUTATIONS = [
+    ("ipa-align", "src/core/internal.h",
+     "((ipa | pa) & (size - 1)) == 0 && remaining >= size;",
+     "(pa & (size - 1)) == 0 && remaining >= size;",
+     "a leaf fits when only its PA is aligned (the fault-path bug)"),
+    ("leaf-covers", "src/core/internal.h",
+     "((ipa | pa) & (size - 1)) == 0 && remaining >= size;",
+     "((ipa | pa) & (size - 1)) == 0 && remaining > 0;",
+     "a leaf fits a request that does not cover it whole"),
+    ("cap-ignored", "src/core/internal.h",
+     "bool capped = level < SLAT_LAST_LEVEL && shift > cap_shift;",
+     "bool capped = false;",
+     "SLAT_MAP_CAP ignored"),
+    ("input-ipa-align", "src/core/map.c",
+     "((ipa | size | pa) & granule_mask(t)) |",
+     "((size | pa) & granule_mask(t)) |",
+     "map's input check forgets the IPA's alignment"),
+    ("descend-index", "src/core/internal.h",
+     "ptep = &table[(ipa >> shift) & (t->geo.entries - 1)];",
+     "ptep = &table[((ipa >> shift) + 1) & (t->geo.entries - 1)];",
+     "an off-by-one index below the root in the descent"),
+    ("walk-index", "src/core/walk.c",
+     "uint32_t i = (uint32_t)((addr - base) >> shift);",
+     "uint32_t i = (uint32_t)((addr - base) >> shift) + (level == SLAT_LAST_LEVEL);",
+     "an off-by-one index at the last level in the walker"),
+    ("run-short", "src/core/internal.h",
+     "uint64_t fit = (ctx->end - ctx->addr) >> level_shift(ctx->t, ctx->level);",
+     "uint64_t fit = (ctx->end - ctx->addr - 1) >> level_shift(ctx->t, ctx->level);",
+     "a run stops one entry short of the range's end (wrprotect misses the last entry)"),
+    ("unmap-no-tlbi", "src/core/entry.c",
+     "\t\tif (b->policy == SLAT_FLUSH_ENTRY)\n\t\t\tcore_tlbi_ipa(t, addr, ctx->level,\n\t\t\t\t      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);\n\t\tif (cmo",
+     "\t\tif (cmo",
+     "unmap drops the per-entry TLBI"),
+    ("bbm-no-tlbi", "src/core/entry.c",
+     "\telse\n\t\tcore_tlbi_ipa(t, ctx->addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,\n\t\t\t      ctx->stats);\n\treturn SLAT_OK;\n}",
+     "\treturn SLAT_OK;\n}",
+     "break-before-make drops the TLBI of a leaf"),
+    ("bbm-skipped", "src/core/entry.c",
+     "\tif (t->fmt->split_needs_bbm)\n\t\treturn core_break(ctx, block, NULL);",
+     "\tif (t->fmt->split_needs_bbm) {\n\t\t*block = ctx->old;\n\t\treturn SLAT_OK;\n\t}",
+     "a block is split in place where the architecture needs break-before-make"),
+    ("batch-no-flush", "src/core/batch.c",
+     "\t\telse if (b->policy == SLAT_FLUSH_RANGE || b->nr || b->nr_cmo)",
+     "\t\telse if (b->policy == SLAT_FLUSH_RANGE)",
+     "tables freed under SLAT_FLUSH_NONE without an invalidation"),
+    ("free-before-flush", "src/core/batch.c",
+     "void core_batch_flush(struct slat_table *t, struct core_batch *b,\n\t\t      uint64_t upto, struct slat_stats *st)\n{",
+     "void core_batch_flush(struct slat_table *t, struct core_batch *b,\n\t\t      uint64_t upto, struct slat_stats *st)\n{\n\tfor (uint32_t i = 0; i < b->nr; i++)\n\t\tif (b->e[i].table && !b->e[i].ptep) {\n\t\t\tcore_release_unlinked(t, b->e[i].table, b->e[i].level, NULL, st);\n\t\t\tb->e[i].table = NULL;\n\t\t}",
+     "unlinked tables freed before the invalidation that covers them"),
+    ("af-missing", "src/format/arm_s2.c",
+     "perm_bits(t, attrs) | S2_SH_IS | S2_AF |",
+     "perm_bits(t, attrs) | S2_SH_IS |",
+     "Arm stage-2 leaves installed without the access flag"),
+    ("s2ap-w", "src/format/arm_s2.c",
+     "#define S2_AP_W         (1ull << 7)",
+     "#define S2_AP_W         (1ull << 8)",
+     "S2AP[1] (write) at the wrong bit"),
+    ("xn-el0", "src/format/arm_s2.c",
+     "\t[SLAT_XU >> 2] = S2_XN0,",
+     "\t[SLAT_XU >> 2] = S2_XN0 | S2_XN1,",
+     "XN[1:0] for EL0-only execute encoded as EL1-only"),
+    ("memattr-wb", "src/format/arm_s2.c",
+     "#define MEMATTR_NORMAL_WB     0xfull",
+     "#define MEMATTR_NORMAL_WB     0xeull",
+     "MemAttr of Normal write-back mis-encoded"),
+    ("ept-memtype", "src/format/ept.c",
+     "#define EPT_MT_WB 6ull",
+     "#define EPT_MT_WB 4ull",
+     "EPT memory type WB encoded as WT"),
+    ("ept-table-x", "src/format/ept.c",
+     "\tslat_pte_t v = EPT_RWX | (pa.pa & EPT_PA_MASK);",
+     "\tslat_pte_t v = EPT_R | EPT_W | (pa.pa & EPT_PA_MASK);",
+     "EPT table entries without execute"),
+    ("ept-xu-split", "src/format/ept.c",
+     "\treturn level == SLAT_LAST_LEVEL ? pte & ~EPT_PS : pte | EPT_PS;",
+     "\treturn level == SLAT_LAST_LEVEL ? pte & ~(EPT_PS | EPT_XU) : pte | EPT_PS;",
+     "an EPT split drops the MBEC user-execute bit"),
+    ("block-level", "src/format/vmsa.h",
+     "\tif (g == 16 && pa == 52)\n\t\tgeo->leaf_levels |= 1u << 1;",
+     "\tif (g == 16)\n\t\tgeo->leaf_levels |= 1u << 1;",
+     "64K granule: level-1 blocks allowed without 52-bit output"),
+    ("refcount-dec", "src/core/entry.c",
+     "\trefcount_note(t, ctx->ptep, ctx->level, -(int32_t)cleared, false, false);",
+     "\trefcount_note(t, ctx->ptep, ctx->level, 0, false, false);",
+     "unmap does not decrement the table's count"),
+    ("has-blocks", "src/core/internal.h",
+     "\tif (block)\n\t\t*rc |= SLAT_REFCOUNT_HAS_BLOCKS;",
+     "",
+     "a block installed without HAS_BLOCKS in its table's word"),
+    ("page-leak", "src/core/memory.c",
+     "\t*table_refcount(t, table) = 0;\n\tt->mm->free_page(t->mm_ctx, table);",
+     "\t*table_refcount(t, table) = 0;\n\tif (level != SLAT_LAST_LEVEL)\n\t\tt->mm->free_page(t->mm_ctx, table);",
+     "last-level table pages never freed"),
+    ("double-free", "src/core/entry.c",
+     "\tcore_release_unlinked(t, table, ctx->level + 1, b->cmo ? &run : NULL,\n\t\t\t      ctx->stats);",
+     "\tcore_release_unlinked(t, table, ctx->level + 1, b->cmo ? &run : NULL,\n\t\t\t      ctx->stats);\n\tif (ctx->level + 1 == SLAT_LAST_LEVEL)\n\t\tt->mm->free_page(t->mm_ctx, table);",
+     "an emptied last-level table freed twice"),
+    ("map-no-clean", "src/core/internal.h",
+     "\tif (SLAT_MT(attrs) == SLAT_MT_NORMAL && !(t->cfg.features & SLAT_FEAT_FWB))\n\t\tk |= CORE_CMO_DCACHE;",
+     "",
+     "no D-cache clean of new Normal memory without FWB"),
+    ("unmap-no-clean", "src/core/map.c",
+     "\tcore_batch_init(&d.batch, policy, ipa.ipa, cmo_needed(t));",
+     "\tcore_batch_init(&d.batch, policy, ipa.ipa, false);",
+     "unmap leaves removed memory in the caches without FWB"),
+    ("clean-before-lock", "src/core/internal.h",
+     "\t\tslat_pte_t claim = cmo ? t->fmt->locked : leaf;",
+     "\t\tslat_pte_t claim = leaf;",
+     "a shared fault publishes the leaf before its memory is clean (seed 000)"),
+    ("icache-relax", "src/core/attr.c",
+     "\treturn (d->perms & ~attrs & SLAT_X) &&",
+     "\treturn (d->perms & ~attrs & SLAT_X) && false &&",
+     "relax adding execute without the I-cache invalidation"),
+    ("promote-dirty", "src/core/internal.h",
+     "\treturn (block & ~(young | dirty)) | (any & young) | (dirty_now & dirty);",
+     "\treturn (block & ~young) | (any & young);",
+     "promote does not merge the dirty state"),
+    ("promote-premerge", "src/core/batch.c",
+     "\t\tif (hw_updates_ptes(t))\n\t\t\tmake = core_merge_hw_state(t, make, table, level);",
+     "",
+     "promote publishes the block without the CPU's updates since the scan"),
+    ("cas-store", "src/core/internal.h",
+     "\t\t*was = old;\n\t\treturn __atomic_compare_exchange_n(ptep, &old,\n\t\t\t\t\t\t   pte_apply(old, clear, set),\n\t\t\t\t\t\t   false, __ATOMIC_ACQ_REL,\n\t\t\t\t\t\t   __ATOMIC_RELAXED);",
+     "\t\t*was = old;\n\t\t__atomic_store_n(ptep, pte_apply(old, clear, set), __ATOMIC_RELEASE);\n\t\treturn true;",
+     "shared walkers store where they must compare-and-swap"),
+    ("cas-loop-store", "src/core/internal.h",
+     "\tif (who == PTE_WITH_CPU && pte_valid(t, old)) {",
+     "\tif (false) {",
+     "beside the CPU, a plain store loses its AF/dirty updates"),
+    ("cas-loop-stale", "src/core/internal.h",
+     "\t\twhile (!__atomic_compare_exchange_n(ptep, &old,\n\t\t\t\t\t\t    pte_apply(old, clear, set),",
+     "\t\tslat_pte_t stale = pte_apply(old, clear, set);\n\t\twhile (!__atomic_compare_exchange_n(ptep, &old,\n\t\t\t\t\t\t    stale,",
+     "the CAS loop retries with the value built from the first read"),
+    ("dirty-clear-miss", "src/core/dirty.c",
+     "\tset_bits(d->bitmap, (lo - d->op.ipa) >> g, (hi - lo) >> g);",
+     "\tset_bits(d->bitmap, (lo - d->op.ipa) >> g, ((hi - lo) >> g) - 1);",
+     "a dirty-log read misses the last page of each dirty leaf"),
+    ("mkold-noop", "src/core/attr.c",
+     "\twhile (!pte_try_set(ctx->t, y->who, ptep, pte, y->af, 0, &was)) {",
+     "\twhile (!pte_try_set(ctx->t, y->who, ptep, pte, 0, 0, &was)) {",
+     "test_clear_young does not clear the access flag"),
+    ("relax-not-young", "src/core/attr.c",
+     "\tslat_pte_t new = t->fmt->leaf_with_perms(t, old, (attrs | d->perms) & SLAT_PERMS) |\n\t\t\t t->fmt->young_bit;",
+     "\tslat_pte_t new = t->fmt->leaf_with_perms(t, old, (attrs | d->perms) & SLAT_PERMS);",
+     "relax leaves the leaf old"),
+    ("memo-key", "src/core/map.c",
+     "\tif (cache && cache->memo.table_id == t->id && cache->memo.attrs == attrs)",
+     "\tif (cache && cache->memo.table_id && cache->memo.attrs == attrs)",
+     "the fault path's memo is used for another table"),
+    ("split-skip", "src/core/split.c",
+     "\treturn last_read && !core_table_may_hold_blocks(t, table_va(t, ctx->old));",
+     "\treturn last_read;",
+     "split skips tables that still hold blocks"),
+    ("split-step", "src/core/entry.c",
+     "\t\tfor (uint32_t i = 0; i < n; i++, child += step)",
+     "\t\tfor (uint32_t i = 0; i < n; i++, child += step >> 1)",
+     "a split gives its pages the wrong output addresses"),
+    ("oa-64k-high", "src/format/vmsa.h",
+     "\t\tv |= (pa >> 36) & VMSA_OA_HIGH_MASK;",
+     "\t\tv |= (pa >> 32) & VMSA_OA_HIGH_MASK;",
+     "64K granule: PA[51:48] placed in the wrong descriptor bits"),
+    ("dbm-missing", "src/format/arm_s2.c",
+     "\tslat_pte_t w = hwdirty(t) ? S2_AP_W | S2_DBM : S2_AP_W;",
+     "\tslat_pte_t w = S2_AP_W;",
+     "writable leaves without DBM under hardware dirty state"),
+    ("unmap-table-post", "src/core/map.c",
+     "\t\tif (core_refcount_get(t, table_va(t, ctx->old)) == 0)\n\t\t\tcore_unlink_table(ctx, &d->batch);",
+     "",
+     "unmap leaves empty tables behind"),
+    ("no-replace-atomic", "src/core/map.c",
+     "\tif (d->no_replace)\n\t\treturn op_fail(&d->op, ctx->addr, SLAT_E_EXISTS);",
+     "",
+     "SLAT_MAP_NO_REPLACE replaces what another walker mapped after the check"),
+    ("descend-stale", "src/core/dirty.c",
+     "\t\tres->fault = t->fmt->hw_update(t, pte, access, &new);",
+     "\t\tpte = pte_read(ptep);\n\t\tres->fault = t->fmt->hw_update(t, pte, access, &new);",
+     "the CPU's walk reads the entry again after deciding it is a leaf"),
+]
+
+# The quick tests first, then the random sequences: most mutations die in
+# seconds, and a survivor costs one whole suite.
+PHASES = [["-E", "^random_"], ["-R", "^random_"]]
+
+
+def run(cmd, cwd, log, timeout=None):
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        return subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
+                              timeout=timeout).returncode
+
+
+def apply(tree, m):
+    path = os.path.join(tree, m[1])
+    with open(path) as f:
+        text = f.read()
+    if text.count(m[2]) != 1:
+        return None
+    with open(path, "w") as f:
+        f.write(text.replace(m[2], m[3]))
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated mutation ids")
+    ap.add_argument("--list", action="store_true", help="list the mutations")
+    ap.add_argument("--check", action="store_true",
+                    help="only check that every mutation applies")
+    ap.add_argument("--keep", help="work in DIR (kept) instead of a temporary one")
+    ap.add_argument("--jobs", type=int, default=2, help="build and test jobs")
+    a = ap.parse_args()
+    muts = MUTATIONS
+    if a.only:
+        want = a.only.split(",")
+        muts = [m for m in MUTATIONS if m[0] in want]
+    if a.list:
+        for m in muts:
+            print("%-18s %-22s %s" % (m[0], m[1], m[4]))
+        return 0
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if a.check:
+        bad = 0
+        for m in muts:
+            with open(os.path.join(root, m[1])) as f:
+                n = f.read().count(m[2])
+            if n != 1:
+                bad += 1
+                print("%-18s found %d times in %s" % (m[0], n, m[1]))
+        print("%d of %d mutations apply" % (len(muts) - bad, len(muts)))
+        return 1 if bad else 0
+    work = a.keep or tempfile.mkdtemp(prefix="slat-mutate-")
+    tree, build = os.path.join(work, "src"), os.path.join(work, "build")
+    log = os.path.join(work, "mutate.log")
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(root, tree, ignore=shutil.ignore_patterns(
+        ".git", "build*", "*.o"))
+    if run(["cmake", "-S", tree, "-B", build, "-DSLAT_SANITIZE="], work, log):
+        print("configure failed: see " + log)
+        return 2
+    if run(["cmake", "--build", build, "-j%d" % a.jobs], work, log):
+        print("the unmutated tree does not build: see " + log)
+        return 2
+    results = []
+    for m in muts:
+        t0 = time.time()
+        orig = apply(tree, m)
+        if orig is None:
+            results.append((m, "not applied", 0))
+            print("%-18s NOT APPLIED (text not found exactly once in %s)"
+                  % (m[0], m[1]), flush=True)
+            continue
+        try:
+            if run(["cmake", "--build", build, "-j%d" % a.jobs], work, log):
+                verdict = "does not build"
+            else:
+                verdict = "SURVIVED"
+                for phase in PHASES:
+                    if run(["ctest", "--stop-on-failure", "-j%d" % a.jobs,
+                            "--timeout", "900"] + phase, build, log):
+                        verdict = "killed"
+                        break
+        finally:
+            with open(os.path.join(tree, m[1]), "w") as f:
+                f.write(orig)
+        dt = time.time() - t0
+        results.append((m, verdict, dt))
+        print("%-18s %-15s %6.0f s  %s" % (m[0], verdict, dt, m[4]), flush=True)
+    run(["cmake", "--build", build, "-j%d" % a.jobs], work, log)
+    killed = sum(1 for r in results if r[1] == "killed")
+    print("score: %d of %d killed (%.0f %%)" % (killed, len(results),
+          100.0 * killed / max(1, len(results))))
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if killed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
