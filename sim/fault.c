@@ -75,17 +75,17 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 				 SLAT_SHARED, &v->cache, NULL);
 		v->st.relaxes++;
 	} else {
+		uint32_t flags = SLAT_SHARED | SLAT_MAP_NO_REPLACE;
 		if (vm->cfg.cmo == SLAT_VM_CMO_BEFORE_MAP && !s->device) {
 			sim_clean(vm, v, s->hva ? s->hva + (base - s->gpa) : NULL,
 				  size, hpa);
-			sim_cmo_done = true;
+			/* Cleaned already, outside the entry's lock. */
+			flags |= SLAT_SKIP_CMO;
 		}
 		/* Never replace a valid translation: whoever installed it
 		 * (another vCPU, the host) is newer than this fault. */
 		ret = slat_map(t, slat_ipa(base), size, slat_pa(hpa), attrs,
-			       SLAT_SHARED | SLAT_MAP_NO_REPLACE, &v->cache,
-			       NULL);
-		sim_cmo_done = false;
+			       flags, &v->cache, NULL);
 		v->st.maps++;
 		if (ret == SLAT_OK)
 			v->st.mapped[level & 3]++;

@@ -163,7 +163,6 @@ struct slat_vm {
 /* The vCPU of the calling thread, when it runs one of this VM's. */
 extern __thread struct slat_vcpu *sim_current_vcpu;
 /* Set while a faulting vCPU has cleaned before map (before-map mode). */
-extern __thread bool sim_cmo_done;
 
 int sim_err(struct slat_vm *vm, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

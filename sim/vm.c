@@ -13,7 +13,6 @@
 #include <sched.h>
 
 __thread struct slat_vcpu *sim_current_vcpu;
-__thread bool sim_cmo_done;
 
 uint64_t slat_vm_now_ns(void)
 {
@@ -195,10 +194,6 @@ static void vm_dcache_clean(void *ctx, slat_pa_t pa, uint64_t size)
 
 	if (v && v->vm != vm)
 		v = NULL;
-	if (v && sim_cmo_done) {
-		v->st.cmo_elided++;
-		return;
-	}
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_hpa(sim_slots_get(vm), pa.pa);
 	sim_clean(vm, v, s && s->hva ? s->hva + (pa.pa - s->hpa) : NULL, size,
@@ -592,7 +587,8 @@ void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 		s->local_invals += c->local_invals;
 		s->cmo_calls += c->cmo_calls;
 		s->cmo_bytes += c->cmo_bytes;
-		s->cmo_elided += c->cmo_elided;
+		/* The core counts the cleans SLAT_SKIP_CMO left to us. */
+		s->cmo_elided += v->core.cmo_skipped;
 		s->cmo_ns += c->cmo_ns;
 	}
 	s->shootdowns = sim_load(&vm->shootdowns);

@@ -49,7 +49,9 @@ void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new)
 	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
 }
 
-slat_pte_t core_lock(const struct slat_walk_ctx *ctx)
+/* Take ctx's entry out of the CPU's reach without an invalidation (the
+ * table replacing it translates the same), returning its latest value. */
+static slat_pte_t core_lock(const struct slat_walk_ctx *ctx)
 {
 	slat_pte_t was;
 	pte_try_set(ctx->t, pte_writers_of(ctx->t, false), ctx->ptep, ctx->old, ~0ull,
@@ -79,22 +81,6 @@ slat_pte_t core_swap(const struct slat_walk_ctx *ctx, slat_pte_t new)
 		      !table && ctx->level < SLAT_LAST_LEVEL, false);
 	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
 	return was;
-}
-
-int core_update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
-		     slat_pte_t old, slat_pte_t clear, slat_pte_t set,
-		     slat_pte_t *was)
-{
-	slat_pte_t replaced;
-	if (!pte_try_set(ctx->t, walk_writers(ctx), ptep, old, clear, set,
-			 &replaced)) {
-		ctx->stats->retries++;
-		return SLAT_E_AGAIN;
-	}
-	if (was)
-		*was = replaced;
-	ctx->stats->written[SLAT_WRITE_ATTR]++;
-	return SLAT_OK;
 }
 
 /* A run of unmapped memory to clean: at once when its leaves were already

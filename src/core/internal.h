@@ -943,12 +943,6 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
 	       struct core_batch *b) SLAT_INTERNAL;
 void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new) SLAT_INTERNAL;
-/*
- * Take ctx's entry out of the CPU's reach without an invalidation (the
- * table replacing it translates the same: formats without break-before-
- * make), returning its latest value.
- */
-slat_pte_t core_lock(const struct slat_walk_ctx *ctx) SLAT_INTERNAL;
 
 /*
  * Take the block at ctx's entry, to be replaced by a table that translates
@@ -963,15 +957,6 @@ int core_take_block(const struct slat_walk_ctx *ctx,
  * make: the same translation); returns the value replaced. */
 slat_pte_t core_swap(const struct slat_walk_ctx *ctx,
 		     slat_pte_t new) SLAT_INTERNAL;
-
-/*
- * Change leaf @ptep from @old by (clear, set), as pte_try_set(), counting
- * the write. *@was (may be NULL) gets the value replaced. SLAT_E_AGAIN: a
- * shared walker lost the race.
- */
-int core_update_leaf(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
-		     slat_pte_t old, slat_pte_t clear, slat_pte_t set,
-		     slat_pte_t *was) SLAT_INTERNAL;
 
 /*
  * Clear the leaves of ctx's run up to the first table or @end (exclusive):

@@ -29,6 +29,7 @@ enum op_kind {
 	OP_LOOKUP,
 	OP_DIRTY,
 	OP_HW_ACCESS,
+	OP_FLUSH,
 };
 
 static const struct op_syntax {
@@ -41,8 +42,8 @@ static const struct op_syntax {
 	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS fwb=on|off "
 	  "xnx=on|off dic=on|off hwdirty=on|off, or config ept levels=4|5 "
 	  "ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
-	{ "map", OP_MAP, 4, 7,
-	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace]" },
+	{ "map", OP_MAP, 4, 8,
+	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]" },
 	{ "unmap", OP_UNMAP, 2, 3,
 	  "unmap IPA SIZE [flush=entry|range|vmid|none]" },
 	{ "wrprotect", OP_WRPROTECT, 2, 3,
@@ -55,6 +56,7 @@ static const struct op_syntax {
 	{ "dirty", OP_DIRTY, 2, 4,
 	  "dirty IPA SIZE [clear] [flush=entry|range|vmid|none]" },
 	{ "hw-access", OP_HW_ACCESS, 2, 2, "hw-access IPA r|w|x|xu|xk" },
+	{ "flush", OP_FLUSH, 2, 2, "flush IPA SIZE" },
 };
 
 /* One parsed operation. */
@@ -831,6 +833,9 @@ static int run_op(struct script *s, struct op *op)
 	case OP_HW_ACCESS:
 		rc = run_hw_access(s, op);
 		break;
+	case OP_FLUSH:
+		rc = slat_flush(t, slat_ipa(op->ipa), op->size, 0);
+		break;
 	default:
 		rc = SLAT_E_INVAL;
 	}
@@ -929,6 +934,8 @@ static int parse_line(struct script *s, char **tok, int n)
 				op.flags |= SLAT_MAP_PAGES;
 			} else if (!strcmp(tok[a], "noreplace")) {
 				op.flags |= SLAT_MAP_NO_REPLACE;
+			} else if (!strcmp(tok[a], "skip-cmo")) {
+				op.flags |= SLAT_SKIP_CMO;
 			} else if (!strncmp(tok[a], "cap=", 4)) {
 				if (!dump_parse_u64(tok[a] + 4, &cap) ||
 				    (shift = log2_exact(cap)) < 0 ||
@@ -943,7 +950,8 @@ static int parse_line(struct script *s, char **tok, int n)
 			} else {
 				return error(s, syn->name, "unknown flag",
 					     "\"%s\": map flags are pages, "
-					     "cap=SIZE and noreplace", tok[a]);
+					     "cap=SIZE, noreplace and skip-cmo",
+					     tok[a]);
 			}
 		}
 		break;
@@ -1086,10 +1094,12 @@ void script_print_stats(const struct script *s, FILE *f)
 		st->tlbi[SLAT_TLBI_IPA], st->tlbi[SLAT_TLBI_IPA_LOCAL],
 		st->tlbi[SLAT_TLBI_RANGE], st->tlbi[SLAT_TLBI_VMID]);
 	fprintf(f,
-		"stats: d-cache clean: %" PRIu64 " calls, %s; i-cache "
-		"invalidate: %" PRIu64 " calls, %s\n",
+		"stats: d-cache clean+invalidate: %" PRIu64 " calls, %s; "
+		"i-cache invalidate: %" PRIu64 " calls, %s; left to the "
+		"caller (skip-cmo): %" PRIu64 "\n",
 		st->dcache_calls, dump_size(st->dcache_bytes, a),
-		st->icache_calls, dump_size(st->icache_bytes, b));
+		st->icache_calls, dump_size(st->icache_bytes, b),
+		st->cmo_skipped);
 	fprintf(f,
 		"stats: table pages: %" PRIu64 " allocated, %" PRIu64
 		" freed (%" PRIu64 " deferred), %" PRIu64
