@@ -100,34 +100,44 @@ static void clear_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
 int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
 		      uint64_t end, bool cmo)
 {
+	/* Locals: the stores to the entries may alias anything in memory. */
 	struct slat_table *t = ctx->t;
-	uint64_t size = level_size(t, ctx->level);
-	uint32_t max = walk_run(ctx), n, cleared = 0;
-	enum pte_writers who = pte_writers_of(t, false);
+	const int level = ctx->level;
+	const uint64_t size = level_size(t, level), base = ctx->addr;
+	const uint32_t max = walk_run(ctx);
+	const bool per_entry = b->policy == SLAT_FLUSH_ENTRY;
+	const bool tables = level < SLAT_LAST_LEVEL;
+	const slat_pte_t memattr = t->fmt->memattr_mask, wb = t->normal_memattr;
+	const enum pte_writers who = pte_writers_of(t, false);
+	slat_pte_t *ptep = ctx->ptep;
 	struct cmo_run run = { 0, 0 };
+	uint32_t n, cleared = 0;
 
-	for (n = 0; n < max && ctx->addr + n * size < end; n++) {
-		slat_pte_t pte = pte_read(&ctx->ptep[n]), was;
-		uint64_t addr = ctx->addr + n * size;
+	for (n = 0; n < max && base + n * size < end; n++) {
+		slat_pte_t pte = pte_peek(&ptep[n]), was;
+		uint64_t addr = base + n * size;
 		if (pte == 0)
 			continue;
-		if (pte_table(t, pte, ctx->level))
+		if (tables && pte_table(t, pte, level))
 			break;
-		pte_try_set(t, who, &ctx->ptep[n], pte, ~0ull, 0, &was);
+		pte_try_set(t, who, &ptep[n], pte, ~0ull, 0, &was);
 		cleared++;
-		if (b->policy == SLAT_FLUSH_ENTRY)
-			core_tlbi_ipa(t, addr, ctx->level,
-				      SLAT_TLBI_INNER_SHAREABLE, ctx->stats);
-		if (cmo && pte_cacheable(t, was) &&
-		    !cmo_run_extend(&run, pte_oa(t, was).pa, size)) {
+		if (per_entry)
+			core_tlbi_ipa(t, addr, level, SLAT_TLBI_INNER_SHAREABLE,
+				      ctx->stats);
+		/* pte_cacheable(), the mask hoisted */
+		if (!cmo || (was & memattr) != wb)
+			continue;
+		uint64_t pa = pte_oa(t, was).pa;
+		if (!cmo_run_extend(&run, pa, size)) {
 			clear_cmo(t, b, addr + size, run, ctx->stats);
-			run.pa = pte_oa(t, was).pa;
+			run.pa = pa;
 			run.bytes = size;
 		}
 	}
-	clear_cmo(t, b, ctx->addr + n * size, run, ctx->stats);
+	clear_cmo(t, b, base + n * size, run, ctx->stats);
 	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
-	refcount_note(t, ctx->ptep, ctx->level, -(int32_t)cleared, false, false);
+	refcount_note(t, ptep, level, -(int32_t)cleared, false, false);
 	b->changed |= cleared != 0;
 	return (int)n;
 }

@@ -197,6 +197,25 @@ static unsigned tables_to_link(struct checker *ck, uint64_t ipa, uint64_t size)
 	return (unsigned)(leaf_level(size) - l.level);
 }
 
+/* A clean during which the entry already translated (counted by
+ * clean_observer). */
+static unsigned visible_cleans;
+
+/*
+ * Seed 000: while the winner cleans the memory, no vCPU may use the new
+ * leaf: the entry must still be locked (lookup finds nothing), not
+ * already hold the leaf.
+ */
+static void clean_observer(void *arg, const struct slat_hosted_event *ev)
+{
+	st_observer(arg, ev);
+	struct slat_leaf l;
+	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL &&
+	    slat_lookup(&S.t, slat_ipa(__atomic_load_n(&cur_ipa, __ATOMIC_RELAXED)),
+			&l) == SLAT_OK)
+		__atomic_fetch_add(&visible_cleans, 1, __ATOMIC_RELAXED);
+}
+
 /* The threads' answers: one winner (returned), the others as the race's
  * kind wants; nobody cleaned or invalidated in a lost attempt. */
 static unsigned check_answers(uint64_t ipa, uint64_t size, bool distinct,
@@ -240,6 +259,10 @@ static unsigned check_answers(uint64_t ipa, uint64_t size, bool distinct,
 	ST_CHECK(ok == 1, "%s: size %#" PRIx64 " at %#" PRIx64 ": %u threads "
 		 "installed %s (want exactly 1)", C->name, size, ipa, ok,
 		 distinct ? "their own translation" : "it");
+	ST_CHECK(__atomic_exchange_n(&visible_cleans, 0, __ATOMIC_RELAXED) == 0,
+		 "%s: size %#" PRIx64 " at %#" PRIx64 ": the leaf translated "
+		 "while its memory was being cleaned (published before the "
+		 "clean)", C->name, size, ipa);
 	return winner;
 }
 
@@ -459,6 +482,7 @@ int main(int argc, char **argv)
 		 "bad arguments");
 
 	st_table_init_cfg(&S, &C->cfg, 64 * MIB, true);
+	slat_hosted_set_observer(&S.h, clean_observer, NULL);
 	struct checker ck;
 	ST_CHECK(checker_init(&ck, &S.t, &S.h) == 0, "checker: %s", ck.msg);
 	struct model *m = model_new(4096);
