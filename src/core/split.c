@@ -290,7 +290,9 @@ static int recover_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visi
 	case SLAT_VISIT_TABLE_PRE:
 		return !zapping && may_be_block(ctx, d) ? recover_table(ctx, d) : 0;
 	case SLAT_VISIT_TABLE_POST:
-		if (zapping && core_refcount_get(t, table_va(t, ctx->old)) == 0)
+		/* A table whose last entry a zap removed goes too. */
+		if ((zapping || d->strategy == SLAT_RECOVER_ZAP_TABLE) &&
+		    core_refcount_get(t, table_va(t, ctx->old)) == 0)
 			core_unlink_table(ctx, &d->batch);
 		return 0;
 	default:
@@ -318,7 +320,8 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	d.arg = arg;
 	d.zap_end = 0;
 	core_batch_init(&d.batch, policy, ipa.ipa, false);
-	uint32_t visits = SLAT_VISIT_TABLE_PRE;
+	uint32_t visits = SLAT_VISIT_TABLE_PRE |
+			  (strategy == SLAT_RECOVER_ZAP_TABLE ? SLAT_VISIT_TABLE_POST : 0);
 	int stop = SLAT_LAST_LEVEL - 1;
 	/* Tables below the deepest block level cannot become blocks. */
 	while (stop > t->geo.start_level && !leaf_allowed(t, stop))

@@ -364,6 +364,31 @@ static void zap_strategies_remove_what_could_be_blocks(void **state)
 	}
 }
 
+/* A zap that empties a table's parent frees the parent too: no empty
+ * non-root table is left (4K, 48-bit: the 1 GiB span's level-2 table was
+ * the only entry of its level-1 table). */
+static void zap_table_frees_the_parent_it_empties(void **state)
+{
+	(void)state;
+	for (int s = SLAT_RECOVER_ZAP_LEAF; s <= SLAT_RECOVER_ZAP_TABLE; s++) {
+		for (int policy = SLAT_FLUSH_ENTRY; policy <= SLAT_FLUSH_NONE;
+		     policy++) {
+			struct fx f;
+			assert_int_equal(fx_init(&f, 4096, 48, 48, 0), 0);
+			topup_for(&f, SLAT_OP_MAP, 0x1000, K4);
+			assert_int_equal(slat_map(&f.t, slat_ipa(0x1000), K4,
+						  slat_pa(PA_BASE), SLAT_RW, 0,
+						  &f.cache, NULL), SLAT_OK);
+			assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, s,
+						      policy, NULL, NULL),
+					 SLAT_OK);
+			assert_int_equal(slat_hosted_table_pages(&f.h),
+					 f.t.geo.root_pages);
+			fx_fini(&f);
+		}
+	}
+}
+
 /* EPT: the same operations, a block split in place with no flush. */
 static void ept_split_in_place_and_promote_back(void **state)
 {
@@ -429,6 +454,7 @@ int main(void)
 		cmocka_unit_test(promote_refuses_a_misaligned_pa),
 		cmocka_unit_test(promote_respects_the_backing_limit_and_batches_flushes),
 		cmocka_unit_test(zap_strategies_remove_what_could_be_blocks),
+		cmocka_unit_test(zap_table_frees_the_parent_it_empties),
 		cmocka_unit_test(ept_split_in_place_and_promote_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
