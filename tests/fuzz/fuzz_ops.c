@@ -112,6 +112,7 @@ static uint64_t g64(struct in *in)
 #define CACHE_CAP 256u
 #define MAX_OPS 48
 #define MAX_LEAVES 4096 /* bound on the leaves one map may write */
+#define DESC_LEN 256    /* one operation's description */
 
 static struct {
 	struct slat_config cfg;
@@ -127,8 +128,8 @@ static struct {
 	uint8_t leaf_levels;
 	uint64_t wbase[2], wsize;
 	unsigned opno;
-	char desc[256];
-	char trace[MAX_OPS][160];
+	char desc[DESC_LEN];
+	char trace[MAX_OPS][DESC_LEN]; /* every description, whole */
 } F;
 
 #define LSIZE(l) F.lsize_[(l) + 1]
