@@ -311,6 +311,31 @@ int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
 	return SLAT_OK;
 }
 
+int slat_hosted_reset(struct slat_hosted *h)
+{
+	bool registered = false;
+
+	if (!h || !h->arena || h->rcu)
+		return SLAT_E_INVAL;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nr_regs; i++)
+		registered |= regs[i].h == h;
+	if (registered || h->pages_in_use || h->double_frees ||
+	    h->nr_free != h->nr_pages) {
+		pthread_mutex_unlock(&lock);
+		return SLAT_E_INVAL;
+	}
+	/* The free list in the order slat_hosted_init() left it. */
+	h->nr_free = 0;
+	for (uint32_t i = h->nr_pages; i-- > 0;) {
+		h->owner[i] = NULL;
+		h->refcounts[i] = 0;
+		free_push(h, i);
+	}
+	pthread_mutex_unlock(&lock);
+	return SLAT_OK;
+}
+
 void slat_hosted_fini(struct slat_hosted *h)
 {
 	if (!h)
@@ -356,15 +381,16 @@ int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
 	return pages ? SLAT_OK : SLAT_E_NOMEM;
 }
 
-/* Give c->pages[0 .. nr) back to @h. Called with the lock held. */
-static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
+/* Give c->pages[keep .. nr) back to @h. Called with the lock held. */
+static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c,
+			 uint32_t keep)
 {
 	struct cache_reg *r = reg_find(c);
 
 	sync_caches(h);
 	if (r)
 		sync_reg(h, r);
-	while (c->nr) {
+	while (c->nr > keep) {
 		void *va = c->pages[--c->nr];
 		uint32_t idx = slat_hosted__page_index(h, va, "slat_hosted_cache_drain");
 
@@ -381,7 +407,7 @@ static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
 		free_push(h, idx);
 	}
 	if (r)
-		r->seen = 0;
+		r->seen = c->nr;
 }
 
 void slat_hosted_cache_fini(struct slat_page_cache *c)
@@ -393,7 +419,7 @@ void slat_hosted_cache_fini(struct slat_page_cache *c)
 	pthread_mutex_lock(&lock);
 	r = reg_find(c);
 	if (r) {
-		drain_locked(r->h, c);
+		drain_locked(r->h, c, 0);
 		reg_remove(r);
 	}
 	pthread_mutex_unlock(&lock);
@@ -477,9 +503,25 @@ void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c)
 	if (r && r->h != h)
 		die("cache_drain: cache %p belongs to another arena",
 		    (void *)c);
-	drain_locked(h, c);
+	drain_locked(h, c, 0);
 	if (r)
 		reg_remove(r);
+	pthread_mutex_unlock(&lock);
+}
+
+void slat_hosted_cache_shrink(struct slat_hosted *h, struct slat_page_cache *c,
+			      uint32_t n)
+{
+	struct cache_reg *r;
+
+	if (!h || !c || c->nr <= n)
+		return;
+	pthread_mutex_lock(&lock);
+	r = reg_find(c);
+	if (!r || r->h != h)
+		die("cache_shrink: cache %p holds no pages of arena %p",
+		    (void *)c, (void *)h);
+	drain_locked(h, c, n);
 	pthread_mutex_unlock(&lock);
 }
 
