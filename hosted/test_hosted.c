@@ -149,6 +149,7 @@ static void test_shrink_and_reset(void **state)
 	assert_int_equal(slat_hosted_reset(&h), SLAT_E_INVAL); /* in use */
 
 	a = c.pages[--c.nr]; /* the core takes one */
+	memset(a, 0x5a, 4096);  /* and writes it */
 	assert_int_equal(slat_hosted_cache_topup(&h, &c, 8), SLAT_OK);
 	assert_int_equal(h.pages_in_use, 9);
 	slat_hosted_cache_shrink(&h, &c, 2);
@@ -165,7 +166,13 @@ static void test_shrink_and_reset(void **state)
 	/* still registered: the pages are told apart from table pages */
 	assert_false(slat_hosted_is_table_page(&h, first[1]));
 
+	/* pages given back by shrink, and a written page freed, come back
+	 * zeroed */
 	slat_hosted_ops()->free_page(&h, a);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 8), SLAT_OK);
+	for (uint32_t i = 0; i < c.nr; i++)
+		assert_true(page_is_zero(c.pages[i], 4096));
+	slat_hosted_cache_shrink(&h, &c, 2);
 	assert_int_equal(slat_hosted_reset(&h), SLAT_E_INVAL); /* registered */
 	slat_hosted_cache_drain(&h, &c);
 	assert_int_equal(h.pages_in_use, 0);

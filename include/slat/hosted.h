@@ -134,6 +134,10 @@ struct slat_hosted {
 	struct slat_hosted_rcu *rcu;    /* per page RCU heads; NULL: RCU off */
 	uint64_t deferred;        /* subtrees queued by free_deferred */
 	uint64_t deferred_freed;  /* of those, freed after a grace period */
+	bool *zeroed;           /* per free page: known to read as zero (never
+				   handed out, or given back unused by
+				   slat_hosted_cache_shrink): topup skips
+				   zeroing it */
 };
 
 /* The state of an arena page (h->state[i]). */
@@ -233,8 +237,11 @@ void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c);
 /*
  * Return pages from the top of @c to the arena until it holds at most @n
  * (the cache stays registered): a cache of exactly @n pages without
- * draining it and zeroing @n pages again. Aborts if @c holds pages of
- * another arena.
+ * draining it and zeroing @n pages again. Those pages were never popped
+ * (the core writes only the pages it pops; one it puts back must be as it
+ * was given), so the arena keeps them as zeroed pages and the next topup
+ * hands them out without zeroing them. Aborts if @c holds pages of another
+ * arena.
  */
 void slat_hosted_cache_shrink(struct slat_hosted *h, struct slat_page_cache *c,
 			      uint32_t n);
