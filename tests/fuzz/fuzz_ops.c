@@ -142,7 +142,7 @@ static uint64_t g64(struct in *in)
 #define ARENA_PAGES 2048u
 #define CACHE_CAP 256u
 #define MAX_OPS 48
-#define MAX_LEAVES 256 /* bound on the leaves one map may write */
+#define MAX_LEAVES 512 /* bound on the leaves one operation may write or read */
 #define DESC_LEN 256    /* one operation's description */
 
 /* One configuration's platform, kept from one input to the next. */
@@ -656,6 +656,17 @@ static enum slat_tlbi_policy decode_policy(struct in *in, bool *bad)
 	return *bad ? (enum slat_tlbi_policy)7 : (enum slat_tlbi_policy)(p % 4);
 }
 
+/* The cache holding exactly @n pages. */
+static void set_cache(uint32_t n)
+{
+	if (S->cache.nr > n)
+		slat_hosted_cache_shrink(&S->h, &S->cache, n);
+	if (n > S->cache.nr &&
+	    slat_hosted_cache_topup(&S->h, &S->cache, n) != SLAT_OK)
+		fuzz_fail("arena exhausted (%u pages)", n);
+	CHECK(S->cache.nr == n, "cache of %u pages, not %u", S->cache.nr, n);
+}
+
 /*
  * A cache: full (slat_pages_needed) or short; returns whether short. The
  * cache keeps its pages from one operation to the next and gives back
@@ -677,12 +688,7 @@ static bool prepare_cache(struct in *in, enum slat_op op, uint64_t ipa,
 			 : 0;
 		shortc = true;
 	}
-	if (S->cache.nr > n)
-		slat_hosted_cache_shrink(&S->h, &S->cache, n);
-	if (n > S->cache.nr &&
-	    slat_hosted_cache_topup(&S->h, &S->cache, n) != SLAT_OK)
-		fuzz_fail("arena exhausted (%u pages)", n);
-	CHECK(S->cache.nr == n, "cache of %u pages, not %u", S->cache.nr, n);
+	set_cache(n);
 	return shortc;
 }
 
@@ -741,7 +747,7 @@ static NOCOV uint64_t map_bound(uint64_t ipa, uint64_t pa, uint64_t size,
 }
 
 struct budget {
-	unsigned n;
+	uint64_t n, max;
 	uint64_t cut;
 };
 
@@ -750,7 +756,7 @@ static NOCOV int budget_cb(void *arg, const struct check_leaf *l)
 	struct budget *b = arg;
 	if (!l->valid)
 		return 0;
-	if (b->n++ < MAX_LEAVES)
+	if (b->n++ < b->max)
 		return 0;
 	b->cut = l->base;
 	return 1;
@@ -760,14 +766,21 @@ static NOCOV int budget_cb(void *arg, const struct check_leaf *l)
  * Bound the work of an operation over what the table holds: [ipa, ipa +
  * size) cut before its (MAX_LEAVES + 1)-th leaf, so that the operation and
  * the check after it read at most that many leaves (and the blocks it may
- * split at its two ends).
+ * split at its two ends). Recover may read a whole table of leaves, so that
+ * any table can be promoted.
  */
-static NOCOV uint64_t leaf_budget(uint64_t ipa, uint64_t size)
+static NOCOV uint64_t leaf_budget_of(uint64_t ipa, uint64_t size,
+				     uint64_t max)
 {
-	struct budget b = { 0, 0 };
+	struct budget b = { 0, max, 0 };
 	if (checker_walk(&S->ck, ipa, ipa + size, budget_cb, &b) < 0)
 		fuzz_fail("raw walk: %s", S->ck.msg);
 	return b.cut > ipa ? b.cut - ipa : size;
+}
+
+static uint64_t leaf_budget(uint64_t ipa, uint64_t size)
+{
+	return leaf_budget_of(ipa, size, MAX_LEAVES);
 }
 
 /*
@@ -1183,11 +1196,11 @@ static void op_split(struct in *in)
 		touched(ipa, ipa + size, &ts, &te);
 		collect(ts, te);
 		/*
-		 * Bound the work to one table of leaves: no block split into
+		 * Bound the work to two tables of leaves: no block split into
 		 * more (a larger leaf size instead), and the range ends
 		 * before the block that would exceed it.
 		 */
-		const uint64_t max_leaves = S->ck.geo.entries;
+		const uint64_t max_leaves = 2 * (uint64_t)S->ck.geo.entries;
 		uint64_t total = 0;
 		for (size_t i = 0; i < pre.n; i++) {
 			const struct check_leaf *l = &pre.v[i];
@@ -1214,8 +1227,24 @@ static void op_split(struct in *in)
 	snprintf(F.desc, sizeof(F.desc),
 		 "split(ipa %#" PRIx64 ", size %#" PRIx64 ", leaf_size %#" PRIx64
 		 ", flags %#x)", ipa, size, leaf_size, flags);
-	if (!err)
-		prepare_cache(in, SLAT_OP_SPLIT, ipa, size);
+	if (!err) {
+		/*
+		 * slat_pages_needed(), or short by any number of pages of what
+		 * the blocks there take (the worst case is far above it).
+		 */
+		uint8_t c = g8(in);
+		uint64_t want = 0;
+		for (size_t i = 0; i < pre.n; i++) {
+			const struct check_leaf *l = &pre.v[i];
+			if (l->base < ipa + size && l->base + l->size > ipa &&
+			    l->level < target)
+				want += pages_for_block(l->level, target);
+		}
+		uint64_t need = slat_pages_needed(&S->t, SLAT_OP_SPLIT,
+						  slat_ipa(ipa), size);
+		uint64_t n = c < 200 ? need : (uint64_t)(c - 200) % (want + 1);
+		set_cache(n > CACHE_CAP ? CACHE_CAP : (uint32_t)n);
+	}
 
 	/* the prediction */
 	uint64_t want_done = size, popped = 0, nsplit = 0;
@@ -1382,7 +1411,10 @@ static void op_recover(struct in *in)
 		mlf = max_level_cb;
 	}
 	if (!range_error(ipa, size))
-		size = leaf_budget(ipa, size);
+		size = leaf_budget_of(ipa, size,
+				      S->ck.geo.entries > MAX_LEAVES
+					      ? S->ck.geo.entries
+					      : MAX_LEAVES);
 	snprintf(F.desc, sizeof(F.desc),
 		 "recover(ipa %#" PRIx64 ", size %#" PRIx64 ", strategy %d, "
 		 "policy %d, max_level %s %d/%d by bit %u)", ipa, size,
