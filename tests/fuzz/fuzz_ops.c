@@ -52,16 +52,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #endif
 
 /*
- * The lookup the checks call. The fuzzing build links the checker with a
- * copy of libslat built without coverage instrumentation, its symbols
- * renamed (tests/fuzz/CMakeLists.txt), so that cross-checking every leaf
- * with slat_lookup costs what the lookup costs; op_lookup calls the
+ * The lookup the checks call. The fuzzing build links a copy of libslat
+ * built without coverage instrumentation, every symbol it defines renamed
+ * fuzzcheck_* (tests/fuzz/CMakeLists.txt), and the checker calls
+ * fuzz_check_lookup() instead of slat_lookup: the copy's lookup, on a copy
+ * of the table whose format is the copy's too, so that cross-checking every
+ * leaf with slat_lookup costs what the lookup costs. op_lookup calls the
  * instrumented slat_lookup, as an operation under test.
  */
-#ifdef FUZZ_CHECK_LOOKUP
-int FUZZ_CHECK_LOOKUP(const struct slat_table *t, slat_ipa_t ipa,
+#ifdef FUZZ_PLAIN_COPY
+int fuzzcheck_slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
+			  struct slat_leaf *leaf);
+int fuzzcheck_slat_table_init(struct slat_table *t,
+			      const struct slat_config *cfg,
+			      const struct slat_mm_ops *mm, void *mm_ctx);
+void fuzzcheck_slat_table_destroy(struct slat_table *t);
+int fuzz_check_lookup(const struct slat_table *t, slat_ipa_t ipa,
 		      struct slat_leaf *leaf);
-#define plain_lookup FUZZ_CHECK_LOOKUP
+#define plain_lookup fuzz_check_lookup
 #else
 #define plain_lookup slat_lookup
 #endif
@@ -157,6 +165,8 @@ struct slot {
 	struct model *m;
 	struct slat_page_cache cache;
 	int32_t *node_of;       /* per arena page: its index in X.n, or -1 */
+	struct slat_table shadow; /* t with the uninstrumented copy's format */
+	const struct slat_format *plain_fmt;
 	uint64_t G, ia_end, pa_end;
 	uint64_t lsize_[5];     /* by level + 1: EPT's PML5 is level -1 */
 	int start_level;
@@ -165,6 +175,41 @@ struct slot {
 
 static struct slot slots[NR_CONFIGS];
 static struct slot *S; /* the current input's */
+
+#ifdef FUZZ_PLAIN_COPY
+int fuzz_check_lookup(const struct slat_table *t, slat_ipa_t ipa,
+		      struct slat_leaf *leaf)
+{
+	/* the shadow: the same fields (constant after slat_table_init) */
+	if (S && t == &S->t && S->plain_fmt)
+		t = &S->shadow;
+	return fuzzcheck_slat_lookup(t, ipa, leaf);
+}
+
+/* The copy's format for the slot's configuration. */
+static void plain_fmt_open(struct slot *s)
+{
+	struct slat_table tmp;
+	if (fuzzcheck_slat_table_init(&tmp, &s->cfg, slat_hosted_ops(),
+				      &s->h) != SLAT_OK)
+		return;
+	s->plain_fmt = tmp.fmt;
+	fuzzcheck_slat_table_destroy(&tmp);
+}
+#else
+static void plain_fmt_open(struct slot *s)
+{
+	(void)s;
+}
+#endif
+
+/* After slat_table_init: the table the checks' lookups walk. */
+static void shadow_sync(struct slot *s)
+{
+	s->shadow = s->t;
+	if (s->plain_fmt)
+		s->shadow.fmt = s->plain_fmt;
+}
 
 /* The current input. */
 static struct {
@@ -769,9 +814,25 @@ static NOCOV int budget_cb(void *arg, const struct check_leaf *l)
  * split at its two ends). Recover may read a whole table of leaves, so that
  * any table can be promoted.
  */
+struct pages_arg {
+	uint64_t pages, max;
+};
+
+static NOCOV int pages_cb(void *arg, const struct model_run *r)
+{
+	struct pages_arg *a = arg;
+	a->pages += (r->end - r->start) / S->G;
+	return a->pages > a->max;
+}
+
 static NOCOV uint64_t leaf_budget_of(uint64_t ipa, uint64_t size,
 				     uint64_t max)
 {
+	/* at most one leaf per page: few pages mapped, nothing to cut */
+	struct pages_arg pa = { 0, max };
+	model_for_each(S->m, ipa, ipa + size, pages_cb, &pa);
+	if (pa.pages <= max)
+		return size;
 	struct budget b = { 0, max, 0 };
 	if (checker_walk(&S->ck, ipa, ipa + size, budget_cb, &b) < 0)
 		fuzz_fail("raw walk: %s", S->ck.msg);
@@ -1618,12 +1679,14 @@ static bool slot_open(size_t i)
 	if (slat_hosted_init(&s->h, (uint64_t)ARENA_PAGES * s->G,
 			     (uint32_t)s->G, pa_base))
 		fuzz_fail("slat_hosted_init");
+	plain_fmt_open(s);
 	int ret = slat_table_init(&s->t, &s->cfg, slat_hosted_ops(), &s->h);
 	if (ret == SLAT_E_CONFIG) {
 		slat_hosted_fini(&s->h);
 		return false;
 	}
 	CHECK(ret == SLAT_OK, "slat_table_init: %s", check_status_name(ret));
+	shadow_sync(s);
 	s->live = true;
 	s->h.table = &s->t;
 	if (checker_init(&s->ck, &s->t, &s->h)) {
@@ -1658,6 +1721,7 @@ static void input_begin(void)
 	      "the arena is not empty at the start of an input");
 	int ret = slat_table_init(&S->t, &S->cfg, slat_hosted_ops(), &S->h);
 	CHECK(ret == SLAT_OK, "slat_table_init: %s", check_status_name(ret));
+	shadow_sync(S);
 	S->live = true;
 	/* the cache as a new one: empty, and its memo too */
 	slat_page_cache_init(&S->cache, S->cache.pages, S->cache.capacity);
