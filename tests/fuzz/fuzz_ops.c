@@ -377,22 +377,22 @@ struct tnode {
 	uint64_t desc;       /* its value */
 	uint64_t pa;         /* the table page */
 	int parent;          /* the node of the table holding ptep, or -1 */
+	bool strict;         /* unlinked with what it holds: its whole span */
 	bool covered;        /* invalidated while unreachable */
 	bool freed;
 };
 
 /*
- * What covers a table: a VMID invalidation; for a table recover replaces
- * (strict: its span inside the range), a range invalidation of its whole
- * span, as KVM issues; for the tables operations free because they emptied
- * them, any invalidation that drops the cached entry pointing to the
- * table: a range meeting its span, or one IPA in it (level hint: any, or
- * that entry's).
+ * What covers a table: a VMID invalidation; for a table unlinked with what
+ * it holds (recover's zap-table and promote, and the tables below them), a
+ * range invalidation of its whole span, as KVM issues; for a table an
+ * operation emptied before unlinking it (unmap, zap-leaf, a parent they
+ * empty), whose leaves had their own invalidations, any invalidation that
+ * drops the cached entry pointing to the table: a range meeting its span,
+ * or one IPA in it (level hint: any, or that entry's).
  */
 static struct {
 	bool active;    /* an operation runs: check the events */
-	bool strict;    /* recover */
-	uint64_t s, e;  /* the operation's range */
 	bool split;     /* a split: by-IPA invalidations are of broken blocks */
 	struct tnode *n;
 	size_t nn, cap;
@@ -479,7 +479,7 @@ static NOCOV bool is_leaf(uint64_t pte, int level)
 static NOCOV bool ev_covers(const struct slat_hosted_event *ev,
 			    const struct tnode *n)
 {
-	bool strict = X.strict && n->base >= X.s && n->base + n->size <= X.e;
+	bool strict = n->strict;
 	switch (ev->kind) {
 	case SLAT_EV_TLBI_VMID:
 		return true;
@@ -561,12 +561,9 @@ static NOCOV void observe(void *arg, const struct slat_hosted_event *ev)
 }
 
 /* Start observing an operation on [s, e). */
-static NOCOV void observe_begin(uint64_t s, uint64_t e, bool strict)
+static NOCOV void observe_begin(uint64_t s, uint64_t e)
 {
 	memset(X.ev, 0, sizeof(X.ev));
-	X.strict = strict;
-	X.s = s;
-	X.e = e;
 	X.split = false;
 	nodes_collect(s, e);
 	X.active = true;
@@ -917,7 +914,7 @@ static void op_map(struct in *in)
 	bool conflict = !err && (flags & SLAT_MAP_NO_REPLACE) &&
 			model_map_conflicts(S->m, ipa, ipa + size, pa, attrs);
 	uint64_t done = 0xdead;
-	observe_begin(ipa, err ? ipa : ipa + size, false);
+	observe_begin(ipa, err ? ipa : ipa + size);
 	int ret = slat_map(&S->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
 			   flags, &S->cache, &done);
 	observe_end();
@@ -969,7 +966,7 @@ static void op_unmap_wrprotect(struct in *in, bool wrprotect)
 	if (!err)
 		touched(ipa, ipa + size, &ts, &te);
 	uint64_t done = 0xdead;
-	observe_begin(ipa, err ? ipa : ipa + size, false);
+	observe_begin(ipa, err ? ipa : ipa + size);
 	int ret = wrprotect ? slat_wrprotect(&S->t, slat_ipa(ipa), size, policy,
 					     &S->cache, &done)
 			    : slat_unmap(&S->t, slat_ipa(ipa), size, policy,
@@ -1034,7 +1031,7 @@ static void op_relax(struct in *in)
 		collect(ipa, ipa + size);
 	}
 	uint64_t done = 0xdead;
-	observe_begin(ipa, err ? ipa : ipa + size, false);
+	observe_begin(ipa, err ? ipa : ipa + size);
 	int ret = slat_relax(&S->t, slat_ipa(ipa), size, perms, flags,
 			     &S->cache, &done);
 	observe_end();
@@ -1331,7 +1328,7 @@ static void op_split(struct in *in)
 	uint32_t nr0 = S->cache.nr;
 	uint64_t alloc0 = S->t.stats.pages_alloc;
 	uint64_t done = 0xdead;
-	observe_begin(ipa, ipa, false); /* nothing may be freed */
+	observe_begin(ipa, ipa); /* nothing may be freed */
 	X.split = true;
 	int ret = slat_split(&S->t, slat_ipa(ipa), size, leaf_size, flags,
 			     &S->cache, &done);
@@ -1485,7 +1482,7 @@ static void op_recover(struct in *in)
 	if ((unsigned)strategy > SLAT_RECOVER_PROMOTE || bad_policy)
 		err = SLAT_E_INVAL;
 	if (err) {
-		observe_begin(ipa, ipa, true);
+		observe_begin(ipa, ipa);
 		int ret = slat_recover(&S->t, slat_ipa(ipa), size, strategy,
 				       policy, mlf, &ml);
 		observe_end();
@@ -1499,7 +1496,7 @@ static void op_recover(struct in *in)
 	uint64_t ts, te;
 	touched(ipa, ipa + size, &ts, &te);
 	collect(ipa, ipa + size);
-	observe_begin(ipa, ipa + size, true);
+	observe_begin(ipa, ipa + size);
 	X.active = false;
 	/*
 	 * The prediction: which tables go, outermost first; with the zap
@@ -1537,6 +1534,9 @@ static void op_recover(struct in *in)
 		gone[i] = true;
 		unlinked++;
 	}
+	/* what goes with what it holds needs its whole span invalidated */
+	for (size_t i = 0; i < X.nn; i++)
+		X.n[i].strict = gone[i] && strategy != SLAT_RECOVER_ZAP_LEAF;
 	for (size_t i = X.nn; zap && i-- > 0;) {
 		const struct tnode *n = &X.n[i];
 		bool unl = gone[i];
@@ -1597,16 +1597,17 @@ static void op_recover(struct in *in)
 		size_t nvmid = X.ev[SLAT_EV_TLBI_VMID];
 		bool zap_leaf = strategy == SLAT_RECOVER_ZAP_LEAF;
 		switch (policy) {
-		case SLAT_FLUSH_ENTRY:
-			/* each leaf zapped, each table unlinked */
-			CHECK(nvmid == 0 && nipa == (zap_leaf ? leaves : 0) &&
-				      nrange == (zap_leaf ? unlinked
-							  : nacts + nemptied),
+		case SLAT_FLUSH_ENTRY: {
+			/* one for each leaf zapped (by IPA) and each table
+			 * unlinked (the observer checks what covers it) */
+			size_t nl = zap_leaf ? leaves : 0;
+			size_t nt = zap_leaf ? unlinked : nacts + nemptied;
+			CHECK(nvmid == 0 && nipa >= nl && nipa + nrange == nl + nt,
 			      "per entry: %zu by-IPA, %zu range, %zu VMID "
 			      "invalidations for %zu leaves and %zu tables",
-			      nipa, nrange, nvmid, leaves,
-			      zap_leaf ? unlinked : nacts + nemptied);
+			      nipa, nrange, nvmid, nl, nt);
 			break;
+		}
 		case SLAT_FLUSH_RANGE:
 		case SLAT_FLUSH_NONE:
 			CHECK(nipa == 0 && nvmid == 0,
