@@ -4,19 +4,22 @@
 #                 (MMIO unmap of 8G: page by page vs blocks)
 #   make check    install missing packages, build and run every test (plain
 #                 and with AddressSanitizer/UBSan), the concurrency and
-#                 simulator tests with ThreadSanitizer, prove the core
-#                 freestanding
+#                 simulator tests with ThreadSanitizer, build (no tests) a
+#                 Debug build with gcc and a build with clang, fuzz for a
+#                 minute, prove the core freestanding
 #   make bench    build, then run the benchmark
 #   make install  build, then install libraries, headers, slat.pc, slat-dump
 #                 (PREFIX=/usr/local by default; DESTDIR is honoured)
 
-BUILD      := build
-ASAN_BUILD := build-asan
-TSAN_BUILD := build-tsan
-JOBS       := -j2
-PREFIX     ?= /usr/local
-CMAKE      ?= cmake
-CTEST      ?= ctest
+BUILD       := build
+ASAN_BUILD  := build-asan
+TSAN_BUILD  := build-tsan
+DEBUG_BUILD := build-debug
+CLANG_BUILD := build-clang
+JOBS        := -j2
+PREFIX      ?= /usr/local
+CMAKE       ?= cmake
+CTEST       ?= ctest
 
 MAKEFLAGS += --no-print-directory
 
@@ -37,6 +40,13 @@ demo:
 
 check:
 	scripts/deps.sh
+	# Warnings are errors with every compiler and optimisation level: a
+	# Debug build (gcc, -O0) and a clang build of the whole tree, built
+	# only, first (a few seconds each; their tests are the ones below).
+	$(call cmake_build,$(DEBUG_BUILD),-DCMAKE_BUILD_TYPE=Debug -DSLAT_SANITIZE=)
+	CC=clang $(CMAKE) -S . -B $(CLANG_BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DSLAT_SANITIZE=
+	$(CMAKE) --build $(CLANG_BUILD) $(JOBS)
 	$(call cmake_build,$(BUILD),-DSLAT_SANITIZE=)
 	$(call run_tests,$(BUILD))
 	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)

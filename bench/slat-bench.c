@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1103,6 +1104,19 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/*
+ * A measured figure: a JSON number, or null when it is not finite (a
+ * floor or a run too short for the clock gives a ratio of x / 0), so that
+ * the document stays valid whatever the timings were.
+ */
+static void json_num(int decimals, double v)
+{
+	if (isfinite(v))
+		printf("%.*f", decimals, v);
+	else
+		printf("null");
+}
+
 static void print_json(const struct result *res, const char **skip_reason)
 {
 	bool first = true;
@@ -1131,14 +1145,19 @@ static void print_json(const struct result *res, const char **skip_reason)
 		first = false;
 		json_str(title);
 		printf(", \"extra\": %s,\n     \"size_bytes\": %" PRIu64
-		       ", \"leaves\": %" PRIu64 ", \"median_ns_per_leaf\": %.4f"
-		       ", \"min_ns_per_leaf\": %.4f, \"median_ns_per_run\": %.0f,"
-		       "\n     \"floor\": {\"kind\": \"%s\", \"ns_per_entry\": "
-		       "%.4f}, \"ratio_to_floor\": %.3f,\n",
-		       sc->extra ? "true" : "false", r->size, r->leaves,
-		       r->median_ns, r->min_ns, r->run_ns,
-		       floor_names[sc->floor], r->floor_ns,
-		       r->median_ns / r->floor_ns);
+		       ", \"leaves\": %" PRIu64 ", \"median_ns_per_leaf\": ",
+		       sc->extra ? "true" : "false", r->size, r->leaves);
+		json_num(4, r->median_ns);
+		printf(", \"min_ns_per_leaf\": ");
+		json_num(4, r->min_ns);
+		printf(", \"median_ns_per_run\": ");
+		json_num(0, r->run_ns);
+		printf(",\n     \"floor\": {\"kind\": \"%s\", \"ns_per_entry\": ",
+		       floor_names[sc->floor]);
+		json_num(4, r->floor_ns);
+		printf("}, \"ratio_to_floor\": ");
+		json_num(3, r->median_ns / r->floor_ns);
+		printf(",\n");
 		if (sc->peer_ns > 0 && peer_config()) {
 			printf("     \"peer\": {\"ns_per_leaf\": %.2f, "
 			       "\"ratio_to_floor\": ", sc->peer_ns);
@@ -1146,8 +1165,10 @@ static void print_json(const struct result *res, const char **skip_reason)
 				printf("%.1f", sc->peer_x);
 			else
 				printf("null");
-			printf(", \"source\": \"%s\"}, \"ratio_to_peer\": %.4f,\n",
-			       sc->peer_src, r->median_ns / sc->peer_ns);
+			printf(", \"source\": \"%s\"}, \"ratio_to_peer\": ",
+			       sc->peer_src);
+			json_num(4, r->median_ns / sc->peer_ns);
+			printf(",\n");
 		} else {
 			printf("     \"peer\": null, \"ratio_to_peer\": null,\n");
 		}

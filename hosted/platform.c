@@ -300,14 +300,42 @@ int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
 	h->free_list = malloc(nr_pages * sizeof(*h->free_list));
 	h->free_pos = malloc(nr_pages * sizeof(*h->free_pos));
 	h->owner = calloc(nr_pages, sizeof(*h->owner));
+	h->zeroed = malloc(nr_pages * sizeof(*h->zeroed));
 	if (!h->state || !h->refcounts || !h->free_list || !h->free_pos ||
-	    !h->owner) {
+	    !h->owner || !h->zeroed) {
 		slat_hosted_fini(h);
 		return SLAT_E_NOMEM;
 	}
+	/* Fresh anonymous memory reads as zero. */
+	memset(h->zeroed, 1, nr_pages * sizeof(*h->zeroed));
 	/* Page 0 on top: tables come from the bottom, roots from the top. */
 	for (uint32_t i = h->nr_pages; i-- > 0;)
 		free_push(h, i);
+	return SLAT_OK;
+}
+
+int slat_hosted_reset(struct slat_hosted *h)
+{
+	bool registered = false;
+
+	if (!h || !h->arena || h->rcu)
+		return SLAT_E_INVAL;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < nr_regs; i++)
+		registered |= regs[i].h == h;
+	if (registered || h->pages_in_use || h->double_frees ||
+	    h->nr_free != h->nr_pages) {
+		pthread_mutex_unlock(&lock);
+		return SLAT_E_INVAL;
+	}
+	/* The free list in the order slat_hosted_init() left it. */
+	h->nr_free = 0;
+	for (uint32_t i = h->nr_pages; i-- > 0;) {
+		h->owner[i] = NULL;
+		h->refcounts[i] = 0;
+		free_push(h, i);
+	}
+	pthread_mutex_unlock(&lock);
 	return SLAT_OK;
 }
 
@@ -333,6 +361,7 @@ void slat_hosted_fini(struct slat_hosted *h)
 	free(h->free_list);
 	free(h->free_pos);
 	free(h->owner);
+	free(h->zeroed);
 	free(h->rcu);
 	memset(h, 0, sizeof(*h));
 }
@@ -356,15 +385,21 @@ int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity)
 	return pages ? SLAT_OK : SLAT_E_NOMEM;
 }
 
-/* Give c->pages[0 .. nr) back to @h. Called with the lock held. */
-static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
+/*
+ * Give c->pages[keep .. nr) back to @h. Called with the lock held. @zeroed:
+ * the pages are known to be still zero (shrink: taken back from a cache the
+ * core only pops from); drain makes no such promise for what its caller
+ * did with the pages.
+ */
+static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c,
+			 uint32_t keep, bool zeroed)
 {
 	struct cache_reg *r = reg_find(c);
 
 	sync_caches(h);
 	if (r)
 		sync_reg(h, r);
-	while (c->nr) {
+	while (c->nr > keep) {
 		void *va = c->pages[--c->nr];
 		uint32_t idx = slat_hosted__page_index(h, va, "slat_hosted_cache_drain");
 
@@ -377,11 +412,12 @@ static void drain_locked(struct slat_hosted *h, struct slat_page_cache *c)
 				    ? " in another cache" : "");
 		st_set(h, idx, SLAT_HOSTED_PAGE_FREE);
 		h->owner[idx] = NULL;
+		h->zeroed[idx] = zeroed;
 		h->pages_in_use--;
 		free_push(h, idx);
 	}
 	if (r)
-		r->seen = 0;
+		r->seen = c->nr;
 }
 
 void slat_hosted_cache_fini(struct slat_page_cache *c)
@@ -393,7 +429,7 @@ void slat_hosted_cache_fini(struct slat_page_cache *c)
 	pthread_mutex_lock(&lock);
 	r = reg_find(c);
 	if (r) {
-		drain_locked(r->h, c);
+		drain_locked(r->h, c, 0, false);
 		reg_remove(r);
 	}
 	pthread_mutex_unlock(&lock);
@@ -454,7 +490,9 @@ int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 		}
 		idx = free_pop(h);
 		va = slat_hosted__page_va(h, idx);
-		memset(va, 0, h->granule); /* freed pages may be dirty */
+		if (!h->zeroed[idx])
+			memset(va, 0, h->granule); /* freed pages may be dirty */
+		h->zeroed[idx] = false;
 		st_set(h, idx, SLAT_HOSTED_PAGE_CACHED);
 		h->owner[idx] = c;
 		h->refcounts[idx] = 0;
@@ -477,9 +515,25 @@ void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c)
 	if (r && r->h != h)
 		die("cache_drain: cache %p belongs to another arena",
 		    (void *)c);
-	drain_locked(h, c);
+	drain_locked(h, c, 0, false);
 	if (r)
 		reg_remove(r);
+	pthread_mutex_unlock(&lock);
+}
+
+void slat_hosted_cache_shrink(struct slat_hosted *h, struct slat_page_cache *c,
+			      uint32_t n)
+{
+	struct cache_reg *r;
+
+	if (!h || !c || c->nr <= n)
+		return;
+	pthread_mutex_lock(&lock);
+	r = reg_find(c);
+	if (!r || r->h != h)
+		die("cache_shrink: cache %p holds no pages of arena %p",
+		    (void *)c, (void *)h);
+	drain_locked(h, c, n, true);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -570,6 +624,7 @@ static void *h_zalloc_root(void *ctx, size_t bytes)
 					st_set(h, (uint32_t)(i + k),
 					       SLAT_HOSTED_PAGE_ROOT);
 					h->refcounts[i + k] = 0;
+					h->zeroed[i + k] = false;
 					free_remove(h, (uint32_t)(i + k));
 				}
 				h->pages_in_use += n;

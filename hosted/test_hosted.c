@@ -132,6 +132,60 @@ static void test_topup_pop_free_drain(void **state)
 	slat_hosted_fini(&h);
 }
 
+/* shrink keeps the bottom of a cache and what the core popped; reset
+ * takes an empty arena back to its first free-list order. */
+static void test_shrink_and_reset(void **state)
+{
+	struct slat_page_cache c;
+	struct slat_hosted h;
+	void *first[4], *a;
+
+	(void)state;
+	assert_int_equal(slat_hosted_init(&h, 16 * 4096, 4096, PA_BASE),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_cache_init(&c, 8), SLAT_OK);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 4), SLAT_OK);
+	memcpy(first, c.pages, sizeof(first));
+	assert_int_equal(slat_hosted_reset(&h), SLAT_E_INVAL); /* in use */
+
+	a = c.pages[--c.nr]; /* the core takes one */
+	memset(a, 0x5a, 4096);  /* and writes it */
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 8), SLAT_OK);
+	assert_int_equal(h.pages_in_use, 9);
+	slat_hosted_cache_shrink(&h, &c, 2);
+	assert_int_equal(c.nr, 2);
+	assert_ptr_equal(c.pages[0], first[0]);
+	assert_ptr_equal(c.pages[1], first[1]);
+	assert_int_equal(h.pages_in_use, 3);
+	assert_int_equal(slat_hosted_table_pages(&h), 1);
+	assert_int_equal(slat_hosted_page_state(&h, a), SLAT_HOSTED_PAGE_TABLE);
+	assert_int_equal(slat_hosted_page_state(&h, first[0]),
+			 SLAT_HOSTED_PAGE_CACHED);
+	slat_hosted_cache_shrink(&h, &c, 5); /* already fewer: nothing */
+	assert_int_equal(c.nr, 2);
+	/* still registered: the pages are told apart from table pages */
+	assert_false(slat_hosted_is_table_page(&h, first[1]));
+
+	/* pages given back by shrink, and a written page freed, come back
+	 * zeroed */
+	slat_hosted_ops()->free_page(&h, a);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 8), SLAT_OK);
+	for (uint32_t i = 0; i < c.nr; i++)
+		assert_true(page_is_zero(c.pages[i], 4096));
+	slat_hosted_cache_shrink(&h, &c, 2);
+	assert_int_equal(slat_hosted_reset(&h), SLAT_E_INVAL); /* registered */
+	slat_hosted_cache_drain(&h, &c);
+	assert_int_equal(h.pages_in_use, 0);
+	assert_int_equal(slat_hosted_reset(&h), SLAT_OK);
+	/* the same pages in the same order as on the fresh arena */
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 4), SLAT_OK);
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(c.pages[i], first[i]);
+	slat_hosted_cache_drain(&h, &c);
+	slat_hosted_cache_fini(&c);
+	slat_hosted_fini(&h);
+}
+
 static void test_exhaustion_and_distinct(void **state)
 {
 	const struct slat_mm_ops *ops = slat_hosted_ops();
@@ -450,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_init_args),
 		cmocka_unit_test(test_cache_init_empties_the_memo),
 		cmocka_unit_test(test_topup_pop_free_drain),
+		cmocka_unit_test(test_shrink_and_reset),
 		cmocka_unit_test(test_exhaustion_and_distinct),
 		cmocka_unit_test(test_roots),
 		cmocka_unit_test(test_addresses),

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <sched.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 __thread struct slat_vcpu *sim_current_vcpu;
 
@@ -115,13 +118,28 @@ static void *vm_phys_to_virt(void *ctx, slat_pa_t pa)
 
 /* ---- cache maintenance ---- */
 
+#if defined(__x86_64__)
+/*
+ * CPUID.(EAX=7,ECX=0):EBX bit 23. Asked directly rather than through
+ * __builtin_cpu_supports("clflushopt"), which clang 14 does not know.
+ */
+static bool have_clflushopt(void)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	return (b >> 23) & 1;
+}
+#endif
+
 static void clean_lines(uint8_t *p, uint64_t bytes)
 {
 #if defined(__x86_64__)
 	static int have = -1;
 
 	if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0)
-		__atomic_store_n(&have, __builtin_cpu_supports("clflushopt") ? 1 : 0,
+		__atomic_store_n(&have, have_clflushopt() ? 1 : 0,
 				 __ATOMIC_RELAXED);
 	for (uint64_t off = 0; off < bytes; off += 64) {
 		if (have)

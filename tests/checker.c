@@ -214,7 +214,9 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 			for (unsigned i = 0; i < g->entries; i++) {
 				struct check_desc cd;
 				char cwhy[8];
-				used += next[i] != 0;
+				if (next[i] == 0)
+					continue; /* neither used nor a block */
+				used++;
 				blocks += level + 1 < SLAT_LAST_LEVEL &&
 					  c->fmt->decode(g, &c->t->cfg, next[i],
 							 level + 1, &cd, cwhy,
@@ -264,6 +266,28 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 	return w->fn ? w->fn(w->arg, &l) : 0;
 }
 
+/*
+ * Entries first..last of a table, all exactly 0, as one hole: what the
+ * full walk without lookups reports, since a hole is then only compared
+ * with the model (no run of it may meet the hole), whose answer for the
+ * union is the answer for each entry.
+ */
+static int visit_zero_run(struct walk *w, uint64_t *ptep, int level,
+			  uint64_t eb, uint64_t eend, uint64_t s, uint64_t e)
+{
+	struct check_leaf l = {
+		.valid = false,
+		.base = eb < s ? s : eb,
+		.level = level,
+		.pte = 0,
+		.ptep = ptep,
+	};
+	if (eend > e || eend == 0)
+		eend = e;
+	l.size = eend - l.base;
+	return w->fn ? w->fn(w->arg, &l) : 0;
+}
+
 static int visit_table(struct walk *w, uint64_t *table, int level,
 		       uint64_t base, unsigned nent, uint64_t s, uint64_t e)
 {
@@ -271,11 +295,24 @@ static int visit_table(struct walk *w, uint64_t *table, int level,
 	unsigned shift = check_level_shift(g, level);
 	uint64_t first = s > base ? (s - base) >> shift : 0;
 	uint64_t last = (e - 1 - base) >> shift; /* e > base */
+	bool merge = w->full && !w->c->check_lookup;
 	if (last >= nent)
 		last = nent - 1;
 	for (uint64_t i = first; i <= last; i++) {
-		int ret = visit_entry(w, &table[i], level,
-				      base + (i << shift), s, e);
+		int ret;
+		if (merge && __atomic_load_n(&table[i], __ATOMIC_RELAXED) == 0) {
+			uint64_t j = i;
+			while (j < last &&
+			       __atomic_load_n(&table[j + 1], __ATOMIC_RELAXED) == 0)
+				j++;
+			ret = visit_zero_run(w, &table[i], level,
+					     base + (i << shift),
+					     base + ((j + 1) << shift), s, e);
+			i = j;
+		} else {
+			ret = visit_entry(w, &table[i], level,
+					  base + (i << shift), s, e);
+		}
 		if (ret)
 			return ret;
 	}

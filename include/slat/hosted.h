@@ -134,6 +134,10 @@ struct slat_hosted {
 	struct slat_hosted_rcu *rcu;    /* per page RCU heads; NULL: RCU off */
 	uint64_t deferred;        /* subtrees queued by free_deferred */
 	uint64_t deferred_freed;  /* of those, freed after a grace period */
+	bool *zeroed;           /* per free page: known to read as zero (never
+				   handed out, or given back unused by
+				   slat_hosted_cache_shrink): topup skips
+				   zeroing it */
 };
 
 /* The state of an arena page (h->state[i]). */
@@ -152,6 +156,16 @@ enum slat_hosted_page_state {
 int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
 		     uint32_t granule, uint64_t pa_base);
 void slat_hosted_fini(struct slat_hosted *h);
+/*
+ * Take an arena that holds nothing (no page in use, no cache registered
+ * with it, no double free, RCU off) back to its state right after
+ * slat_hosted_init(): the same free-list order, so the same pages are
+ * handed out in the same order again, without unmapping and mapping it
+ * anew (pages are zeroed whenever they are handed out). For harnesses that
+ * run many short cases on one arena and want each to behave as on a fresh
+ * one. Returns SLAT_OK or SLAT_E_INVAL (the arena is not empty).
+ */
+int slat_hosted_reset(struct slat_hosted *h);
 
 /* The hooks; pass @h as mm_ctx. free_deferred is NULL (frees at once). */
 const struct slat_mm_ops *slat_hosted_ops(void);
@@ -220,6 +234,17 @@ int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
 			    uint32_t n);
 /* Return every page left in @c to the arena and unregister @c. */
 void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c);
+/*
+ * Return pages from the top of @c to the arena until it holds at most @n
+ * (the cache stays registered): a cache of exactly @n pages without
+ * draining it and zeroing @n pages again. Those pages were never popped
+ * (the core writes only the pages it pops; one it puts back must be as it
+ * was given), so the arena keeps them as zeroed pages and the next topup
+ * hands them out without zeroing them. Aborts if @c holds pages of another
+ * arena.
+ */
+void slat_hosted_cache_shrink(struct slat_hosted *h, struct slat_page_cache *c,
+			      uint32_t n);
 
 /*
  * Pages handed out as tables or roots (not those sitting in caches):

@@ -7,12 +7,13 @@
  * For every round:
  *
  *  1. a random starting layout (blocks of every level the granule allows,
- *     runs of pages, holes punched into blocks, old leaves) is built on a
- *     fresh table from a recipe;
+ *     runs of pages, holes punched into blocks, a recovery (promote, or
+ *     zap-leaf of whole block slots), old leaves) is built on a fresh table
+ *     from a recipe;
  *  2. one operation (map of pages, map of blocks, map that splits partly
  *     covered blocks, remap over existing leaves, unmap / wrprotect / relax
- *     with both ends inside blocks) runs once with a full cache: it pops k
- *     pages;
+ *     with both ends inside blocks, split to a smaller leaf size) runs once
+ *     with a full cache: it pops k pages;
  *  3. for every i in 0..k the layout is rebuilt from the recipe and the
  *     operation runs with a cache of exactly i pages. Then:
  *       - i < k: it returns SLAT_E_NOMEM (success is tolerated only when it
@@ -23,8 +24,11 @@
  *         model updated with [ipa, ipa + *done) only;
  *       - no page leaked: the pages reachable from the root plus the root
  *         are the arena's table pages (checker), the counters agree;
+ *       - a split that ran out stopped before the first block it could not
+ *         finish, that block unchanged, everything before it split;
  *       - resuming the operation at ipa + *done with a full cache succeeds,
  *         and the table again equals the model;
+ *       - after a split, promoting its range back keeps every translation;
  *       - after slat_table_destroy() and draining the caches the arena is
  *         empty and nothing was freed twice.
  *
@@ -94,20 +98,22 @@ static int chance(unsigned percent)
 /* ------------------------------------------------------------ operations */
 
 enum op_kind {
-	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKOLD, OP_KINDS
+	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKOLD, OP_SPLIT,
+	OP_RECOVER, OP_KINDS
 };
 static const char *op_names[OP_KINDS] = {
-	"map", "unmap", "wrprotect", "relax", "test_clear_young"
+	"map", "unmap", "wrprotect", "relax", "test_clear_young", "split",
+	"recover"
 };
 
 /* What the round's operation is meant to exercise (for the summary). */
 enum scenario {
 	SC_MAP_PAGES, SC_MAP_BLOCKS, SC_MAP_SPLIT, SC_REMAP, SC_UNMAP,
-	SC_WRPROTECT, SC_RELAX, SC_KINDS
+	SC_WRPROTECT, SC_RELAX, SC_SPLIT, SC_KINDS
 };
 static const char *sc_names[SC_KINDS] = {
 	"map pages", "map blocks", "map splitting blocks", "remap",
-	"unmap (partial blocks)", "wrprotect", "relax"
+	"unmap (partial blocks)", "wrprotect", "relax", "split"
 };
 
 struct op {
@@ -115,6 +121,8 @@ struct op {
 	uint64_t ipa, size, pa;
 	uint32_t attrs, flags;
 	enum slat_tlbi_policy policy;
+	uint64_t leaf_size;                  /* split */
+	enum slat_recover_strategy strategy; /* recover */
 };
 
 #define MAX_RECIPE 24
@@ -176,8 +184,14 @@ static void describe_op(FILE *f, const struct op *o)
 			o->attrs, o->flags);
 	if (o->kind == OP_RELAX)
 		fprintf(f, ", perms %#x", o->attrs);
-	if (o->kind == OP_UNMAP || o->kind == OP_WRPROTECT)
+	if (o->kind == OP_UNMAP || o->kind == OP_WRPROTECT ||
+	    o->kind == OP_RECOVER)
 		fprintf(f, ", policy %d", o->policy);
+	if (o->kind == OP_SPLIT)
+		fprintf(f, ", leaf_size %#" PRIx64 ", flags %#x", o->leaf_size,
+			o->flags);
+	if (o->kind == OP_RECOVER)
+		fprintf(f, ", strategy %d", (int)o->strategy);
 	fprintf(f, ")");
 }
 
@@ -296,10 +310,13 @@ static struct leafvec pre;
 
 static uint64_t need(struct env *E, const struct op *o)
 {
+	if (o->kind == OP_MKOLD || o->kind == OP_RECOVER)
+		return 0;
 	enum slat_op k = o->kind == OP_MAP ? SLAT_OP_MAP
 			 : o->kind == OP_UNMAP ? SLAT_OP_UNMAP
 			 : o->kind == OP_WRPROTECT ? SLAT_OP_WRPROTECT
-						   : SLAT_OP_RELAX;
+			 : o->kind == OP_SPLIT ? SLAT_OP_SPLIT
+					       : SLAT_OP_RELAX;
 	return slat_pages_needed(&E->t, k, slat_ipa(o->ipa), o->size);
 }
 
@@ -325,8 +342,39 @@ static int call(struct env *E, const struct op *o, struct slat_page_cache *c,
 					      true, 0);
 		return r < 0 ? r : SLAT_OK;
 	}
+	case OP_SPLIT:
+		return slat_split(&E->t, slat_ipa(o->ipa), o->size, o->leaf_size,
+				  o->flags, c, done);
+	case OP_RECOVER: {
+		int r = slat_recover(&E->t, slat_ipa(o->ipa), o->size,
+				     o->strategy, o->policy, NULL, NULL);
+		*done = r ? 0 : o->size;
+		return r;
+	}
 	default:
 		abort();
+	}
+}
+
+/*
+ * What zap-leaf recovery over [ipa, ipa + size), both aligned to the
+ * largest block, removes: each block-sized slot that a table translates
+ * (the table is replaced by nothing); a slot that is one block, or a hole,
+ * stays. Taken before the call, into zap_slots.
+ */
+static uint64_t zap_slots[64];
+static unsigned nzap;
+
+static void plan_zap(struct env *E, const struct op *o)
+{
+	nzap = 0;
+	for (uint64_t a = o->ipa; a < o->ipa + o->size && nzap < 64; a += S.big) {
+		struct check_leaf l;
+		int k = checker_leaf_at(&E->ck, a, &l);
+		CHECK(k >= 0, "raw walk: %s", E->ck.msg);
+		/* a leaf or a hole smaller than the slot: inside a table */
+		if (l.size < S.big)
+			zap_slots[nzap++] = a;
 	}
 }
 
@@ -379,6 +427,17 @@ static void model_apply(struct env *E, const struct op *o, uint64_t done,
 					pre.v[i].base + pre.v[i].size,
 					MODEL_OLD);
 		break;
+	case OP_SPLIT:
+		break; /* every translation kept, done or not */
+	case OP_RECOVER:
+		if (o->strategy == SLAT_RECOVER_PROMOTE)
+			/* the same translations; a block is young when one of
+			 * the leaves it replaces was */
+			model_old_to_unknown(E->m, o->ipa, o->ipa + o->size);
+		else
+			for (unsigned i = 0; i < nzap; i++)
+				model_unmap(E->m, zap_slots[i], S.big);
+		break;
 	default:
 		abort();
 	}
@@ -396,6 +455,8 @@ static int run_full(struct env *E, const struct op *o, uint32_t *popped,
 	    slat_hosted_cache_topup(&E->h, &E->cache, (uint32_t)n))
 		die("arena exhausted");
 	collect(E, &pre, o->ipa, o->ipa + o->size);
+	if (o->kind == OP_RECOVER && o->strategy != SLAT_RECOVER_PROMOTE)
+		plan_zap(E, o);
 	uint32_t nr0 = E->cache.nr;
 	*done = 0xdead;
 	int ret = call(E, o, &E->cache, done);
@@ -531,7 +592,7 @@ static void gen_layout(void)
 {
 	R.nlayout = 0;
 	unsigned items = 2 + (unsigned)below(5);
-	for (unsigned i = 0; i < items && R.nlayout < MAX_RECIPE - 3; i++) {
+	for (unsigned i = 0; i < items && R.nlayout < MAX_RECIPE - 4; i++) {
 		struct op *o = &R.layout[R.nlayout++];
 		memset(o, 0, sizeof(*o));
 		o->kind = OP_MAP;
@@ -563,6 +624,27 @@ static void gen_layout(void)
 		o->kind = OP_UNMAP;
 		o->policy = SLAT_FLUSH_RANGE;
 		rand_range(&o->ipa, &o->size, 64 * S.G);
+	}
+	/*
+	 * Recovery: promotion anywhere, or zap-leaf over whole block-sized
+	 * slots (zap-table is left out while it leaves an emptied parent
+	 * table linked: docs/fuzzing.md, zap-table-empty-parent).
+	 */
+	if (chance(30)) {
+		struct op *o = &R.layout[R.nlayout++];
+		memset(o, 0, sizeof(*o));
+		o->kind = OP_RECOVER;
+		o->policy = (enum slat_tlbi_policy)below(4);
+		if (chance(60)) {
+			o->strategy = SLAT_RECOVER_PROMOTE;
+			rand_range(&o->ipa, &o->size, S.wsize);
+		} else {
+			uint64_t slots = S.wsize / S.big;
+			uint64_t a = below(slots), b = a + 1 + below(slots - a);
+			o->strategy = SLAT_RECOVER_ZAP_LEAF;
+			o->ipa = S.win + a * S.big;
+			o->size = (b - a) * S.big;
+		}
 	}
 	if (chance(40)) {
 		struct op *o = &R.layout[R.nlayout++];
@@ -631,6 +713,23 @@ static void gen_op(void)
 		o->kind = R.sc == SC_UNMAP ? OP_UNMAP : OP_WRPROTECT;
 		rand_range(&o->ipa, &o->size, S.wsize);
 		break;
+	case SC_SPLIT: {
+		/*
+		 * Every block meeting the range to tables of a smaller leaf:
+		 * one level down costs each block one page (more levels do
+		 * not fit the full cache, and such rounds are skipped).
+		 */
+		o->kind = OP_SPLIT;
+		rand_range(&o->ipa, &o->size, S.wsize);
+		int lv[4], n = 0;
+		for (int l = S.start_level + 1; l <= 3; l++)
+			if (l == 3 || (S.leaf_levels & (1u << l)))
+				lv[n++] = l;
+		int target = n ? lv[below((uint64_t)n)] : 3;
+		o->leaf_size = target == 3 && chance(50) ? 0 : S.lsize[target];
+		o->flags = chance(30) ? SLAT_SPLIT_NO_SKIP : 0;
+		break;
+	}
 	case SC_RELAX: {
 		o->kind = OP_RELAX;
 		/* inside one mapped layout item, ends away from its edges */
@@ -678,6 +777,49 @@ static void gen_round(uint64_t seed)
 }
 
 /* ------------------------------------------------------------ a round */
+
+/* The level of a split's leaves. */
+static int split_target(const struct op *o)
+{
+	for (int l = S.start_level; l <= 3 && o->leaf_size; l++)
+		if (S.lsize[l] == o->leaf_size)
+			return l;
+	return 3;
+}
+
+/*
+ * A split that ran out of pages stopped before the first block it could
+ * not finish: *done is that block's start (or 0 when it straddles the
+ * range's start), the block is still there, and every block before it
+ * that met the range is split.
+ */
+static void check_split_stop(struct env *E, uint64_t done)
+{
+	int target = split_target(&R.op);
+	uint64_t at = R.op.ipa + done;
+	const struct check_leaf *b = NULL;
+	for (size_t i = 0; i < pre.n && !b; i++)
+		if (pre.v[i].base <= at && at - pre.v[i].base < pre.v[i].size)
+			b = &pre.v[i];
+	CHECK(b && b->level < target,
+	      "split stopped at %#" PRIx64 ", which is no block to split", at);
+	CHECK(b->base >= R.op.ipa ? b->base == at : done == 0,
+	      "split stopped at %#" PRIx64 ", inside the block %#" PRIx64
+	      "+%#" PRIx64, at, b->base, b->size);
+	struct check_leaf l;
+	CHECK(checker_leaf_at(&E->ck, at, &l) == 1 && l.base == b->base &&
+		      l.pte == b->pte,
+	      "the block at *done %#" PRIx64 " was changed", at);
+	struct leafvec post = { 0 };
+	if (done)
+		collect(E, &post, R.op.ipa, at);
+	for (size_t i = 0; i < post.n; i++)
+		CHECK(post.v[i].level >= target,
+		      "leaf %#" PRIx64 "+%#" PRIx64 " (level %d) before *done "
+		      "is not split to level %d", post.v[i].base,
+		      post.v[i].size, post.v[i].level, target);
+	free(post.v);
+}
 
 static void verbose_op(const char *what, const struct op *o, int ret,
 		       uint64_t done, uint32_t popped)
@@ -755,6 +897,8 @@ static void run_round(void)
 			      k, check_status_name(ret), check_status_name(ref));
 		} else if (ret == SLAT_E_NOMEM) {
 			CHECK(done < R.op.size, "SLAT_E_NOMEM with *done == size");
+			if (R.op.kind == OP_SPLIT)
+				check_split_stop(&E, done);
 			S.nomem[R.sc]++;
 		} else {
 			CHECK(ret >= 0, "returned %s with a cache of %u pages",
@@ -785,6 +929,18 @@ static void run_round(void)
 			      "resuming at %#" PRIx64 " returned %s, *done %#" PRIx64,
 			      rest.ipa, check_status_name(r2), d2);
 			full_check(&E, "after resuming");
+		}
+		if (R.op.kind == OP_SPLIT) {
+			/* recovery over what the split left (all of it split
+			 * now, or part of it): the same translations */
+			S.what = "promoting the split range back";
+			int r3 = slat_recover(&E.t, slat_ipa(R.op.ipa), R.op.size,
+					      SLAT_RECOVER_PROMOTE, R.op.policy,
+					      NULL, NULL);
+			CHECK(r3 == SLAT_OK, "promote returned %s",
+			      check_status_name(r3));
+			model_old_to_unknown(E.m, R.op.ipa, R.op.ipa + R.op.size);
+			full_check(&E, "after promoting the split range back");
 		}
 		S.what = "destroying the table";
 		env_close(&E);

@@ -805,7 +805,8 @@ static void full_check(struct checker *ck, struct model *m, const char *when)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
+	/* options come in pairs: a name, then its value */
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (v && !strcmp(a, "--threads"))
 			nthreads = (unsigned)strtoul(v, NULL, 0);
@@ -820,7 +821,6 @@ int main(int argc, char **argv)
 		else
 			st_fail("usage: test_stress_faults [--threads N] [--ops N] "
 				"[--seed N] [--check-every N] [--epoch-ops N]");
-		i++;
 	}
 	const char *env = getenv("SLAT_STRESS_OPS");
 	if (env)
