@@ -625,11 +625,8 @@ static void gen_layout(void)
 		o->policy = SLAT_FLUSH_RANGE;
 		rand_range(&o->ipa, &o->size, 64 * S.G);
 	}
-	/*
-	 * Recovery: promotion anywhere, or zap-leaf over whole block-sized
-	 * slots (zap-table is left out while it leaves an emptied parent
-	 * table linked: docs/fuzzing.md, zap-table-empty-parent).
-	 */
+	/* Recovery: promotion anywhere, or a zap over whole block-sized
+	 * slots. */
 	if (chance(30)) {
 		struct op *o = &R.layout[R.nlayout++];
 		memset(o, 0, sizeof(*o));
@@ -641,7 +638,8 @@ static void gen_layout(void)
 		} else {
 			uint64_t slots = S.wsize / S.big;
 			uint64_t a = below(slots), b = a + 1 + below(slots - a);
-			o->strategy = SLAT_RECOVER_ZAP_LEAF;
+			o->strategy = chance(50) ? SLAT_RECOVER_ZAP_LEAF
+						 : SLAT_RECOVER_ZAP_TABLE;
 			o->ipa = S.win + a * S.big;
 			o->size = (b - a) * S.big;
 		}
