@@ -666,6 +666,55 @@ static void recover_zap_table_leaves_no_empty_table(void **state)
 	}
 }
 
+/*
+ * Promote replaces a table by a block when its leaves are valid, map one
+ * aligned contiguous PA range with the same attributes; the access flag
+ * and the dirty state are merged (docs/split-recover.md). On EPT without
+ * accessed/dirty flags a leaf mapped writable and then write-protected
+ * keeps its D bit (bit 9): the same attributes as its neighbours mapped
+ * read-only, so the table is uniform and must become one block.
+ */
+static void recover_promote_merges_the_dirty_bit_of_write_protected_leaves(
+	void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &ept48, &arm40 };
+	for (size_t i = 0; i < 2; i++) {
+		struct fx *f = fx_new(cfgs[i]);
+		assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R,
+					SLAT_MAP_PAGES),
+				 SLAT_OK);
+		assert_int_equal(fx_unmap(f, G1, K4, SLAT_FLUSH_VMID), SLAT_OK);
+		assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		fx_topup(f, 4);
+		assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), K4,
+						SLAT_FLUSH_VMID, &f->cache, NULL),
+				 SLAT_OK);
+		struct slat_leaf a, b;
+		assert_int_equal(fx_lookup(f, G1, &a), SLAT_OK);
+		assert_int_equal(fx_lookup(f, G1 + K4, &b), SLAT_OK);
+		assert_int_equal(a.attrs, b.attrs);
+		assert_int_equal(slat_recover(&f->t, slat_ipa(G1), M2,
+					      SLAT_RECOVER_PROMOTE,
+					      SLAT_FLUSH_VMID, NULL, NULL),
+				 SLAT_OK);
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(f, G1 + K4, &l), SLAT_OK);
+		if (l.level != 2)
+			fail_msg("%s: leaves %#llx and %#llx (same attributes "
+				 "%#x, ptes %#llx and %#llx) were not promoted: "
+				 "a level-%d leaf after recover",
+				 slat_table_name(&f->t),
+				 (unsigned long long)G1,
+				 (unsigned long long)(G1 + K4), a.attrs,
+				 (unsigned long long)a.pte,
+				 (unsigned long long)b.pte, l.level);
+		assert_int_equal(slat_pa_v(l.pa), 0x100000000ull + K4);
+		fx_done(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -689,6 +738,8 @@ int main(void)
 		cmocka_unit_test(skip_cmo_relax_exec_calls_no_hook_and_counts_them),
 		cmocka_unit_test(destroyed_table_refuses_every_operation),
 		cmocka_unit_test(recover_zap_table_leaves_no_empty_table),
+		cmocka_unit_test(
+			recover_promote_merges_the_dirty_bit_of_write_protected_leaves),
 	};
 	return cmocka_run_group_tests_name("core rules", tests, NULL, NULL);
 }
