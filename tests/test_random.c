@@ -5,11 +5,12 @@
  * For each configuration (Armv8 stage 2, Intel EPT and Armv8 stage 1, with
  * and without hardware dirty state; one test body, the format's rules come
  * from its struct check_format), a seeded sequence of operations (map with random
- * sizes, alignments, output addresses, attributes, caps and NO_REPLACE;
- * unmap; wrprotect; relax; mkyoung; test_clear_young; lookup; hardware
- * accesses through slat_hw_access; slat_dirty_read with and without
- * clear; bad input; starved page caches) runs on a real table. After every
- * operation:
+ * sizes, alignments, output addresses, attributes, caps and NO_REPLACE,
+ * and the shapes the leaf-fit rule must get right; unmap; wrprotect;
+ * relax; mkyoung; test_clear_young; lookup; hardware accesses through
+ * slat_hw_access; slat_dirty_read with and without clear; slat_split;
+ * slat_recover with every strategy and flush policy; bad input; starved
+ * page caches) runs on a real table. After every operation:
  *
  *  - the status is the one the model predicts (SLAT_NOTHING_TO_DO exactly
  *    when nothing needed writing; SLAT_E_NOMEM only with a starved cache;
@@ -17,7 +18,15 @@
  *    changes);
  *  - the raw table over the range the operation could affect equals the
  *    model, and slat_lookup agrees with the raw walk;
- *  - new leaves of a map are the largest the alignment and the cap allow;
+ *  - new leaves of a map are the largest the alignment and the cap allow,
+ *    and no leaf a map installed or changed maps outside what was asked
+ *    (checker_map_bounds);
+ *  - a split keeps every translation and makes leaves of exactly the size
+ *    asked; a recovery does what the documented semantics predict from the
+ *    table's shape and the model, frees exactly the tables it must, each
+ *    after an invalidation covering it once unlinked, and publishes each
+ *    promoted block after an invalidation while its entry was invalid
+ *    (Arm) or swaps it in place (EPT);
  *  - the observer saw the right maintenance: D-cache cleans exactly for new
  *    Normal leaves without FWB (never on EPT or stage 1), I-cache
  *    invalidation only for executable installs (never with DIC, never on
@@ -2579,6 +2588,23 @@ static void op_split(void)
 	struct window *w;
 	gen_range(&ipa, &size, &w);
 	int levels[4], n = block_levels(levels);
+	/* often one block where something is mapped: what dirty logging
+	 * splits, and what recovery later finds uniform */
+	for (int tries = chance(50) ? 4 : 0; tries > 0; tries--) {
+		struct model_run run;
+		struct check_leaf l;
+		uint64_t from = w->base + align_down(below(w->size), R.G);
+		if (!model_for_each(R.m, from, w->base + w->size, first_run_cb,
+				    &run))
+			continue;
+		uint64_t a = run.start + align_down(below(run.end - run.start),
+						    R.G);
+		if (checker_leaf_at(&R.ck, a, &l) == 1 && l.size > R.G) {
+			ipa = l.base;
+			size = l.size;
+			break;
+		}
+	}
 	unsigned c = (unsigned)below(100);
 	uint64_t leaf_size;
 	int target = 3;
@@ -2955,7 +2981,7 @@ static void op_recover(void)
 		return;
 	}
 	gen_range(&ipa, &size, &w);
-	if (R.nrecent && chance(30)) {
+	if (R.nrecent && chance(50)) {
 		/* a block split lately: dirty logging ends */
 		unsigned i = (unsigned)below(R.nrecent < 8 ? R.nrecent : 8);
 		ipa = R.recent[i].base;
@@ -3528,8 +3554,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 				 : c < 810 ? OP_LOOKUP
 				 : c < 880 ? OP_HW_ACCESS
 				 : c < 880 + dirty ? OP_DIRTY
-				 : c < 900 + dirty ? OP_SPLIT
-				 : c < 920 + dirty ? OP_RECOVER
+				 : c < 905 + dirty ? OP_SPLIT
+				 : c < 930 + dirty ? OP_RECOVER
 				 : c < 970 ? OP_LOOKUP
 					   : OP_BAD;
 		R.count[k]++;
