@@ -3079,7 +3079,7 @@ static void op_recover(void)
 	}
 	/* the tables that must go: below a promoted block, or with nothing
 	 * mapped any more (no table is left empty) */
-	uint64_t want_free = 0, below_handled = 0, leaves_in = 0;
+	uint64_t below_handled = 0, leaves_in = 0;
 	bool *must_free = calloc(RP.nt + 1, sizeof(*must_free));
 	if (!must_free)
 		abort();
@@ -3090,7 +3090,6 @@ static void op_recover(void)
 		must_free[i] = (RP.promote && under) ||
 			       !model_any_mapped(after, t->base,
 						 t->base + t->size);
-		want_free += must_free[i];
 	}
 	for (size_t i = 0; i < R.pre.n; i++)
 		leaves_in += in_region(R.pre.v[i].base) != NULL;
@@ -3246,7 +3245,6 @@ static void op_recover(void)
 	       " clears (expected %" PRIu64 "), %" PRIu64 " attribute "
 	       "updates, %" PRIu64 " tables written",
 	       RP.nr, nfree, dl, db, dc, want_clear, da, dt);
-	(void)want_free;
 	model_free(R.m);
 	R.m = after;
 	if (RP.promote)
@@ -3618,9 +3616,9 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       "; dirty pages reported %" PRIu64
 	       "; max tables %" PRIu64 " runs %" PRIu64
 	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves"
-	       "; awkward map shapes %" PRIu64 " (%" PRIu64 " after a page in "
-	       "the parent entry); blocks split %" PRIu64 ", promoted %" PRIu64
-	       ", zapped %" PRIu64 "\n",
+	       "; maps bounds-checked %" PRIu64 ", of awkward shapes %" PRIu64
+	       " (%" PRIu64 " after a page in the parent entry); blocks split %"
+	       PRIu64 ", promoted %" PRIu64 ", zapped %" PRIu64 "\n",
 	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
 	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
@@ -3628,7 +3626,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       R.count[OP_BAD], R.nomem,
 	       R.nothing, R.exists, R.noent, R.faults[0], R.faults[1],
 	       R.faults[2], R.faults[3], R.dirty_pages, R.max_tables,
-	       R.max_runs, tables, leaves,
+	       R.max_runs, tables, leaves, R.map_bounds_checked,
 	       R.shapes[0] + R.shapes[1] + R.shapes[2] + R.shapes[3] +
 		       R.shapes[4] + R.shapes[5],
 	       R.shape_premaps, R.blocks_split, R.promoted, R.zapped);
