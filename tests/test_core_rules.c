@@ -715,6 +715,58 @@ static void recover_promote_merges_the_dirty_bit_of_write_protected_leaves(
 	}
 }
 
+/*
+ * Promote with break-before-make (Arm) under a batched policy publishes
+ * the blocks after the batch's invalidation. A table that shared walkers
+ * added to has an unknown count, which the next exclusive user recounts:
+ * the count must come out as the table's non-zero entries once every
+ * block is in, whenever the recount happens. Then unmapping everything
+ * but one block leaves that block mapped.
+ */
+static void recover_promote_keeps_the_count_of_a_table_shared_walkers_filled(
+	void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		for (int pol = SLAT_FLUSH_ENTRY; pol <= SLAT_FLUSH_NONE; pol++) {
+			struct fx *f = fx_new(cfgs[i]);
+			/* four 2M regions of pages and one page in another
+			 * 2M of the same gigabyte, all by shared walkers */
+			for (uint64_t k = 0; k < 4; k++)
+				assert_int_equal(fx_map(f, G1 + 2 * k * M2, M2,
+							0x100000000ull + 2 * k * M2,
+							SLAT_RW,
+							SLAT_MAP_PAGES | SLAT_SHARED),
+						 SLAT_OK);
+			assert_int_equal(fx_map(f, G1 + 64 * M2, K4,
+						0x200000000ull, SLAT_RW,
+						SLAT_SHARED),
+					 SLAT_OK);
+			assert_int_equal(slat_recover(&f->t, slat_ipa(G1), G1,
+						      SLAT_RECOVER_PROMOTE,
+						      (enum slat_tlbi_policy)pol,
+						      NULL, NULL),
+					 SLAT_OK);
+			for (uint64_t k = 0; k < 4; k++)
+				assert_leaf(f, G1 + 2 * k * M2, 2,
+					    0x100000000ull + 2 * k * M2);
+			if (checker_full(&f->ck, NULL))
+				fail_msg("%s, policy %d, after promote: %s",
+					 slat_table_name(&f->t), pol, f->ck.msg);
+			/* everything but the last block goes */
+			assert_int_equal(fx_unmap(f, G1 + 64 * M2, K4,
+						  SLAT_FLUSH_VMID),
+					 SLAT_OK);
+			assert_int_equal(fx_unmap(f, G1, 6 * M2,
+						  SLAT_FLUSH_VMID),
+					 SLAT_OK);
+			assert_leaf(f, G1 + 6 * M2, 2, 0x100000000ull + 6 * M2);
+			fx_done(f);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -740,6 +792,8 @@ int main(void)
 		cmocka_unit_test(recover_zap_table_leaves_no_empty_table),
 		cmocka_unit_test(
 			recover_promote_merges_the_dirty_bit_of_write_protected_leaves),
+		cmocka_unit_test(
+			recover_promote_keeps_the_count_of_a_table_shared_walkers_filled),
 	};
 	return cmocka_run_group_tests_name("core rules", tests, NULL, NULL);
 }
