@@ -3147,6 +3147,24 @@ static void op_recover(void)
 		       t->t.pa, t->t.level, t->t.base, t->t.size);
 	}
 	free(must_free);
+	/* the tables that stay keep an exact count (or an unknown one) */
+	for (size_t i = 0; i < RP.nt; i++) {
+		const struct rtable *t = &RP.t[i];
+		if (t->freed)
+			continue;
+		uint32_t used = 0;
+		for (uint32_t k = 0; k < R.ck.geo.entries; k++)
+			used += t->t.va[k] != 0;
+		uint32_t word = R.h.refcounts[((uint8_t *)t->t.va - R.h.arena) /
+					      R.h.granule];
+		ECHECK(word == SLAT_REFCOUNT_UNKNOWN ||
+			       (word & ~SLAT_REFCOUNT_HAS_BLOCKS) == used,
+		       "table page PA %#" PRIx64 " (entries at level %d, span "
+		       "%#" PRIx64 "+%#" PRIx64 "): its count word %#x says %u "
+		       "entries, it has %u",
+		       t->t.pa, t->t.level, t->t.base, t->t.size, word,
+		       word & ~SLAT_REFCOUNT_HAS_BLOCKS, used);
+	}
 	bool by_addr = R.fmt->tlbi_by_address;
 	for (size_t i = 0; RP.promote && i < RP.nr; i++) {
 		const struct rregion *r = &RP.r[i];
