@@ -142,6 +142,7 @@ struct walk {
 	bool full;
 	check_leaf_fn fn;
 	void *arg;
+	check_table_fn tfn; /* checker_tables: each table page, leaves not */
 };
 
 static int visit_table(struct walk *w, uint64_t *table, int level,
@@ -166,6 +167,8 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 		k = CHECK_DESC_INVALID;
 	}
 	if (k == CHECK_DESC_INVALID) {
+		if (w->tfn)
+			return 0;
 		struct check_leaf l = {
 			.valid = false,
 			.base = eb < s ? s : eb,
@@ -188,6 +191,15 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 				    " at level %d (IPA %#" PRIx64
 				    ") points outside the arena",
 				    pte, level, eb);
+		if (w->tfn) {
+			struct check_table ct = {
+				.base = eb, .size = size, .level = level + 1,
+				.pa = d.oa, .va = next, .parent = ptep,
+			};
+			int ret = w->tfn(w->arg, &ct);
+			if (ret)
+				return ret;
+		}
 		if (w->full) {
 			uint64_t idx = page_index(c, next);
 			if (c->seen[idx] == c->epoch)
@@ -251,6 +263,8 @@ static int visit_entry(struct walk *w, uint64_t *ptep, int level,
 		return visit_table(w, next, level + 1, eb, g->entries, s, e);
 	}
 	/* a leaf */
+	if (w->tfn)
+		return 0;
 	if (w->full)
 		c->leaves_seen++;
 	struct check_leaf l = {
@@ -327,7 +341,7 @@ static uint64_t ia_end(const struct checker *c)
 static int walk_range(struct checker *c, uint64_t s, uint64_t e, bool full,
 		      check_leaf_fn fn, void *arg)
 {
-	struct walk w = { c, full, fn, arg };
+	struct walk w = { c, full, fn, arg, NULL };
 	if (e > ia_end(c))
 		e = ia_end(c);
 	if (s >= e)
@@ -344,6 +358,206 @@ int checker_walk(struct checker *c, uint64_t s, uint64_t e, check_leaf_fn fn,
 		 void *arg)
 {
 	return walk_range(c, s, e, false, fn, arg);
+}
+
+int checker_tables(struct checker *c, uint64_t s, uint64_t e,
+		   check_table_fn fn, void *arg)
+{
+	struct walk w = { c, false, NULL, arg, fn };
+	if (e > ia_end(c))
+		e = ia_end(c);
+	if (s >= e)
+		return 0;
+	c->msg[0] = 0;
+	uint64_t *root = checker_phys_to_virt(c, slat_pa_v(c->t->root_pa));
+	if (!root)
+		return fail(c, "root PA %#" PRIx64 " outside the arena",
+			    slat_pa_v(c->t->root_pa));
+	return visit_table(&w, root, c->geo.start_level, 0,
+			   c->geo.root_entries, s, e);
+}
+
+int checker_entry_at(struct checker *c, uint64_t ipa, int level,
+		     uint64_t *pte, struct check_desc *d)
+{
+	const struct check_geo *g = &c->geo;
+	uint64_t *table = checker_phys_to_virt(c, slat_pa_v(c->t->root_pa));
+	if (!table || level < g->start_level || level > SLAT_LAST_LEVEL ||
+	    ipa >= ia_end(c))
+		return -1;
+	for (int l = g->start_level;; l++) {
+		unsigned shift = check_level_shift(g, l);
+		uint64_t idx = l == g->start_level
+			? ipa >> shift
+			: (ipa >> shift) & (g->entries - 1);
+		uint64_t v = __atomic_load_n(&table[idx], __ATOMIC_RELAXED);
+		char why[8];
+		enum check_desc_kind k = c->fmt->decode(g, &c->t->cfg, v, l, d,
+							 why, sizeof(why));
+		if (k == CHECK_DESC_BAD) /* a locked marker, say */
+			k = d->kind = CHECK_DESC_INVALID;
+		d->kind = k;
+		if (l == level) {
+			*pte = v;
+			return 1;
+		}
+		if (k != CHECK_DESC_TABLE)
+			return 0;
+		table = checker_phys_to_virt(c, d->oa);
+		if (!table)
+			return -1;
+	}
+}
+
+/* ------------------------------------------------------------ map bounds */
+
+/* The first pre-op leaf whose end is beyond @a (leaves in address order). */
+static size_t first_ending_after(const struct check_leaf *v, size_t n,
+				 uint64_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].base + v[mid].size <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The first IPA of [s, e), a part of the post-op leaf @l, that the pre-op
+ * leaves do not translate exactly as @l does (output address, attributes
+ * other than young and dirty); @e if none.
+ */
+static uint64_t first_new_translation(const struct check_leaf *pre, size_t npre,
+				      const struct check_leaf *l, uint64_t s,
+				      uint64_t e)
+{
+	const uint32_t hw = SLAT_YOUNG | SLAT_DIRTY;
+	uint64_t a = s;
+	for (size_t i = first_ending_after(pre, npre, s); i < npre && a < e;
+	     i++) {
+		const struct check_leaf *p = &pre[i];
+		if (p->base > a)
+			return a; /* a hole before */
+		if (p->oa - p->base != l->oa - l->base ||
+		    (p->attrs & ~hw) != (l->attrs & ~hw))
+			return a;
+		a = p->base + p->size;
+	}
+	return a < e ? a : e;
+}
+
+/* Is @l one of the pre-op leaves, unchanged (same entry, same value)? */
+static bool unchanged_leaf(const struct check_leaf *pre, size_t npre,
+			   const struct check_leaf *l)
+{
+	size_t i = first_ending_after(pre, npre, l->base);
+	return i < npre && pre[i].base == l->base && pre[i].size == l->size &&
+	       pre[i].ptep == l->ptep && pre[i].pte == l->pte;
+}
+
+int checker_map_bounds_leaves(struct checker *c, const struct check_leaf *pre,
+			      size_t npre, const struct check_leaf *post,
+			      size_t npost, uint64_t ipa, uint64_t size,
+			      uint64_t pa)
+{
+	uint64_t e = ipa + size, pe = pa + size;
+	c->msg[0] = 0;
+	for (size_t i = 0; i < npost; i++) {
+		const struct check_leaf *l = &post[i];
+		uint64_t le = l->base + l->size;
+		if (!l->valid || unchanged_leaf(pre, npre, l))
+			continue;
+		/* installed or changed by the map: the parts outside the
+		 * range must be pieces of a split block, translating as
+		 * before; the part inside maps into [pa, pa + size) */
+		uint64_t b0 = l->base, b1 = le < ipa ? le : ipa;
+		uint64_t bad = b0 < b1 ? first_new_translation(pre, npre, l,
+							       b0, b1)
+				       : b1;
+		if (bad < b1)
+			return fail(c,
+				    "map [%#" PRIx64 ", %#" PRIx64 ") -> %#" PRIx64
+				    ": the leaf %#" PRIx64 "+%#" PRIx64
+				    " level %d (pte %#018" PRIx64 ", -> %#" PRIx64
+				    ") it installed or changed covers IPA %#" PRIx64
+				    ", below the range's start",
+				    ipa, e, pa, l->base, l->size, l->level,
+				    l->pte, l->oa, bad);
+		b0 = l->base > e ? l->base : e;
+		b1 = le;
+		bad = b0 < b1 ? first_new_translation(pre, npre, l, b0, b1) : b1;
+		if (bad < b1)
+			return fail(c,
+				    "map [%#" PRIx64 ", %#" PRIx64 ") -> %#" PRIx64
+				    ": the leaf %#" PRIx64 "+%#" PRIx64
+				    " level %d (pte %#018" PRIx64 ", -> %#" PRIx64
+				    ") it installed or changed covers IPA %#" PRIx64
+				    ", at or beyond the range's end",
+				    ipa, e, pa, l->base, l->size, l->level,
+				    l->pte, l->oa, bad);
+		/* the part inside the range */
+		uint64_t s1 = l->base > ipa ? l->base : ipa;
+		uint64_t e1 = le < e ? le : e;
+		if (s1 >= e1)
+			continue;
+		uint64_t p0 = l->oa + (s1 - l->base), p1 = l->oa + (e1 - l->base);
+		if (p0 < pa || p1 > pe || p1 < p0)
+			return fail(c,
+				    "map [%#" PRIx64 ", %#" PRIx64 ") -> [%#" PRIx64
+				    ", %#" PRIx64 "): the leaf %#" PRIx64 "+%#" PRIx64
+				    " level %d (pte %#018" PRIx64 ") maps IPA %#" PRIx64
+				    "..%#" PRIx64 " to PA %#" PRIx64 "..%#" PRIx64
+				    ", %s the output range",
+				    ipa, e, pa, pe, l->base, l->size, l->level,
+				    l->pte, s1, e1, p0, p1,
+				    p0 < pa ? "below" : "beyond");
+	}
+	return 0;
+}
+
+struct bounds_arg {
+	struct check_leaf *v;
+	size_t n, cap;
+};
+
+static int bounds_collect_cb(void *arg, const struct check_leaf *l)
+{
+	struct bounds_arg *a = arg;
+	if (!l->valid)
+		return 0;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 64;
+		a->v = realloc(a->v, a->cap * sizeof(*a->v));
+		if (!a->v)
+			abort();
+	}
+	a->v[a->n++] = *l;
+	return 0;
+}
+
+int checker_map_bounds(struct checker *c, const struct check_leaf *pre,
+		       size_t npre, uint64_t ipa, uint64_t size, uint64_t pa)
+{
+	/* the range grown to the leaves that straddled it before; the walk
+	 * reports leaves straddling it now whole */
+	uint64_t s = ipa, e = ipa + size;
+	if (npre && pre[0].base < s)
+		s = pre[0].base;
+	if (npre && pre[npre - 1].base + pre[npre - 1].size > e)
+		e = pre[npre - 1].base + pre[npre - 1].size;
+	if (s == e)
+		e = s + (1ull << c->geo.granule_shift);
+	struct bounds_arg a = { NULL, 0, 0 };
+	int ret = walk_range(c, s, e, false, bounds_collect_cb, &a);
+	if (!ret)
+		ret = checker_map_bounds_leaves(c, pre, npre, a.v, a.n, ipa,
+						size, pa);
+	free(a.v);
+	return ret;
 }
 
 struct at_arg {
@@ -612,7 +826,7 @@ int checker_full(struct checker *c, const struct model *m)
 	struct cmp p = { .c = c, .m = m };
 	if (m)
 		model_for_each(m, 0, ia_end(c), take_run_cb, &p);
-	struct walk w = { c, true, cmp_cb, &p };
+	struct walk w = { c, true, cmp_cb, &p, NULL };
 	int ret = visit_table(&w, (uint64_t *)root, g->start_level, 0,
 			      g->root_entries, 0, ia_end(c));
 	free(p.runs);

@@ -163,6 +163,52 @@ typedef int (*check_leaf_fn)(void *arg, const struct check_leaf *l);
 int checker_walk(struct checker *c, uint64_t s, uint64_t e, check_leaf_fn fn,
 		 void *arg);
 
+/* A table page below the root, as checker_tables() reports it. */
+struct check_table {
+	uint64_t base, size; /* the IPA span of the entry pointing to it */
+	int level;           /* the level of its entries */
+	uint64_t pa;
+	uint64_t *va;
+	uint64_t *parent;    /* the entry pointing to it */
+};
+
+/* Call @fn for each table page below the root whose span meets [s, e),
+ * parents before children, in address order. */
+typedef int (*check_table_fn)(void *arg, const struct check_table *t);
+int checker_tables(struct checker *c, uint64_t s, uint64_t e,
+		   check_table_fn fn, void *arg);
+
+/*
+ * The raw entry at @level for @ipa right now: 1 and *@pte, @d (an entry
+ * the checker refuses, such as a locked marker, reads as invalid) when the
+ * walk reaches @level; 0 when it stops above (a leaf or an invalid entry
+ * there, described in @d); -1 for an address or level outside the table.
+ */
+int checker_entry_at(struct checker *c, uint64_t ipa, int level,
+		     uint64_t *pte, struct check_desc *d);
+
+/*
+ * No mapping outside what was asked: after slat_map(ipa, size, pa), every
+ * leaf the map installed or changed (any leaf now over the range grown to
+ * the leaves that straddle it, before or after, that is not one of @pre
+ * unchanged: the same entry holding the same value) maps only IPAs inside
+ * [ipa, ipa+size), to PAs inside [pa, pa+size), except the parts that
+ * translate exactly as before (output address and attributes but young
+ * and dirty): the pieces of a block split so that its rest stays mapped.
+ * @pre: the valid leaves that overlapped [ipa, ipa+size) before the map,
+ * in address order (as checker_walk() reports them). With SLAT_E_NOMEM,
+ * pass size = *done. Returns 0, or -1 with c->msg naming the leaf and the
+ * bound it crosses.
+ */
+int checker_map_bounds(struct checker *c, const struct check_leaf *pre,
+		       size_t npre, uint64_t ipa, uint64_t size, uint64_t pa);
+/* The same over @post, the valid leaves over the grown range after the
+ * map, already collected (in address order). */
+int checker_map_bounds_leaves(struct checker *c, const struct check_leaf *pre,
+			      size_t npre, const struct check_leaf *post,
+			      size_t npost, uint64_t ipa, uint64_t size,
+			      uint64_t pa);
+
 /* The raw leaf translating @ipa: 1 (found), 0 (hole), -1 (bad table). */
 int checker_leaf_at(struct checker *c, uint64_t ipa, struct check_leaf *l);
 

@@ -625,6 +625,74 @@ uint64_t model_relax(struct model *m, uint64_t ipa, uint64_t size,
 	return changed;
 }
 
+struct uniform_acc {
+	uint64_t next, pa; /* the next page and the PA it must map */
+	uint32_t attrs;
+	bool first, ok;
+};
+
+static int uniform_cb(void *arg, const struct model_run *r)
+{
+	struct uniform_acc *a = arg;
+	if (a->first) {
+		a->pa = r->pa;
+		a->attrs = r->attrs;
+		a->first = false;
+	}
+	if (r->start != a->next || r->pa != a->pa || r->attrs != a->attrs) {
+		a->ok = false;
+		return 1;
+	}
+	a->next = r->end;
+	a->pa += r->end - r->start;
+	return 0;
+}
+
+bool model_uniform(const struct model *m, uint64_t s, uint64_t e,
+		   uint64_t align)
+{
+	struct uniform_acc a = { s, 0, 0, true, true };
+	if (s >= e)
+		return false;
+	model_for_each(m, s, e, uniform_cb, &a);
+	return a.ok && !a.first && a.next == e && (a.pa - (e - s)) % align == 0;
+}
+
+struct merge_acc {
+	struct model_run r;
+	bool young, unknown, dirty;
+};
+
+static int merge_cb(void *arg, const struct model_run *r)
+{
+	struct merge_acc *a = arg;
+	if (a->r.end == 0)
+		a->r = *r;
+	a->young |= r->young == MODEL_YOUNG;
+	a->unknown |= r->young == MODEL_YOUNG_UNKNOWN;
+	a->dirty |= r->dirty;
+	return 0;
+}
+
+void model_promote(struct model *m, uint64_t s, uint64_t e)
+{
+	struct merge_acc a;
+	struct node *A, *C;
+	memset(&a, 0, sizeof(a));
+	model_for_each(m, s, e, merge_cb, &a);
+	if (a.r.end == 0)
+		return;
+	extract(m, s, e, &A, &C);
+	struct model_run r = { s, e, a.r.pa, a.r.attrs,
+			       a.young ? MODEL_YOUNG
+				       : a.unknown ? MODEL_YOUNG_UNKNOWN
+						   : MODEL_OLD,
+			       a.dirty };
+	size_t n = 0;
+	out_push(m, &n, &r);
+	reinsert(m, A, n, C, s, e);
+}
+
 static int dump_cb(void *arg, const struct model_run *r)
 {
 	(void)arg;

@@ -127,6 +127,21 @@ uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size);
 uint64_t model_relax(struct model *m, uint64_t ipa, uint64_t size,
 		     uint32_t perms, uint64_t *not_young);
 
+/*
+ * Huge-page recovery (docs/split-recover.md). A split keeps everything, so
+ * it needs no operation of its own; the zap strategies remove [s, e)
+ * (model_remove). Promotion:
+ *
+ * model_uniform: [s, e) could be one block: every page mapped, one
+ * contiguous output range starting at a multiple of @align, the same
+ * attributes throughout (the young and dirty state may differ).
+ * model_promote: [s, e) becomes that block: young when any page is young
+ * (unknown when none is but some are unknown), dirty when any is dirty.
+ */
+bool model_uniform(const struct model *m, uint64_t s, uint64_t e,
+		   uint64_t align);
+void model_promote(struct model *m, uint64_t s, uint64_t e);
+
 /* Debug: print the runs overlapping [s, e) to stderr. */
 void model_dump(const struct model *m, uint64_t s, uint64_t e);
 

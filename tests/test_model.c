@@ -242,6 +242,53 @@ static void agree(bool dirty_on, bool wp_cleans)
 	model_free(m);
 }
 
+/* Huge-page recovery: what may become a block, and the block it becomes. */
+static void model_uniform_and_promote(void **state)
+{
+	(void)state;
+	struct model *m = model_new(G);
+	model_dirty_rules(m, true, true);
+	/* 8 pages to one aligned PA run, the same attributes, mixed young
+	 * and dirty state */
+	model_map(m, 8 * G, 8 * G, 0x108000, SLAT_RW);
+	model_set_young(m, 8 * G, 12 * G, MODEL_OLD);
+	model_set_young(m, 12 * G, 13 * G, MODEL_YOUNG_UNKNOWN);
+	model_set_dirty(m, 8 * G, 16 * G, false);
+	model_set_dirty(m, 9 * G, 10 * G, true);
+	assert_true(model_uniform(m, 8 * G, 16 * G, 8 * G));
+	assert_false(model_uniform(m, 8 * G, 16 * G, 16 * G)); /* PA 8-page aligned only */
+	assert_false(model_uniform(m, 4 * G, 12 * G, 8 * G));  /* a hole */
+	assert_false(model_uniform(m, 8 * G, 8 * G, 8 * G));   /* nothing */
+	model_promote(m, 8 * G, 16 * G);
+	struct model_run r;
+	assert_true(model_find(m, 8 * G, &r));
+	assert_int_equal(r.start, 8 * G);
+	assert_int_equal(r.end, 16 * G);
+	assert_int_equal(r.pa, 0x108000);
+	assert_int_equal(r.attrs, SLAT_RW);
+	assert_int_equal(r.young, MODEL_YOUNG); /* pages 13-15 were young */
+	assert_int_equal(r.dirty, 1);
+	/* old and unknown: unknown; all old: old */
+	model_set_young(m, 8 * G, 16 * G, MODEL_OLD);
+	model_set_young(m, 9 * G, 10 * G, MODEL_YOUNG_UNKNOWN);
+	model_promote(m, 8 * G, 16 * G);
+	assert_true(model_find(m, 15 * G, &r));
+	assert_int_equal(r.young, MODEL_YOUNG_UNKNOWN);
+	model_set_young(m, 8 * G, 16 * G, MODEL_OLD);
+	model_promote(m, 8 * G, 16 * G);
+	assert_true(model_find(m, 8 * G, &r));
+	assert_int_equal(r.young, MODEL_OLD);
+	/* different attributes, a discontiguous PA: not uniform */
+	model_map(m, 16 * G, 8 * G, 0x110000, SLAT_RW);
+	model_unmap(m, 17 * G, G);
+	model_map(m, 17 * G, G, 0x111000, SLAT_RW | SLAT_SW(1));
+	assert_false(model_uniform(m, 16 * G, 24 * G, 8 * G));
+	model_map(m, 24 * G, 8 * G, 0x118000, SLAT_R);
+	model_map(m, 25 * G, G, 0x900000, SLAT_R);
+	assert_false(model_uniform(m, 24 * G, 32 * G, 8 * G));
+	model_free(m);
+}
+
 static void model_agrees_with_a_page_array(void **state)
 {
 	(void)state;
@@ -256,6 +303,7 @@ int main(void)
 		cmocka_unit_test(model_merges_adjacent_runs),
 		cmocka_unit_test(model_map_keeps_same_pa_and_memtype),
 		cmocka_unit_test(model_installs_writable_pages_dirty),
+		cmocka_unit_test(model_uniform_and_promote),
 		cmocka_unit_test(model_agrees_with_a_page_array),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,11 +5,12 @@
  * For each configuration (Armv8 stage 2, Intel EPT and Armv8 stage 1, with
  * and without hardware dirty state; one test body, the format's rules come
  * from its struct check_format), a seeded sequence of operations (map with random
- * sizes, alignments, output addresses, attributes, caps and NO_REPLACE;
- * unmap; wrprotect; relax; mkyoung; test_clear_young; lookup; hardware
- * accesses through slat_hw_access; slat_dirty_read with and without
- * clear; bad input; starved page caches) runs on a real table. After every
- * operation:
+ * sizes, alignments, output addresses, attributes, caps and NO_REPLACE,
+ * and the shapes the leaf-fit rule must get right; unmap; wrprotect;
+ * relax; mkyoung; test_clear_young; lookup; hardware accesses through
+ * slat_hw_access; slat_dirty_read with and without clear; slat_split;
+ * slat_recover with every strategy and flush policy; bad input; starved
+ * page caches) runs on a real table. After every operation:
  *
  *  - the status is the one the model predicts (SLAT_NOTHING_TO_DO exactly
  *    when nothing needed writing; SLAT_E_NOMEM only with a starved cache;
@@ -17,7 +18,15 @@
  *    changes);
  *  - the raw table over the range the operation could affect equals the
  *    model, and slat_lookup agrees with the raw walk;
- *  - new leaves of a map are the largest the alignment and the cap allow;
+ *  - new leaves of a map are the largest the alignment and the cap allow,
+ *    and no leaf a map installed or changed maps outside what was asked
+ *    (checker_map_bounds);
+ *  - a split keeps every translation and makes leaves of exactly the size
+ *    asked; a recovery does what the documented semantics predict from the
+ *    table's shape and the model, frees exactly the tables it must, each
+ *    after an invalidation covering it once unlinked, and publishes each
+ *    promoted block after an invalidation while its entry was invalid
+ *    (Arm) or swaps it in place (EPT);
  *  - the observer saw the right maintenance: D-cache cleans exactly for new
  *    Normal leaves without FWB (never on EPT or stage 1), I-cache
  *    invalidation only for executable installs (never with DIC, never on
@@ -140,11 +149,12 @@ struct rec {
 
 enum op_kind {
 	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKYOUNG, OP_TCY,
-	OP_LOOKUP, OP_HW_ACCESS, OP_DIRTY, OP_BAD, OP_KINDS
+	OP_LOOKUP, OP_HW_ACCESS, OP_DIRTY, OP_SPLIT, OP_RECOVER, OP_BAD,
+	OP_KINDS
 };
 static const char *op_names[OP_KINDS] = {
 	"map", "unmap", "wrprotect", "relax", "mkyoung", "test_clear_young",
-	"lookup", "hw_access", "dirty_read", "bad-input"
+	"lookup", "hw_access", "dirty_read", "split", "recover", "bad-input"
 };
 
 struct vec_leaf {
@@ -183,6 +193,11 @@ struct rt {
 	char opdesc[512];
 	uint64_t count[OP_KINDS];
 	uint64_t nomem, nothing, exists, noent, bad_ok;
+	uint64_t shapes[8], shape_premaps; /* op_map_shape's draws */
+	uint64_t map_bounds_checked;
+	uint64_t blocks_split, promoted, zapped;
+	struct { uint64_t base, size; } recent[8]; /* blocks split lately */
+	unsigned nrecent;
 	uint64_t faults[4];     /* hw_access results by enum slat_fault */
 	uint64_t dirty_pages;   /* reported by slat_dirty_read */
 	uint64_t max_tables, max_runs;
@@ -369,6 +384,8 @@ static struct {
 	enum probe_mode mode;
 	uint64_t s;            /* the operation's first IPA */
 	bool map;              /* a map: leaves it keeps do not change */
+	/* which pre-op leaves the operation removes (NULL: all) */
+	bool (*removes)(const struct check_leaf *);
 	uint64_t map_ipa, map_pa;
 	uint32_t map_attrs;
 	size_t cur;            /* next pre-op leaf to look at */
@@ -384,6 +401,8 @@ static bool probe_affected(const struct check_leaf *l)
 {
 	switch (P.mode) {
 	case PROBE_UNMAPPED:
+		if (P.removes)
+			return P.removes(l);
 		return !P.map ||
 		       !leaf_kept(l, P.map_ipa, P.map_pa, P.map_attrs);
 	case PROBE_NOT_WRITABLE:
@@ -400,6 +419,7 @@ static void probe_start(enum probe_mode mode, uint64_t s)
 	P.mode = R.fmt->tlbi_by_address ? PROBE_OFF : mode;
 	P.s = s;
 	P.map = false;
+	P.removes = NULL;
 	P.cur = 0;
 	if (P.cap < R.pre.n + 1) {
 		P.cap = 2 * (R.pre.n + 1);
@@ -446,6 +466,10 @@ static void probe_advance(void)
 
 /* ------------------------------------------------------------ observer */
 
+/* slat_recover's probe (op_recover): at each invalidation and free */
+static bool recover_on;
+static void recover_probe(const struct slat_hosted_event *ev);
+
 static void observe(void *arg, const struct slat_hosted_event *ev)
 {
 	(void)arg;
@@ -469,6 +493,8 @@ static void observe(void *arg, const struct slat_hosted_event *ev)
 	}
 	if (ev->kind == SLAT_EV_TLBI_VMID && P.mode != PROBE_OFF)
 		probe_advance();
+	if (recover_on)
+		recover_probe(ev);
 	if (R.verbose)
 		fprintf(stderr,
 			"    event %s addr %#" PRIx64 " size %#" PRIx64
@@ -881,6 +907,12 @@ static uint32_t gen_attrs(void)
 
 /* ------------------------------------------------------------ map */
 
+static int first_run_cb(void *arg, const struct model_run *r)
+{
+	*(struct model_run *)arg = *r;
+	return 1;
+}
+
 /*
  * A pre-op leaf's pages in the map range are left alone when it already
  * translates to the same pa + offset with the same memory type.
@@ -1063,37 +1095,15 @@ static void check_cache_events(enum slat_hosted_event_kind kind,
 	free(w);
 }
 
-static void op_map(void)
+/* One slat_map call, checked against the model and the rules. */
+static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
+		   uint32_t flags, const char *shape)
 {
-	uint64_t ipa, size;
-	struct window *w;
-	gen_range(&ipa, &size, &w);
-	uint64_t pa = gen_pa(ipa, size, w);
-	uint32_t attrs = gen_attrs();
-	uint32_t flags = 0;
-	unsigned c = (unsigned)below(100);
-	if (c < 10) {
-		flags |= SLAT_MAP_PAGES;
-	} else if (c < 25) {
-		/* a level's size, or something between two levels */
-		int l = R.start_level + (int)below(4 - R.start_level);
-		unsigned sh = (unsigned)__builtin_ctzll(LSIZE(l));
-		if (chance(30))
-			sh += (unsigned)below(R.ck.geo.bits_per_level);
-		flags |= SLAT_MAP_CAP(sh);
-	}
-	if (chance(10))
-		flags |= SLAT_MAP_NO_REPLACE;
-	if (chance(10))
-		flags |= SLAT_SHARED;
-	/* bound the number of leaves one map may create */
-	uint64_t ml = max_leaf(ipa, pa, flags);
-	if (size / ml > MAX_LEAVES)
-		size = MAX_LEAVES * ml;
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_map(ipa %#" PRIx64 ", size %#" PRIx64 ", pa %#" PRIx64
-		 ", attrs %#x, flags %#x)",
-		 ipa, size, pa, attrs, flags);
+		 ", attrs %#x, flags %#x)%s%s",
+		 ipa, size, pa, attrs, flags, shape ? ": " : "",
+		 shape ? shape : "");
 
 	uint64_t e = ipa + size, ts, te;
 	touched(ipa, e, &ts, &te);
@@ -1166,8 +1176,13 @@ static void op_map(void)
 	}
 	uint64_t de = ipa + done;
 
-	/* new leaves: inside [ipa, ipa+done) and not unchanged pre leaves */
-	collect(&R.post, ipa, de);
+	/* new leaves: inside [ipa, ipa+done) and not unchanged pre leaves;
+	 * none, new or changed, maps outside what was asked */
+	collect(&R.post, ts, te);
+	if (checker_map_bounds_leaves(&R.ck, R.pre.v, R.pre.n, R.post.v,
+				      R.post.n, ipa, done, pa))
+		ECHECK(false, "mapping outside what was asked: %s", R.ck.msg);
+	R.map_bounds_checked++;
 	const struct check_leaf *newl[R.post.n ? R.post.n : 1];
 	bool dwant[R.post.n ? R.post.n : 1], iwant[R.post.n ? R.post.n : 1];
 	size_t nnew = 0;
@@ -1220,6 +1235,223 @@ static void op_map(void)
 
 	model_map(R.m, ipa, done, pa, attrs);
 	check_range(ts, te);
+}
+
+static uint32_t gen_map_flags(void)
+{
+	uint32_t flags = 0;
+	unsigned c = (unsigned)below(100);
+	if (c < 10) {
+		flags |= SLAT_MAP_PAGES;
+	} else if (c < 25) {
+		/* a level's size, or something between two levels */
+		int l = R.start_level + (int)below(4 - R.start_level);
+		unsigned sh = (unsigned)__builtin_ctzll(LSIZE(l));
+		if (chance(30))
+			sh += (unsigned)below(R.ck.geo.bits_per_level);
+		flags |= SLAT_MAP_CAP(sh);
+	}
+	if (chance(10))
+		flags |= SLAT_MAP_NO_REPLACE;
+	if (chance(10))
+		flags |= SLAT_SHARED;
+	return flags;
+}
+
+/* The map generator of every shape: random ranges, output addresses,
+ * attributes and caps. */
+static void op_map_plain(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	uint64_t pa = gen_pa(ipa, size, w);
+	uint32_t attrs = gen_attrs();
+	uint32_t flags = gen_map_flags();
+	/* bound the number of leaves one map may create */
+	uint64_t ml = max_leaf(ipa, pa, flags);
+	if (size / ml > MAX_LEAVES)
+		size = MAX_LEAVES * ml;
+	do_map(ipa, size, pa, attrs, flags, NULL);
+}
+
+/* The block levels (leaves above the last level), largest first. */
+static int block_levels(int *levels)
+{
+	int n = 0;
+	for (int l = R.start_level; l < 3; l++)
+		if (leaf_level(l))
+			levels[n++] = l;
+	return n;
+}
+
+/* The leaves a map of [ipa, ipa+size) -> pa would install into an empty
+ * table (the largest that alignment, size and cap allow), up to @limit. */
+static uint64_t leaves_for(uint64_t ipa, uint64_t size, uint64_t pa,
+			   uint32_t flags, uint64_t limit)
+{
+	uint64_t cap = cap_size(flags), n = 0, a = ipa, e = ipa + size;
+	while (a < e && n < limit) {
+		uint64_t S = R.G;
+		for (int l = R.start_level; l < 3; l++) {
+			uint64_t L = LSIZE(l);
+			if (leaf_level(l) && L <= cap && !((a | (pa + (a - ipa))) & (L - 1)) &&
+			    e - a >= L) {
+				S = L;
+				break;
+			}
+		}
+		a += S;
+		n++;
+	}
+	return n;
+}
+
+/* The leaves an awkward shape may take every time (more: now and then). */
+#define SHAPE_LEAVES 512
+
+static const char *const shape_names[] = {
+	"IPA a few pages into a block, size over a block",
+	"IPA inside a block, PA block-aligned",
+	"IPA block-aligned, PA inside a block",
+	"ending a few pages into the next block",
+	"one block's size at an unaligned IPA (the fault path's shape)",
+	"one block's size, aligned",
+};
+#define NR_SHAPES (sizeof(shape_names) / sizeof(shape_names[0]))
+
+/*
+ * The shapes the leaf-fit rule must get right (docs/design.md, "One rule,
+ * one place"): sizes larger than the IPA's own alignment, IPA and PA
+ * aligned differently to a block, ranges ending a few pages into the next
+ * block, a single call of exactly a block's size at an unaligned IPA (the
+ * fault path's shape), mostly where tables already exist: next to a
+ * mapping, or after mapping a page elsewhere in the same parent entry
+ * (the same 1 GiB or 512 GiB with 4K pages), so that the fault path's
+ * descent finds the tables and an empty entry.
+ */
+static void op_map_shape(void)
+{
+	int levels[4];
+	int n = block_levels(levels);
+	struct window *w = &R.win[below(NR_WIN)];
+	uint64_t G = R.G;
+	unsigned shape = (unsigned)below(NR_SHAPES);
+	/* shapes whose IPA and PA differ modulo the block map it with
+	 * pages: the smallest block, and rarely where a block holds many
+	 * pages (16K, 64K), to bound the work */
+	bool incongruent = shape == 1 || shape == 2 ||
+			   ((shape == 3 || shape == 4) && chance(50));
+	if (!n) {
+		op_map_plain();
+		return;
+	}
+	int li = incongruent ? n - 1 : (int)below(n);
+	uint64_t B = LSIZE(levels[li]);
+	while (li < n - 1 && 4 * B > w->size)
+		B = LSIZE(levels[++li]);
+	if (4 * B > w->size) {
+		op_map_plain();
+		return;
+	}
+	/* the block-sized region: next to a mapping (its tables exist),
+	 * or anywhere in the window */
+	uint64_t lim = w->base + w->size - 4 * B, region;
+	struct model_run run;
+	uint64_t from = w->base + align_down(below(w->size), G);
+	if (chance(60) && model_for_each(R.m, from, w->base + w->size,
+					 first_run_cb, &run))
+		region = align_down(run.start + below(run.end - run.start), B);
+	else
+		region = w->base + align_down(below(w->size), B);
+	if (region > lim)
+		region = align_down(lim, B);
+	if (region < w->base)
+		region = w->base;
+	uint64_t k = 1 + below(8), j = below(8);
+	uint64_t delta = w->delta[below(NR_DELTA)]; /* multiple of the top */
+	uint64_t pblock = region + delta;            /* block-aligned PA */
+	uint64_t ipa, size, pa;
+	switch (shape) {
+	case 0:
+		ipa = region + (chance(50) ? k : B / G - k) * G;
+		size = B * (1 + below(2)) + j * G;
+		pa = ipa + delta;
+		break;
+	case 1:
+		ipa = region + (chance(50) ? k : B / G - k) * G;
+		size = B + j * G;
+		pa = pblock;
+		break;
+	case 2:
+		ipa = region;
+		size = B + j * G;
+		pa = pblock + k * G;
+		break;
+	case 3:
+		ipa = region + (chance(50) ? 0 : below(B / G) * G);
+		size = region + B * (1 + below(2)) + k * G - ipa;
+		pa = incongruent ? pblock + (chance(50) ? 0 : k * G)
+				 : ipa + delta;
+		if (incongruent && size > B + j * G)
+			size = B + j * G;
+		break;
+	case 4:
+		ipa = region + (chance(50) ? k : below(B / G - 1) + 1) * G;
+		size = B;
+		pa = !incongruent ? ipa + delta
+				  : chance(60) ? pblock : pblock + k * G;
+		break;
+	default:
+		ipa = region;
+		size = B;
+		pa = pblock;
+		break;
+	}
+	if (pa + size > R.pa_end || pa + size < pa)
+		pa = ipa + w->delta[0];
+	uint32_t flags = 0;
+	if (chance(10))
+		flags |= SLAT_MAP_CAP((unsigned)__builtin_ctzll(B));
+	/* bound the work: a shape that takes many leaves (pages up to a
+	 * block boundary where a table has 2048 or 8192 entries) only now
+	 * and then */
+	uint64_t cost = leaves_for(ipa, size, pa, flags, 64 * SHAPE_LEAVES);
+	if (cost > SHAPE_LEAVES && below(cost) >= SHAPE_LEAVES) {
+		op_map_plain();
+		return;
+	}
+	if (chance(10))
+		flags |= SLAT_MAP_NO_REPLACE;
+	if (chance(15))
+		flags |= SLAT_SHARED;
+	/* the tables of the region's parent entry first: one page in it */
+	if (chance(50) && levels[li] > R.start_level) {
+		uint64_t P = LSIZE(levels[li] - 1);
+		uint64_t ps = align_down(region, P), pe = ps + P;
+		if (ps < w->base)
+			ps = w->base;
+		if (pe > w->base + w->size || pe < ps)
+			pe = w->base + w->size;
+		uint64_t page = ps + align_down(below(pe - ps), G);
+		if (chance(60) && page >= region && page < region + 3 * B)
+			page = region >= ps + G ? region - G : region + 3 * B;
+		if (page < pe) {
+			R.shape_premaps++;
+			do_map(page, G, page + w->delta[0], gen_attrs(), 0,
+			       "a page in the parent entry first");
+		}
+	}
+	R.shapes[shape]++;
+	do_map(ipa, size, pa, gen_attrs(), flags, shape_names[shape]);
+}
+
+static void op_map(void)
+{
+	if (chance(35))
+		op_map_shape();
+	else
+		op_map_plain();
 }
 
 /* ------------------------------------------------------------ unmap, wrprotect */
@@ -1670,12 +1902,6 @@ static int relax_attr_cb(void *arg, const struct model_run *r)
 	if (!R.fmt->attrs_ok(&R.cfg, r->attrs | a->perms))
 		a->bad = true;
 	return 0;
-}
-
-static int first_run_cb(void *arg, const struct model_run *r)
-{
-	*(struct model_run *)arg = *r;
-	return 1;
 }
 
 static void op_relax(void)
@@ -2258,6 +2484,762 @@ static void op_dirty(void)
 	check_range(ts, te);
 }
 
+/* ------------------------------------------------------------ split */
+
+/* The pre-op leaf that is @l unchanged (same entry, same value)? */
+static bool pre_has(const struct vec_leaf *v, const struct check_leaf *l)
+{
+	size_t lo = 0, hi = v->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v->v[mid].base + v->v[mid].size <= l->base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->n && v->v[lo].base == l->base &&
+	       v->v[lo].size == l->size && v->v[lo].ptep == l->ptep &&
+	       v->v[lo].pte == l->pte;
+}
+
+/* The first leaf of @v ending after @a. */
+static size_t leaf_index(const struct vec_leaf *v, uint64_t a)
+{
+	size_t lo = 0, hi = v->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v->v[mid].base + v->v[mid].size <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Table pages a block at @level needs to become leaves at @target. */
+static uint64_t split_pages(int level, int target)
+{
+	uint64_t n = 0, per = 1;
+	for (int l = level + 1; l <= target; l++) {
+		n += per;
+		per *= R.ck.geo.entries;
+	}
+	return n;
+}
+
+/* The leaves a split to @T bytes creates from the blocks of R.pre. */
+static uint64_t split_cost(uint64_t T)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < R.pre.n; i++)
+		if (R.pre.v[i].size > T)
+			n += R.pre.v[i].size / T;
+	return n;
+}
+
+/* Splits: how many leaves one may create every time (more: rarely). */
+#define SPLIT_LEAVES 4096
+
+/*
+ * slat_split (docs/split-recover.md): every block meeting the range becomes
+ * leaves of the asked size, every translation, attribute, young and dirty
+ * state kept (the model does not change); leaves already that small are
+ * not touched; on Arm each block is broken before the table is made
+ * (a by-IPA invalidation with the block's level while it is invalid), on
+ * EPT it changes in place with no invalidation. With
+ * slat_pages_needed(SLAT_OP_SPLIT) pages it never runs out; with fewer it
+ * stops before the first block it cannot finish, *done at that block.
+ */
+static void op_split(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	gen_range(&ipa, &size, &w);
+	int levels[4], n = block_levels(levels);
+	/* often one block where something is mapped: what dirty logging
+	 * splits, and what recovery later finds uniform */
+	for (int tries = chance(50) ? 4 : 0; tries > 0; tries--) {
+		struct model_run run;
+		struct check_leaf l;
+		uint64_t from = w->base + align_down(below(w->size), R.G);
+		if (!model_for_each(R.m, from, w->base + w->size, first_run_cb,
+				    &run))
+			continue;
+		uint64_t a = run.start + align_down(below(run.end - run.start),
+						    R.G);
+		if (checker_leaf_at(&R.ck, a, &l) == 1 && l.size > R.G) {
+			ipa = l.base;
+			size = l.size;
+			break;
+		}
+	}
+	unsigned c = (unsigned)below(100);
+	uint64_t leaf_size;
+	int target = 3;
+	bool bad = false;
+	if (c < 30) {
+		leaf_size = 0;
+	} else if (c < 45 || !n) {
+		leaf_size = R.G;
+	} else if (c < 95) {
+		target = levels[below(n)];
+		leaf_size = LSIZE(target);
+	} else {
+		/* not a leaf size of the format */
+		bad = true;
+		switch (below(4)) {
+		case 0: leaf_size = 3 * R.G; break;
+		case 1: leaf_size = 2 * R.G; break;
+		case 2: leaf_size = R.G / 2; break;
+		default:
+			/* the size of a level without leaves, if any */
+			leaf_size = 4 * R.G;
+			for (int l = R.start_level; l < 3; l++)
+				if (!leaf_level(l))
+					leaf_size = LSIZE(l);
+			break;
+		}
+	}
+	uint64_t T = LSIZE(target);
+	uint32_t flags = chance(30) ? SLAT_SPLIT_NO_SKIP : 0;
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	if (!bad) {
+		/* bound the work: larger leaves, or now and then many */
+		uint64_t cost = split_cost(T);
+		while (cost > SPLIT_LEAVES && target > R.start_level &&
+		       below(cost) >= SPLIT_LEAVES) {
+			int l = target - 1;
+			while (l > R.start_level && !leaf_level(l))
+				l--;
+			if (!leaf_level(l))
+				break;
+			target = l;
+			T = LSIZE(l);
+			leaf_size = T;
+			cost = split_cost(T);
+		}
+		if (cost > 16 * SPLIT_LEAVES ||
+		    (cost > SPLIT_LEAVES && below(cost) >= SPLIT_LEAVES)) {
+			R.count[OP_SPLIT]--;
+			R.count[OP_LOOKUP]++;
+			op_lookup();
+			return;
+		}
+	}
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_split(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", leaf_size %#" PRIx64 ", flags %#x)",
+		 ipa, size, leaf_size, flags);
+	R.post.n = 0;
+	bool allow_nomem = prepare_cache(SLAT_OP_SPLIT, ipa, size);
+	uint32_t nr0 = R.cur->nr;
+	struct slat_stats st0 = R.t.stats;
+	uint64_t done = 0xdead;
+
+	start_recording();
+	int ret = slat_split(&R.t, slat_ipa(ipa), size, leaf_size, flags, R.cur,
+			     &done);
+	R.recording = false;
+	index_events();
+
+	if (bad) {
+		CHECK(ret == SLAT_E_INVAL,
+		      "leaf size %#" PRIx64 " is none of the format's, but "
+		      "split returned %s",
+		      leaf_size, check_status_name(ret));
+		CHECK(stats_unchanged(&st0) && R.nev == 0 && R.cur->nr == nr0,
+		      "SLAT_E_INVAL changed the table");
+		CHECK(done == 0, "*done %#" PRIx64 " after SLAT_E_INVAL", done);
+		R.bad_ok++;
+		check_range(ts, te);
+		return;
+	}
+	uint64_t de = e;
+	if (ret == SLAT_E_NOMEM) {
+		CHECK(allow_nomem,
+		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
+		      " pages in the cache",
+		      pages_needed(SLAT_OP_SPLIT, ipa, size));
+		CHECK(done < size && done % R.G == 0,
+		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
+		de = ipa + done;
+		R.nomem++;
+	} else {
+		CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
+		CHECK(done == size, "*done %#" PRIx64 " after success", done);
+	}
+
+	/* the blocks split, and what became of each pre-op leaf */
+	collect(&R.post, ts, te);
+	uint64_t nsplit = 0, leaves = 0, pages = 0;
+	bool stop_found = ret != SLAT_E_NOMEM;
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		uint64_t le = l->base + l->size;
+		bool split = l->size > T && in_done(l, ipa, de);
+		if (!split) {
+			ECHECK(pre_has(&R.post, l),
+			       "leaf %#" PRIx64 "+%#" PRIx64 " level %d (pte %#018"
+			       PRIx64 ") %s, but split changed it",
+			       l->base, l->size, l->level, l->pte,
+			       l->size <= T ? "is no larger than the leaves asked"
+					    : "lies beyond *done");
+			if (l->size > T && !stop_found)
+				stop_found = (l->base > ipa ? l->base : ipa) == de;
+			continue;
+		}
+		for (size_t j = leaf_index(&R.post, l->base);
+		     j < R.post.n && R.post.v[j].base < le; j++)
+			ECHECK(R.post.v[j].size == T,
+			       "block %#" PRIx64 "+%#" PRIx64 " level %d split "
+			       "into a leaf %#" PRIx64 "+%#" PRIx64
+			       ", not of the %#" PRIx64 " bytes asked",
+			       l->base, l->size, l->level, R.post.v[j].base,
+			       R.post.v[j].size, T);
+		nsplit++;
+		R.recent[R.nrecent++ % 8].base = l->base;
+		R.recent[(R.nrecent - 1) % 8].size = l->size;
+		leaves += l->size / T;
+		pages += split_pages(l->level, target);
+		if (R.fmt->split_bbm) {
+			/* exactly one by-IPA invalidation inside the block,
+			 * with its level, while it was invalid */
+			size_t k = 0;
+			for (size_t x = 0; x < X.nipa; x++)
+				k += X.ipa[x].addr >= l->base && X.ipa[x].addr < le;
+			ECHECK(k == 1 && tlbi_covers(l, true),
+			       "split block %#" PRIx64 "+%#" PRIx64 " level %d: "
+			       "%zu by-IPA invalidations in it, %s one with its "
+			       "level while it was invalid",
+			       l->base, l->size, l->level, k,
+			       tlbi_covers(l, true) ? "with" : "without");
+		}
+	}
+	CHECK(stop_found,
+	      "SLAT_E_NOMEM with *done %#" PRIx64 ", which is no block's "
+	      "start that split left as it was",
+	      done);
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) +
+			       count_events(SLAT_EV_ICACHE_INVAL) +
+			       count_events(SLAT_EV_PAGE_FREE) ==
+		       0,
+	       "split: cache maintenance or a page freed");
+	ECHECK(count_events(SLAT_EV_TLBI_RANGE) +
+			       count_events(SLAT_EV_TLBI_VMID) ==
+		       0 &&
+		       X.nipa == (R.fmt->split_bbm ? nsplit : 0),
+	       "split of %" PRIu64 " blocks: %zu by-IPA, %zu range and %zu "
+	       "VMID invalidations (%s)",
+	       nsplit, X.nipa, count_events(SLAT_EV_TLBI_RANGE),
+	       count_events(SLAT_EV_TLBI_VMID),
+	       R.fmt->split_bbm ? "one by IPA per block"
+				: "none: EPT splits in place");
+	for (size_t x = 0; x < R.nev; x++)
+		ECHECK(R.ev[x].ev.kind != SLAT_EV_TLBI_IPA ||
+			       R.ev[x].ev.scope == SLAT_TLBI_INNER_SHAREABLE,
+		       "split: a local invalidation");
+	check_stats_delta(&st0, nr0 - R.cur->nr);
+	const struct slat_stats *a = &R.t.stats;
+	uint64_t brk = a->written[SLAT_WRITE_BREAK] - st0.written[SLAT_WRITE_BREAK];
+	ECHECK(a->pages_alloc - st0.pages_alloc == pages &&
+		       a->written[SLAT_WRITE_TABLE] -
+				       st0.written[SLAT_WRITE_TABLE] ==
+			       pages &&
+		       a->written[SLAT_WRITE_LEAF] -
+				       st0.written[SLAT_WRITE_LEAF] ==
+			       leaves &&
+		       a->written[SLAT_WRITE_CLEAR] ==
+			       st0.written[SLAT_WRITE_CLEAR] &&
+		       a->written[SLAT_WRITE_ATTR] ==
+			       st0.written[SLAT_WRITE_ATTR] &&
+		       (R.fmt->split_bbm ? brk == nsplit
+			: R.cfg.features & SLAT_FEAT_HWDIRTY ? brk <= nsplit
+							     : brk == 0),
+	       "split of %" PRIu64 " blocks into %" PRIu64 " leaves with %"
+	       PRIu64 " pages: the counters say %" PRIu64 " pages, %" PRIu64
+	       " tables, %" PRIu64 " leaves, %" PRIu64 " breaks",
+	       nsplit, leaves, pages, a->pages_alloc - st0.pages_alloc,
+	       a->written[SLAT_WRITE_TABLE] - st0.written[SLAT_WRITE_TABLE],
+	       a->written[SLAT_WRITE_LEAF] - st0.written[SLAT_WRITE_LEAF], brk);
+	R.blocks_split += nsplit;
+	check_range(ts, te);
+}
+
+/* ------------------------------------------------------------ recover */
+
+/*
+ * A table page of the range before slat_recover, and what the observer
+ * saw happen to it: an invalidation covering its span issued once it was
+ * unlinked (so no CPU can still walk it), and its free.
+ */
+struct rtable {
+	struct check_table t;
+	uint64_t parent_pte; /* the entry that linked it */
+	bool inval_ok;       /* covered by an invalidation while unlinked */
+	bool free_ok;        /* freed after that */
+	unsigned freed;
+};
+
+/* A region the recovery must act on: a qualifying table's span. */
+struct rregion {
+	uint64_t base, size;
+	int level;           /* of the entry: the block's level */
+	bool bbm_ok;         /* an invalidation covering it while invalid */
+	bool seen_invalid;
+	bool swapped_at_flush; /* EPT: a flush after the block was in */
+};
+
+static struct {
+	struct rtable *t;
+	size_t nt, tcap;
+	struct rregion *r;   /* the handled regions */
+	size_t nr, rcap;
+	bool promote;
+	uint64_t stray_free; /* VA freed that was no table of the range */
+	/* the max_level callback */
+	int ml[8];
+	unsigned ml_shift;
+	uint64_t ml_calls, ml_bad;
+	uint64_t ml_lo, ml_hi;
+} RP;
+
+static int max_level_cb(void *arg, slat_ipa_t ipa)
+{
+	(void)arg;
+	uint64_t a = slat_ipa_v(ipa);
+	RP.ml_calls++;
+	if (a < RP.ml_lo || a >= RP.ml_hi)
+		RP.ml_bad = a + 1;
+	return RP.ml[(a >> RP.ml_shift) & 7];
+}
+
+/* Does the invalidation @ev cover [b, b+S) as a table's span? */
+static bool ev_covers_span(const struct slat_hosted_event *ev, uint64_t b,
+			   uint64_t S)
+{
+	switch (ev->kind) {
+	case SLAT_EV_TLBI_VMID:
+		return true;
+	case SLAT_EV_TLBI_RANGE:
+		return ev->addr < b + S && ev->addr + ev->size > b;
+	case SLAT_EV_TLBI_IPA:
+		return ev->level == SLAT_LEVEL_ANY &&
+		       ev->scope == SLAT_TLBI_INNER_SHAREABLE &&
+		       ev->addr >= b && ev->addr < b + S;
+	default:
+		return false;
+	}
+}
+
+/* Is the table page @t still linked where it was? */
+static bool rtable_linked(const struct rtable *t)
+{
+	uint64_t pte;
+	struct check_desc d;
+	int k = checker_entry_at(&R.ck, t->t.base, t->t.level - 1, &pte, &d);
+	return k == 1 && pte == t->parent_pte;
+}
+
+static void recover_probe(const struct slat_hosted_event *ev)
+{
+	if (ev->kind == SLAT_EV_PAGE_FREE) {
+		for (size_t i = 0; i < RP.nt; i++) {
+			struct rtable *t = &RP.t[i];
+			if ((uint64_t)(uintptr_t)t->t.va != ev->addr)
+				continue;
+			t->freed++;
+			t->free_ok = t->inval_ok;
+			return;
+		}
+		RP.stray_free = ev->addr;
+		return;
+	}
+	if (ev->kind != SLAT_EV_TLBI_IPA && ev->kind != SLAT_EV_TLBI_RANGE &&
+	    ev->kind != SLAT_EV_TLBI_VMID)
+		return;
+	R.ck.tolerant = true;
+	for (size_t i = 0; i < RP.nt; i++) {
+		struct rtable *t = &RP.t[i];
+		if (!t->inval_ok && ev_covers_span(ev, t->t.base, t->t.size) &&
+		    !rtable_linked(t))
+			t->inval_ok = true;
+	}
+	for (size_t i = 0; RP.promote && i < RP.nr; i++) {
+		struct rregion *r = &RP.r[i];
+		if (!ev_covers_span(ev, r->base, r->size))
+			continue;
+		uint64_t pte;
+		struct check_desc d;
+		int k = checker_entry_at(&R.ck, r->base, r->level, &pte, &d);
+		bool invalid = k == 1 && d.kind == CHECK_DESC_INVALID;
+		if (invalid) {
+			r->seen_invalid = true;
+			r->bbm_ok = true;
+		}
+		if (k == 1 && d.kind == CHECK_DESC_LEAF &&
+		    ev->kind == SLAT_EV_TLBI_VMID)
+			r->swapped_at_flush = true;
+	}
+	R.ck.tolerant = false;
+}
+
+static int rtable_cb(void *arg, const struct check_table *t)
+{
+	(void)arg;
+	GROW(RP.t, RP.nt, RP.tcap);
+	RP.t[RP.nt++] = (struct rtable){ .t = *t, .parent_pte = *t->parent };
+	return 0;
+}
+
+/* A region handled by a recovery: inside which region is @a, if any? */
+static const struct rregion *in_region(uint64_t a)
+{
+	size_t lo = 0, hi = RP.nr;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (RP.r[mid].base + RP.r[mid].size <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < RP.nr && RP.r[lo].base <= a ? &RP.r[lo] : NULL;
+}
+
+static bool leaf_in_region(const struct check_leaf *l)
+{
+	return in_region(l->base) != NULL;
+}
+
+/* Is the span of the table page @t inside a handled region? */
+static bool table_in_region(const struct check_table *t)
+{
+	const struct rregion *r = in_region(t->base);
+	return r && t->base + t->size <= r->base + r->size;
+}
+
+/* Recovery: leaves at most, every time (more: now and then), and tables. */
+#define RECOVER_LEAVES 4096
+#define RECOVER_TABLES 256
+
+/*
+ * slat_recover (docs/split-recover.md): a table qualifies when its whole
+ * span lies in the range, its entry's level allows a block and the
+ * max_level callback allows a block there, asked at the span's start.
+ * The strategies act on the first qualifying table from the top: zap-leaf
+ * and zap-table remove its translations, promote replaces it by the block
+ * its leaves add up to when they are uniform (model_uniform) and else
+ * tries the tables below. Predicted from the table's shape before the
+ * call (which entries are tables) and the model (what they map). Checked:
+ * the translations, the tables freed (exactly those below a handled
+ * region and those left with nothing mapped), each freed only after an
+ * invalidation covering its span issued once it was unlinked, each
+ * promoted block published only after an invalidation covering it while
+ * the entry was invalid (Arm, break-before-make) or swapped in place
+ * (EPT), the invalidations against the policy, the counters.
+ */
+static void op_recover(void)
+{
+	uint64_t ipa, size;
+	struct window *w;
+	int levels[4], nb = block_levels(levels);
+	if (!nb) {
+		op_lookup();
+		return;
+	}
+	gen_range(&ipa, &size, &w);
+	if (R.nrecent && chance(50)) {
+		/* a block split lately: dirty logging ends */
+		unsigned i = (unsigned)below(R.nrecent < 8 ? R.nrecent : 8);
+		ipa = R.recent[i].base;
+		size = R.recent[i].size;
+		if (chance(30) && ipa >= R.G)
+			ipa -= R.G, size += 2 * R.G;
+		if (ipa + size > R.ia_end)
+			size = R.ia_end - ipa;
+	} else if (chance(65)) {
+		/* whole blocks where something is mapped */
+		uint64_t S = LSIZE(levels[below(nb)]);
+		struct model_run run;
+		if (S > w->size / 2)
+			S = LSIZE(levels[nb - 1]);
+		if (chance(70) && model_for_each(R.m, ipa, w->base + w->size,
+						 first_run_cb, &run))
+			ipa = run.start;
+		ipa = align_down(ipa, S);
+		if (ipa < w->base)
+			ipa = w->base;
+		size = S * (1 + below(3));
+		if (chance(20))
+			size += (uint64_t)below(5) * R.G;
+		if (chance(10) && ipa > w->base)
+			ipa += R.G, size -= size > R.G ? R.G : 0;
+		if (ipa + size > w->base + w->size)
+			size = w->base + w->size - ipa;
+		if (!size)
+			size = R.G;
+	}
+	uint64_t e = ipa + size, ts, te;
+	touched(ipa, e, &ts, &te);
+	collect(&R.pre, ipa, e);
+	RP.nt = 0;
+	if (checker_tables(&R.ck, ipa, e, rtable_cb, NULL))
+		die("raw walk: %s", R.ck.msg);
+	if (RP.nt > RECOVER_TABLES ||
+	    (R.pre.n > RECOVER_LEAVES && below(R.pre.n) >= RECOVER_LEAVES)) {
+		R.count[OP_RECOVER]--;
+		R.count[OP_LOOKUP]++;
+		op_lookup();
+		return;
+	}
+	enum slat_recover_strategy strategy =
+		(enum slat_recover_strategy)below(3);
+	enum slat_tlbi_policy policy = (enum slat_tlbi_policy)below(4);
+	bool with_ml = chance(40);
+	RP.ml_shift = (unsigned)__builtin_ctzll(LSIZE(levels[nb - 1]));
+	for (int i = 0; i < 8; i++) {
+		unsigned c = (unsigned)below(4);
+		RP.ml[i] = c < 2 ? R.start_level : c < 3 ? levels[nb - 1] : 3;
+	}
+	static const char *const sn[] = { "zap-leaf", "zap-table", "promote" };
+	snprintf(R.opdesc, sizeof(R.opdesc),
+		 "slat_recover(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", %s, policy %d, max_level %s)",
+		 ipa, size, sn[strategy], policy,
+		 with_ml ? "by 8 slots" : "none");
+	if (with_ml) {
+		size_t k = strlen(R.opdesc);
+		snprintf(R.opdesc + k, sizeof(R.opdesc) - k,
+			 " [slot = ipa >> %u & 7: %d %d %d %d %d %d %d %d]",
+			 RP.ml_shift, RP.ml[0], RP.ml[1], RP.ml[2], RP.ml[3],
+			 RP.ml[4], RP.ml[5], RP.ml[6], RP.ml[7]);
+	}
+
+	/* the prediction: the regions acted on, top down */
+	RP.nr = 0;
+	RP.promote = strategy == SLAT_RECOVER_PROMOTE;
+	uint64_t handled_end = 0;
+	for (size_t i = 0; i < RP.nt; i++) {
+		const struct check_table *t = &RP.t[i].t;
+		int L = t->level - 1;
+		if (t->base < handled_end || !leaf_level(L) || t->base < ipa ||
+		    t->base + t->size > e)
+			continue;
+		if (with_ml && RP.ml[(t->base >> RP.ml_shift) & 7] > L)
+			continue;
+		if (RP.promote &&
+		    !model_uniform(R.m, t->base, t->base + t->size, t->size))
+			continue; /* the tables below may still be */
+		GROW(RP.r, RP.nr, RP.rcap);
+		RP.r[RP.nr++] = (struct rregion){ t->base, t->size, L, false,
+						  false, false };
+		handled_end = t->base + t->size;
+	}
+	struct model *after = model_clone(R.m);
+	for (size_t i = 0; i < RP.nr; i++) {
+		if (RP.promote)
+			model_promote(after, RP.r[i].base,
+				      RP.r[i].base + RP.r[i].size);
+		else
+			model_remove(after, RP.r[i].base,
+				     RP.r[i].base + RP.r[i].size);
+	}
+	/* the tables that must go: below a promoted block, or with nothing
+	 * mapped any more (no table is left empty) */
+	uint64_t below_handled = 0, leaves_in = 0;
+	bool *must_free = calloc(RP.nt + 1, sizeof(*must_free));
+	if (!must_free)
+		abort();
+	for (size_t i = 0; i < RP.nt; i++) {
+		const struct check_table *t = &RP.t[i].t;
+		bool under = table_in_region(t);
+		below_handled += under;
+		must_free[i] = (RP.promote && under) ||
+			       !model_any_mapped(after, t->base,
+						 t->base + t->size);
+	}
+	for (size_t i = 0; i < R.pre.n; i++)
+		leaves_in += in_region(R.pre.v[i].base) != NULL;
+
+	struct slat_stats st0 = R.t.stats;
+	RP.ml_calls = RP.ml_bad = 0;
+	RP.ml_lo = ipa;
+	RP.ml_hi = e;
+	RP.stray_free = 0;
+	start_recording();
+	probe_start(PROBE_UNMAPPED, ipa);
+	if (!RP.promote)
+		P.removes = leaf_in_region;
+	recover_on = true;
+	int ret = slat_recover(&R.t, slat_ipa(ipa), size, strategy, policy,
+			       with_ml ? max_level_cb : NULL, NULL);
+	recover_on = false;
+	R.recording = false;
+	index_events();
+
+	CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
+	CHECK(!RP.ml_bad, "max_level asked about IPA %#" PRIx64
+			  ", outside the range",
+	      RP.ml_bad - 1);
+	ECHECK(!RP.stray_free,
+	       "freed the page at VA %#" PRIx64 ", no table of the range",
+	       RP.stray_free);
+	ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) +
+			       count_events(SLAT_EV_ICACHE_INVAL) ==
+		       0,
+	       "recover: cache maintenance (the refault cleans)");
+
+	/* what the call did to each table and region */
+	uint64_t nfree = 0;
+	for (size_t i = 0; i < RP.nt; i++) {
+		const struct rtable *t = &RP.t[i];
+		nfree += t->freed;
+		ECHECK(t->freed == must_free[i],
+		       "table page PA %#" PRIx64 " (entries at level %d, span "
+		       "%#" PRIx64 "+%#" PRIx64 ") %s%s",
+		       t->t.pa, t->t.level, t->t.base, t->t.size,
+		       t->freed > 1 ? "freed twice" :
+		       t->freed ? "freed, but it still maps something" :
+		       table_in_region(&t->t) ? "not freed, though below a "
+					      "promoted block" :
+					      "not freed, though nothing is "
+					      "mapped in its span any more "
+					      "(a table left empty)",
+		       t->freed || !rtable_linked(t) ? ""
+						       : " (still linked)");
+		ECHECK(!t->freed || t->free_ok,
+		       "table page PA %#" PRIx64 " (entries at level %d, span "
+		       "%#" PRIx64 "+%#" PRIx64 ") freed before an "
+		       "invalidation covering its span after it was unlinked",
+		       t->t.pa, t->t.level, t->t.base, t->t.size);
+	}
+	free(must_free);
+	/* the tables that stay keep an exact count (or an unknown one) */
+	for (size_t i = 0; i < RP.nt; i++) {
+		const struct rtable *t = &RP.t[i];
+		if (t->freed)
+			continue;
+		uint32_t used = 0;
+		for (uint32_t k = 0; k < R.ck.geo.entries; k++)
+			used += t->t.va[k] != 0;
+		uint32_t word = R.h.refcounts[((uint8_t *)t->t.va - R.h.arena) /
+					      R.h.granule];
+		ECHECK(word == SLAT_REFCOUNT_UNKNOWN ||
+			       (word & ~SLAT_REFCOUNT_HAS_BLOCKS) == used,
+		       "table page PA %#" PRIx64 " (entries at level %d, span "
+		       "%#" PRIx64 "+%#" PRIx64 "): its count word %#x says %u "
+		       "entries, it has %u",
+		       t->t.pa, t->t.level, t->t.base, t->t.size, word,
+		       word & ~SLAT_REFCOUNT_HAS_BLOCKS, used);
+	}
+	bool by_addr = R.fmt->tlbi_by_address;
+	for (size_t i = 0; RP.promote && i < RP.nr; i++) {
+		const struct rregion *r = &RP.r[i];
+		struct check_leaf l;
+		CHECK(checker_leaf_at(&R.ck, r->base, &l) == 1 &&
+			      l.base == r->base && l.size == r->size,
+		      "the uniform table at %#" PRIx64 "+%#" PRIx64
+		      " is not one block after promote",
+		      r->base, r->size);
+		if (R.fmt->split_bbm)
+			ECHECK(r->bbm_ok,
+			       "block %#" PRIx64 "+%#" PRIx64 " level %d "
+			       "published without an invalidation covering it "
+			       "while the entry was invalid",
+			       r->base, r->size, r->level);
+		else
+			ECHECK(!r->seen_invalid && r->swapped_at_flush,
+			       "block %#" PRIx64 "+%#" PRIx64 " level %d: %s",
+			       r->base, r->size, r->level,
+			       r->seen_invalid
+				       ? "the entry was invalid at a flush "
+					 "(EPT swaps in place)"
+				       : "no VMID flush after the swap");
+	}
+	/* the leaves outside the regions are untouched */
+	collect(&R.post, ts, te);
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (!in_region(l->base))
+			ECHECK(pre_has(&R.post, l),
+			       "leaf %#" PRIx64 "+%#" PRIx64 " level %d (pte %#018"
+			       PRIx64 ") outside every qualifying table changed",
+			       l->base, l->size, l->level, l->pte);
+	}
+	/* the invalidations against the policy */
+	size_t nipa = count_events(SLAT_EV_TLBI_IPA);
+	size_t nrange = count_events(SLAT_EV_TLBI_RANGE);
+	size_t nvmid = count_events(SLAT_EV_TLBI_VMID);
+	bool changed = RP.nr || nfree;
+	if (!changed) {
+		ECHECK(R.nev == 0, "recover changed nothing but caused events");
+	} else if (!by_addr) {
+		ECHECK(nipa + nrange == 0 && nvmid >= 1,
+		       "EPT: %zu by-IPA, %zu range, %zu VMID invalidations",
+		       nipa, nrange, nvmid);
+	} else {
+		switch (policy) {
+		case SLAT_FLUSH_ENTRY:
+			ECHECK(nvmid == 0, "SLAT_FLUSH_ENTRY: %zu VMID flushes",
+			       nvmid);
+			break;
+		case SLAT_FLUSH_VMID:
+			ECHECK(nipa + nrange == 0 && nvmid >= 1,
+			       "SLAT_FLUSH_VMID: %zu by-IPA, %zu range, %zu "
+			       "VMID invalidations",
+			       nipa, nrange, nvmid);
+			break;
+		default:
+			/* a range per batch, also under "none": tables are
+			 * freed and blocks published after it */
+			ECHECK(nipa + nvmid == 0 && nrange >= 1,
+			       "policy %d: %zu by-IPA, %zu range, %zu VMID "
+			       "invalidations",
+			       policy, nipa, nrange, nvmid);
+			break;
+		}
+	}
+	if (strategy == SLAT_RECOVER_ZAP_LEAF && policy == SLAT_FLUSH_ENTRY)
+		for (size_t i = 0; i < R.pre.n; i++) {
+			const struct check_leaf *l = &R.pre.v[i];
+			if (in_region(l->base))
+				ECHECK(tlbi_covers(l, true),
+				       "zap-leaf: leaf %#" PRIx64 "+%#" PRIx64
+				       " level %d got no invalidation of its "
+				       "own after it was cleared",
+				       l->base, l->size, l->level);
+		}
+	check_stats_delta(&st0, 0);
+	const struct slat_stats *a = &R.t.stats;
+	uint64_t dl = a->written[SLAT_WRITE_LEAF] - st0.written[SLAT_WRITE_LEAF];
+	uint64_t db = a->written[SLAT_WRITE_BREAK] - st0.written[SLAT_WRITE_BREAK];
+	uint64_t dc = a->written[SLAT_WRITE_CLEAR] - st0.written[SLAT_WRITE_CLEAR];
+	uint64_t da = a->written[SLAT_WRITE_ATTR] - st0.written[SLAT_WRITE_ATTR];
+	uint64_t dt = a->written[SLAT_WRITE_TABLE] - st0.written[SLAT_WRITE_TABLE];
+	uint64_t want_clear = strategy == SLAT_RECOVER_PROMOTE ? 0
+			      : strategy == SLAT_RECOVER_ZAP_TABLE
+				      ? RP.nr + (nfree - below_handled)
+				      : leaves_in + nfree;
+	bool hw = R.cfg.features & SLAT_FEAT_HWDIRTY;
+	ECHECK(dt == 0 && dc == want_clear &&
+		       dl == (RP.promote ? RP.nr : 0) &&
+		       db == (RP.promote && R.fmt->split_bbm ? RP.nr : 0) &&
+		       (hw && RP.promote ? da <= RP.nr : da == 0),
+	       "recover (%zu regions, %" PRIu64 " tables freed): the counters "
+	       "say %" PRIu64 " leaves, %" PRIu64 " breaks, %" PRIu64
+	       " clears (expected %" PRIu64 "), %" PRIu64 " attribute "
+	       "updates, %" PRIu64 " tables written",
+	       RP.nr, nfree, dl, db, dc, want_clear, da, dt);
+	model_free(R.m);
+	R.m = after;
+	if (RP.promote)
+		R.promoted += RP.nr;
+	else
+		R.zapped += RP.nr;
+	check_range(ts, te);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 /* A hash of every table page (contents, refcount) outside our cache. */
@@ -2543,21 +3525,23 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (R.opno = 0; R.opno < nops; R.opno++) {
-		unsigned c = (unsigned)below(100);
+		unsigned c = (unsigned)below(1000);
 		/* dirty_read without hardware dirty state only checks that it
 		 * is refused: rarely */
-		unsigned dirty = hwdirty ? 6 : 1;
-		enum op_kind k = c < 32   ? OP_MAP
-				 : c < 45 ? OP_UNMAP
-				 : c < 52 ? OP_WRPROTECT
-				 : c < 62 ? OP_RELAX
-				 : c < 68 ? OP_MKYOUNG
-				 : c < 75 ? OP_TCY
-				 : c < 84 ? OP_LOOKUP
-				 : c < 91 ? OP_HW_ACCESS
-				 : c < 91 + dirty ? OP_DIRTY
-				 : c < 97 ? OP_LOOKUP
-					  : OP_BAD;
+		unsigned dirty = hwdirty ? 60 : 10;
+		enum op_kind k = c < 310   ? OP_MAP
+				 : c < 440 ? OP_UNMAP
+				 : c < 510 ? OP_WRPROTECT
+				 : c < 610 ? OP_RELAX
+				 : c < 670 ? OP_MKYOUNG
+				 : c < 740 ? OP_TCY
+				 : c < 810 ? OP_LOOKUP
+				 : c < 880 ? OP_HW_ACCESS
+				 : c < 880 + dirty ? OP_DIRTY
+				 : c < 905 + dirty ? OP_SPLIT
+				 : c < 930 + dirty ? OP_RECOVER
+				 : c < 970 ? OP_LOOKUP
+					   : OP_BAD;
 		R.count[k]++;
 		switch (k) {
 		case OP_MAP: op_map(); break;
@@ -2569,6 +3553,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 		case OP_LOOKUP: op_lookup(); break;
 		case OP_HW_ACCESS: op_hw_access(); break;
 		case OP_DIRTY: op_dirty(); break;
+		case OP_SPLIT: op_split(); break;
+		case OP_RECOVER: op_recover(); break;
 		default: op_bad(); break;
 		}
 		if (verbose)
@@ -2608,20 +3594,28 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	printf("%-20s %" PRIu64 " ops in %.1fs: map %" PRIu64 " unmap %" PRIu64
 	       " wrprotect %" PRIu64 " relax %" PRIu64 " mkyoung %" PRIu64
 	       " tcy %" PRIu64 " lookup %" PRIu64 " hw_access %" PRIu64
-	       " dirty_read %" PRIu64 " bad %" PRIu64
+	       " dirty_read %" PRIu64 " split %" PRIu64 " recover %" PRIu64
+	       " bad %" PRIu64
 	       "; nomem %" PRIu64 " nothing-to-do %" PRIu64 " exists %" PRIu64
 	       " noent %" PRIu64 "; faults: none %" PRIu64 " translation %"
 	       PRIu64 " permission %" PRIu64 " access-flag %" PRIu64
 	       "; dirty pages reported %" PRIu64
 	       "; max tables %" PRIu64 " runs %" PRIu64
-	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves\n",
+	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves"
+	       "; maps bounds-checked %" PRIu64 ", of awkward shapes %" PRIu64
+	       " (%" PRIu64 " after a page in the parent entry); blocks split %"
+	       PRIu64 ", promoted %" PRIu64 ", zapped %" PRIu64 "\n",
 	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
 	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
-	       R.count[OP_DIRTY], R.count[OP_BAD], R.nomem,
+	       R.count[OP_DIRTY], R.count[OP_SPLIT], R.count[OP_RECOVER],
+	       R.count[OP_BAD], R.nomem,
 	       R.nothing, R.exists, R.noent, R.faults[0], R.faults[1],
 	       R.faults[2], R.faults[3], R.dirty_pages, R.max_tables,
-	       R.max_runs, tables, leaves);
+	       R.max_runs, tables, leaves, R.map_bounds_checked,
+	       R.shapes[0] + R.shapes[1] + R.shapes[2] + R.shapes[3] +
+		       R.shapes[4] + R.shapes[5],
+	       R.shape_premaps, R.blocks_split, R.promoted, R.zapped);
 	fflush(stdout);
 
 	slat_hosted_cache_fini(&R.cache);
@@ -2637,6 +3631,11 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	free(P.mark);
 	P.mark = NULL;
 	P.cap = 0;
+	free(RP.t);
+	free(RP.r);
+	RP.t = NULL;
+	RP.r = NULL;
+	RP.tcap = RP.rcap = 0;
 	return 0;
 }
 

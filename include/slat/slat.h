@@ -84,8 +84,9 @@ struct slat_stats {
 	uint64_t pages_alloc, pages_freed;    /* table pages (root excluded) */
 	uint64_t pages_deferred;              /* of pages_freed: via free_deferred */
 	uint64_t retries;                     /* lost races (SLAT_E_AGAIN) */
-	uint64_t cmo_skipped;                 /* cache maintenance calls left to
-						 the caller (SLAT_SKIP_CMO) */
+	uint64_t cmo_skipped;                 /* per leaf, each D- or I-cache
+						 maintenance left to the
+						 caller (SLAT_SKIP_CMO) */
 };
 
 struct slat_format;

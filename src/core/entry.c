@@ -15,6 +15,11 @@ int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
 	bool shared = walk_shared(ctx);
 	slat_pte_t old;
 
+	/* The entry stays counted until its owner notes the change, which
+	 * may come after a batch's invalidation: an unknown count must be
+	 * recounted while the entry still holds its value. */
+	if (!shared && !is_root_level(t, ctx->level))
+		(void)core_refcount_get(t, table_page_of(t, ctx->ptep));
 	if (!pte_try_set(t, walk_writers(ctx), ctx->ptep, ctx->old, ~0ull,
 			 shared ? t->fmt->locked : 0, &old)) {
 		ctx->stats->retries++;

@@ -71,6 +71,9 @@
  *	to a writable-clean leaf...
  * @dirty_bit_clear: ...by clearing it (Arm stage 1 AP[2]) rather than
  *	setting it. Cleaning a leaf is the opposite change.
+ * @dirty_bit_is_state: the dirty bit is never a permission (EPT's D, which
+ *	the CPU ignores without A/D), so leaves may differ in it even without
+ *	hardware dirty state; else, without it, the bit is a write permission.
  * @memattr_mask: the memory-type field; a leaf whose field equals that of
  *	make_leaf(SLAT_MT_NORMAL) is cacheable (write-back).
  * @locked: an invalid, non-zero value that marks an entry a walker owns
@@ -115,6 +118,7 @@ struct slat_format {
 	slat_pte_t table_young_bit;
 	slat_pte_t dirty_bit;
 	bool dirty_bit_clear;
+	bool dirty_bit_is_state;
 	slat_pte_t memattr_mask;
 	slat_pte_t locked;
 	bool split_needs_bbm;
@@ -991,15 +995,16 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 /* The bits hw_state_apply() decides: leaves may differ in them. */
 static inline slat_pte_t hw_state_bits(const struct slat_table *t)
 {
-	return t->fmt->young_bit |
-	       (hw_updates_ptes(t) ? t->fmt->dirty_bit : 0);
+	bool state = hw_updates_ptes(t) || t->fmt->dirty_bit_is_state;
+	return t->fmt->young_bit | (state ? t->fmt->dirty_bit : 0);
 }
 
 /*
  * The one rule for the access flag and dirty state of a block that replaces
  * leaves: young if any leaf was (@any: the OR of the leaves, @all: their
  * AND), dirty if any was, whichever way the format encodes it. Dirty state
- * is the CPU's only with SLAT_FEAT_HWDIRTY (else the bit is a permission).
+ * is the CPU's only with SLAT_FEAT_HWDIRTY (else the bit is a permission,
+ * or, where it is state anyway, kept as the leaves had it).
  */
 static inline slat_pte_t hw_state_apply(const struct slat_table *t,
 					slat_pte_t block, slat_pte_t any,

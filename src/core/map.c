@@ -94,12 +94,12 @@ memo_hit(const struct slat_table *t, const struct slat_page_cache *cache,
 }
 
 /* The cache maintenance a new leaf gets: none under SLAT_SKIP_CMO, which
- * counts what it left to the caller. */
+ * counts each kind (D-cache, I-cache) it left to the caller. */
 static inline unsigned map_cmo(unsigned need, uint32_t flags,
 			       struct slat_stats *st)
 {
 	if (__builtin_expect((flags & SLAT_SKIP_CMO) != 0, 0)) {
-		st->cmo_skipped += need != 0;
+		st->cmo_skipped += (unsigned)__builtin_popcount(need);
 		return 0;
 	}
 	return need;

@@ -247,6 +247,7 @@ const struct slat_format core_format_ept = {
 	.young_bit = EPT_A,
 	.table_young_bit = EPT_A,
 	.dirty_bit = EPT_D,
+	.dirty_bit_is_state = true,
 	.memattr_mask = EPT_MT_MASK,
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,

@@ -913,6 +913,8 @@ static void op_map(struct in *in)
 		touched(ipa, ipa + size, &ts, &te);
 	bool conflict = !err && (flags & SLAT_MAP_NO_REPLACE) &&
 			model_map_conflicts(S->m, ipa, ipa + size, pa, attrs);
+	if (!err)
+		collect(ipa, ipa + size);
 	uint64_t done = 0xdead;
 	observe_begin(ipa, err ? ipa : ipa + size);
 	int ret = slat_map(&S->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
@@ -935,10 +937,14 @@ static void op_map(struct in *in)
 		      check_status_name(ret));
 		CHECK(done == 0, "*done %#" PRIx64 " after SLAT_E_EXISTS",
 		      done);
+		CHECK(!checker_map_bounds(&S->ck, pre.v, pre.n, ipa, 0, pa),
+		      "SLAT_E_EXISTS, yet: %s", S->ck.msg);
 		check_range(ts, te);
 		return;
 	}
 	check_progress(ret, done, size, shortc, true);
+	CHECK(!checker_map_bounds(&S->ck, pre.v, pre.n, ipa, done, pa),
+	      "mapping outside what was asked: %s", S->ck.msg);
 	uint64_t written = model_map(S->m, ipa, done, pa, attrs);
 	if (ret >= 0)
 		CHECK((ret == SLAT_NOTHING_TO_DO) == (written == 0),

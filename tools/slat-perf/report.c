@@ -86,7 +86,7 @@ static const struct row rows[] = {
 	{ "TLB shootdowns (handshakes)", g_shoot },
 	{ "D-cache cleans (calls)", g_cmo_calls },
 	{ "D-cache cleans (bytes)", g_cmo_bytes },
-	{ "D-cache cleans elided", g_cmo_elided },
+	{ "cache maintenance elided", g_cmo_elided },
 	{ "table pages allocated", g_alloc },
 	{ "table pages freed", g_freed },
 	{ "faults: translation", g_f_tr },

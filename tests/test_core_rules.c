@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rules each written once in the core (docs/design.md, "One rule, one
+ * place" and "Cache maintenance without FWB"), one property per test, on
+ * the configurations where they differ: relax's invalidation, the bits a
+ * split keeps, the leaf-fit rule's wrong-translation shape, slat_flush,
+ * SLAT_SKIP_CMO, a destroyed table, and recovery's zap-table leaving no
+ * empty table.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <slat/walk.h>
+
+#include "fixture.h"
+
+#define K4 0x1000ull
+#define M2 0x200000ull
+#define G1 0x40000000ull
+
+static const struct slat_config arm40 = {
+	.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40, .pa_bits = 48,
+};
+static const struct slat_config arm32 = {
+	.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 32, .pa_bits = 40,
+};
+static const struct slat_config arm40_fwb = {
+	.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40, .pa_bits = 48,
+	.features = SLAT_FEAT_FWB,
+};
+static const struct slat_config ept48 = {
+	.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48, .pa_bits = 46,
+};
+static const struct slat_config ept48_mbec = {
+	.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48, .pa_bits = 46,
+	.features = SLAT_FEAT_EPT_MBEC,
+};
+
+static struct fx *fx_new(const struct slat_config *cfg)
+{
+	struct fx *f = malloc(sizeof(*f));
+	assert_non_null(f);
+	assert_int_equal(fx_init_cfg(f, cfg, 0x80000000ull), SLAT_OK);
+	return f;
+}
+
+static void fx_done(struct fx *f)
+{
+	if (checker_full(&f->ck, NULL))
+		fail_msg("checker: %s", f->ck.msg);
+	fx_fini(f);
+	free(f);
+}
+
+static void assert_leaf(struct fx *f, uint64_t ipa, int level, uint64_t pa)
+{
+	struct slat_leaf l;
+	int ret = fx_lookup(f, ipa, &l);
+	if (ret != SLAT_OK || l.level != level || slat_pa_v(l.pa) != pa)
+		fail_msg("lookup %#llx: %s level %d pa %#llx; expected level %d "
+			 "pa %#llx",
+			 (unsigned long long)ipa, check_status_name(ret),
+			 ret ? 0 : l.level,
+			 (unsigned long long)(ret ? 0 : slat_pa_v(l.pa)), level,
+			 (unsigned long long)pa);
+}
+
+static void assert_hole(struct fx *f, uint64_t ipa)
+{
+	struct slat_leaf l;
+	int ret = fx_lookup(f, ipa, &l);
+	if (ret != SLAT_E_NOENT)
+		fail_msg("lookup %#llx: %s (leaf %#llx+%#llx -> %#llx), expected "
+			 "a hole",
+			 (unsigned long long)ipa, check_status_name(ret),
+			 (unsigned long long)slat_ipa_v(l.base),
+			 (unsigned long long)l.size,
+			 (unsigned long long)slat_pa_v(l.pa));
+}
+
+/* ------------------------------------------------------------ relax */
+
+/*
+ * Three leaves that lack write, one that has it and is young: relaxing +W
+ * over all of them changes three.
+ */
+static void relax_fixture(struct fx *f)
+{
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + M2, 2 * K4, 0x100200000ull, SLAT_R,
+				SLAT_MAP_PAGES),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + M2 + 2 * K4, K4, 0x100202000ull,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	fx_topup(f, 8);
+	fx_clear_events(f);
+}
+
+static void relax_arm_one_local_tlbi_by_ipa_per_changed_leaf(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	relax_fixture(f);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
+				    0, &f->cache, NULL),
+			 SLAT_OK);
+	/* the 2M block and two pages; the young RW page is left alone */
+	static const struct { uint64_t ipa; int level; } want[] = {
+		{ G1, 2 }, { G1 + M2, 3 }, { G1 + M2 + K4, 3 },
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < f->nev; i++) {
+		const struct slat_hosted_event *e = &f->ev[i].ev;
+		assert_int_not_equal(e->kind, SLAT_EV_TLBI_RANGE);
+		assert_int_not_equal(e->kind, SLAT_EV_TLBI_VMID);
+		if (e->kind != SLAT_EV_TLBI_IPA)
+			continue;
+		assert_true(n < 3);
+		assert_int_equal(e->scope, SLAT_TLBI_LOCAL);
+		assert_int_equal(e->addr, want[n].ipa);
+		assert_int_equal(e->level, want[n].level);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_IPA_LOCAL], 3);
+	assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_IPA], 0);
+	assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
+
+	/* again: nothing changes, nothing is invalidated */
+	fx_clear_events(f);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
+				    0, &f->cache, NULL),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(f->nev, 0);
+	fx_done(f);
+}
+
+static void relax_ept_never_invalidates(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&ept48);
+	relax_fixture(f);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
+				    0, &f->cache, NULL),
+			 SLAT_OK);
+	assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
+	assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_TLBI_RANGE), 0);
+	assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), 0);
+	assert_leaf(f, G1, 2, 0x100000000ull);
+	fx_done(f);
+}
+
+/* ------------------------------------------------------------ EPT split */
+
+#define EPT_XK (1ull << 2)
+#define EPT_XU (1ull << 10)
+
+/* Every leaf of [s, s+size) has exactly the execute bits @want. */
+static void assert_ept_exec_bits(struct fx *f, uint64_t s, uint64_t size,
+				 uint64_t leaf_size, uint64_t want)
+{
+	for (uint64_t a = s; a < s + size; a += leaf_size) {
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(f, a, &l), SLAT_OK);
+		assert_int_equal(l.size, leaf_size);
+		if ((l.pte & (EPT_XK | EPT_XU)) != want)
+			fail_msg("leaf %#llx: pte %#llx, execute bits %#llx, "
+				 "expected %#llx",
+				 (unsigned long long)a,
+				 (unsigned long long)l.pte,
+				 (unsigned long long)(l.pte & (EPT_XK | EPT_XU)),
+				 (unsigned long long)want);
+	}
+}
+
+static void split_block(struct fx *f, uint64_t ipa, uint64_t size,
+			uint64_t leaf_size)
+{
+	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_SPLIT, slat_ipa(ipa),
+					  size);
+	fx_topup(f, (uint32_t)need);
+	assert_int_equal(slat_split(&f->t, slat_ipa(ipa), size, leaf_size, 0,
+				    &f->cache, NULL),
+			 SLAT_OK);
+}
+
+static void ept_split_keeps_user_execute_on_every_leaf(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&ept48_mbec);
+	/* a 2M block with both executes, split to pages */
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R | SLAT_X, 0),
+			 SLAT_OK);
+	assert_ept_exec_bits(f, G1, M2, M2, EPT_XK | EPT_XU);
+	split_block(f, G1, M2, 0);
+	assert_ept_exec_bits(f, G1, M2, K4, EPT_XK | EPT_XU);
+	/* a 1G block with user execute only, split two levels down */
+	assert_int_equal(fx_map(f, 2 * G1, G1, 0x140000000ull, SLAT_R | SLAT_XU,
+				0),
+			 SLAT_OK);
+	split_block(f, 2 * G1, G1, 0);
+	assert_ept_exec_bits(f, 2 * G1, G1, K4, EPT_XU);
+	/* and one level: 1G to 2M */
+	assert_int_equal(fx_map(f, 4 * G1, G1, 0x180000000ull,
+				SLAT_RW | SLAT_X, 0),
+			 SLAT_OK);
+	split_block(f, 4 * G1, G1, M2);
+	assert_ept_exec_bits(f, 4 * G1, G1, M2, EPT_XK | EPT_XU);
+	/* a split on the way (unmapping one page of a block) too */
+	assert_int_equal(fx_map(f, 6 * G1, M2, 0x1c0000000ull, SLAT_R | SLAT_X,
+				0),
+			 SLAT_OK);
+	assert_int_equal(fx_unmap(f, 6 * G1, K4, SLAT_FLUSH_VMID), SLAT_OK);
+	assert_ept_exec_bits(f, 6 * G1 + K4, M2 - K4, K4, EPT_XK | EPT_XU);
+	fx_done(f);
+}
+
+static void ept_split_of_supervisor_execute_block_adds_no_user_execute(
+	void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&ept48_mbec);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R | SLAT_XK, 0),
+			 SLAT_OK);
+	assert_ept_exec_bits(f, G1, M2, M2, EPT_XK);
+	split_block(f, G1, M2, 0);
+	assert_ept_exec_bits(f, G1, M2, K4, EPT_XK);
+	assert_int_equal(fx_map(f, 2 * G1, G1, 0x140000000ull, SLAT_R | SLAT_XK,
+				0),
+			 SLAT_OK);
+	split_block(f, 2 * G1, G1, 0);
+	assert_ept_exec_bits(f, 2 * G1, G1, K4, EPT_XK);
+	fx_done(f);
+}
+
+/* ------------------------------------------------------------ leaf fit */
+
+struct leafvec {
+	struct check_leaf *v;
+	size_t n, cap;
+};
+
+static int collect_cb(void *arg, const struct check_leaf *l)
+{
+	struct leafvec *v = arg;
+	if (!l->valid)
+		return 0;
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 64;
+		v->v = realloc(v->v, v->cap * sizeof(*v->v));
+		assert_non_null(v->v);
+	}
+	v->v[v->n++] = *l;
+	return 0;
+}
+
+/*
+ * The review's shape: 2M at IPA 0x3fe000 (two pages below a 2M boundary)
+ * to a 2M-aligned PA, where the tables of that gigabyte already exist (a
+ * page mapped in it first). The IPA is not aligned to 2M, so no 2M leaf
+ * fits: pages, and nothing outside [0x3fe000, 0x5fe000).
+ */
+static void map_block_size_at_unaligned_ipa_maps_only_what_was_asked(
+	const struct slat_config *cfg)
+{
+	struct fx *f = fx_new(cfg);
+	const uint64_t ipa = 0x3fe000, size = M2, pa = 0x80000000ull;
+	assert_int_equal(fx_map(f, 0x100000, K4, 0x90000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	struct leafvec pre = { 0 };
+	assert_int_equal(checker_walk(&f->ck, ipa, ipa + size, collect_cb, &pre),
+			 0);
+	assert_int_equal(fx_map(f, ipa, size, pa, SLAT_RW, 0), SLAT_OK);
+	if (checker_map_bounds(&f->ck, pre.v, pre.n, ipa, size, pa))
+		fail_msg("%s", f->ck.msg);
+	assert_leaf(f, ipa, 3, pa);
+	assert_leaf(f, ipa + K4, 3, pa + K4);
+	assert_leaf(f, ipa + 2 * K4, 3, pa + 2 * K4);
+	assert_leaf(f, ipa + size - K4, 3, pa + size - K4);
+	assert_hole(f, ipa - K4);
+	assert_hole(f, 0x200000);
+	assert_hole(f, ipa + size);
+	assert_leaf(f, 0x100000, 3, 0x90000000ull);
+	assert_int_equal(f->t.stats.written[SLAT_WRITE_LEAF], 1 + size / K4);
+	free(pre.v);
+	fx_done(f);
+}
+
+static void map_block_size_at_unaligned_ipa_arm_4k_40(void **state)
+{
+	(void)state;
+	map_block_size_at_unaligned_ipa_maps_only_what_was_asked(&arm40);
+}
+
+static void map_block_size_at_unaligned_ipa_arm_4k_32(void **state)
+{
+	(void)state;
+	map_block_size_at_unaligned_ipa_maps_only_what_was_asked(&arm32);
+}
+
+static void map_block_size_at_unaligned_ipa_ept(void **state)
+{
+	(void)state;
+	map_block_size_at_unaligned_ipa_maps_only_what_was_asked(&ept48);
+}
+
+/* The same with the PA unaligned and the IPA aligned: pages too. */
+static void map_block_size_to_unaligned_pa_maps_pages(void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &arm32, &ept48 };
+	for (size_t i = 0; i < 3; i++) {
+		struct fx *f = fx_new(cfgs[i]);
+		assert_int_equal(fx_map(f, 0x100000, K4, 0x90000000ull, SLAT_RW,
+					0),
+				 SLAT_OK);
+		assert_int_equal(fx_map(f, 0x400000, M2, 0x80002000ull, SLAT_RW,
+					0),
+				 SLAT_OK);
+		assert_leaf(f, 0x400000, 3, 0x80002000ull);
+		assert_leaf(f, 0x5ff000, 3, 0x80201000ull);
+		assert_hole(f, 0x600000);
+		assert_hole(f, 0x3ff000);
+		fx_done(f);
+	}
+}
+
+/* ------------------------------------------------------------ slat_flush */
+
+/*
+ *   [1G, 1G+2M)          2M block -> 0x1_0000_0000, Normal
+ *   [1G+2M, 1G+2M+16K)   pages -> 0x1_0020_0000.., Normal (contiguous with
+ *                        the block's PA)
+ *   [1G+2M+16K, +4K)     a Device page -> 0x9000_0000
+ *   [1G+2M+20K, +4K)     an NC page -> 0x9000_1000
+ *   [1G+2M+24K, +8K)     Normal pages -> 0x1_2000_0000 (a PA run of its own)
+ *   [1G+2M+32K, ...)     hole
+ */
+#define FL_PAGES (G1 + M2)
+#define FL_DEV (FL_PAGES + 4 * K4)
+#define FL_NC (FL_DEV + K4)
+#define FL_FAR (FL_NC + K4)
+
+static struct fx *flush_fixture(const struct slat_config *cfg)
+{
+	struct fx *f = fx_new(cfg);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, FL_PAGES, 4 * K4, 0x100200000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, FL_DEV, K4, 0x90000000ull,
+				SLAT_RW | SLAT_MT_DEVICE, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, FL_NC, K4, 0x90001000ull,
+				SLAT_RW | SLAT_MT_NORMAL_NC, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, FL_FAR, 2 * K4, 0x120000000ull, SLAT_R, 0),
+			 SLAT_OK);
+	fx_clear_events(f);
+	return f;
+}
+
+/* The observed D-cache calls are exactly @n runs @want[]. */
+static void assert_dcache_runs(struct fx *f, const uint64_t (*want)[2],
+			       size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < f->nev; i++) {
+		const struct slat_hosted_event *e = &f->ev[i].ev;
+		assert_int_not_equal(e->kind, SLAT_EV_ICACHE_INVAL);
+		assert_int_not_equal(e->kind, SLAT_EV_TLBI_IPA);
+		assert_int_not_equal(e->kind, SLAT_EV_TLBI_RANGE);
+		assert_int_not_equal(e->kind, SLAT_EV_TLBI_VMID);
+		assert_int_not_equal(e->kind, SLAT_EV_PAGE_FREE);
+		if (e->kind != SLAT_EV_DCACHE_CLEAN_INVAL)
+			continue;
+		if (k >= n || e->addr != want[k][0] || e->size != want[k][1])
+			fail_msg("D-cache call %zu: PA %#llx+%#llx, expected "
+				 "%#llx+%#llx",
+				 k, (unsigned long long)e->addr,
+				 (unsigned long long)e->size,
+				 (unsigned long long)(k < n ? want[k][0] : 0),
+				 (unsigned long long)(k < n ? want[k][1] : 0));
+		k++;
+	}
+	assert_int_equal(k, n);
+	assert_int_equal(f->t.stats.dcache_calls, n);
+	for (int w = 0; w < SLAT_WRITE_KINDS; w++)
+		assert_int_equal(f->t.stats.written[w], 0);
+}
+
+static void flush_cleans_exactly_the_cacheable_memory_in_the_range(
+	void **state)
+{
+	(void)state;
+	struct fx *f = flush_fixture(&arm40);
+	/* part of the block */
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + K4), 3 * K4, 0),
+			 SLAT_OK);
+	static const uint64_t part[][2] = { { 0x100001000ull, 3 * K4 } };
+	assert_dcache_runs(f, part, 1);
+
+	/* the block's last page and the pages after it: one PA run across
+	 * the leaves; Device and NC skipped; the far pages a run of their own;
+	 * the hole nothing */
+	fx_clear_events(f);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + M2 - K4),
+				    K4 + 4 * K4 + 2 * K4 + 2 * K4 + 4 * K4, 0),
+			 SLAT_OK);
+	static const uint64_t runs[][2] = {
+		{ 0x100200000ull - K4, 5 * K4 },
+		{ 0x120000000ull, 2 * K4 },
+	};
+	assert_dcache_runs(f, runs, 2);
+
+	/* the whole block and beyond, shared */
+	fx_clear_events(f);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), M2 + 4 * K4,
+				    SLAT_SHARED),
+			 SLAT_OK);
+	static const uint64_t all[][2] = { { 0x100000000ull, M2 + 4 * K4 } };
+	assert_dcache_runs(f, all, 1);
+	fx_done(f);
+}
+
+static void flush_nothing_to_do_for_device_and_nc_only(void **state)
+{
+	(void)state;
+	struct fx *f = flush_fixture(&arm40);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(FL_DEV), 2 * K4, 0),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(f->nev, 0);
+	/* a hole alone too */
+	assert_int_equal(slat_flush(&f->t, slat_ipa(4 * G1), M2, 0),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(f->nev, 0);
+	fx_done(f);
+}
+
+static void flush_nothing_to_do_with_fwb_and_on_ept(void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40_fwb, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		struct fx *f = flush_fixture(cfgs[i]);
+		assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 2 * M2, 0),
+				 SLAT_NOTHING_TO_DO);
+		assert_int_equal(f->nev, 0);
+		assert_int_equal(f->t.stats.dcache_calls, 0);
+		fx_done(f);
+	}
+}
+
+static void flush_refuses_bad_input(void **state)
+{
+	(void)state;
+	struct fx *f = flush_fixture(&arm40);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + 8), K4, 0),
+			 SLAT_E_ALIGN);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 0, 0), SLAT_E_RANGE);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(1ull << 40), K4, 0),
+			 SLAT_E_RANGE);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), K4, 1u << 20),
+			 SLAT_E_INVAL);
+	assert_int_equal(f->nev, 0);
+	fx_done(f);
+}
+
+/* ------------------------------------------------------------ SKIP_CMO */
+
+/*
+ * SLAT_SKIP_CMO: the caller did the maintenance. The operation calls no
+ * cache hook, and counts in stats.cmo_skipped the calls it left to the
+ * caller: as many as the same operation makes without the flag.
+ */
+static void skip_cmo_map_and_relax(const char *what, uint32_t attrs,
+				   uint64_t size, bool relax)
+{
+	uint64_t calls[2], skipped[2];
+	for (int skip = 0; skip < 2; skip++) {
+		struct fx *f = fx_new(&arm40);
+		uint32_t flags = skip ? SLAT_SKIP_CMO : 0;
+		if (relax) {
+			assert_int_equal(fx_map(f, G1, size, 0x100000000ull,
+						SLAT_R, 0),
+					 SLAT_OK);
+			fx_topup(f, 8);
+			fx_clear_events(f);
+			assert_int_equal(slat_relax(&f->t, slat_ipa(G1), size,
+						    attrs, flags, &f->cache,
+						    NULL),
+					 SLAT_OK);
+		} else {
+			fx_clear_events(f);
+			assert_int_equal(fx_map(f, G1, size, 0x100000000ull,
+						attrs, flags),
+					 SLAT_OK);
+		}
+		calls[skip] = f->t.stats.dcache_calls + f->t.stats.icache_calls;
+		skipped[skip] = f->t.stats.cmo_skipped;
+		assert_int_equal(calls[skip],
+				 fx_count(f, SLAT_EV_DCACHE_CLEAN_INVAL) +
+					 fx_count(f, SLAT_EV_ICACHE_INVAL));
+		fx_done(f);
+	}
+	print_message("  %s: %llu calls without the flag; with it %llu calls, "
+		      "%llu counted skipped\n",
+		      what, (unsigned long long)calls[0],
+		      (unsigned long long)calls[1],
+		      (unsigned long long)skipped[1]);
+	assert_true(calls[0] > 0);
+	assert_int_equal(skipped[0], 0);
+	assert_int_equal(calls[1], 0);
+	if (skipped[1] != calls[0])
+		fail_msg("%s with SLAT_SKIP_CMO: stats.cmo_skipped is %llu, but "
+			 "the same call without it makes %llu cache "
+			 "maintenance calls",
+			 what, (unsigned long long)skipped[1],
+			 (unsigned long long)calls[0]);
+}
+
+static void skip_cmo_map_normal_calls_no_hook_and_counts_them(void **state)
+{
+	(void)state;
+	skip_cmo_map_and_relax("map 2M RW", SLAT_RW, M2, false);
+	skip_cmo_map_and_relax("map 16K RW", SLAT_RW, 4 * K4, false);
+}
+
+static void skip_cmo_map_executable_calls_no_hook_and_counts_them(
+	void **state)
+{
+	(void)state;
+	/* a D-cache clean and an I-cache invalidation left to the caller */
+	skip_cmo_map_and_relax("map 2M RWX", SLAT_RWX, M2, false);
+}
+
+static void skip_cmo_relax_exec_calls_no_hook_and_counts_them(void **state)
+{
+	(void)state;
+	skip_cmo_map_and_relax("relax 2M +X", SLAT_X, M2, true);
+	skip_cmo_map_and_relax("relax 16K +X", SLAT_X, 4 * K4, true);
+}
+
+/* ------------------------------------------------------------ destroyed */
+
+static int count_visit(const struct slat_walk_ctx *ctx, enum slat_visit v)
+{
+	(void)ctx;
+	(void)v;
+	return 0;
+}
+
+static void destroyed_table_refuses_every_operation(void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		struct fx *f = fx_new(cfgs[i]);
+		assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		fx_topup(f, 16);
+		slat_table_destroy(&f->t);
+		fx_clear_events(f);
+		struct slat_table *t = &f->t;
+		struct slat_page_cache *c = &f->cache;
+		slat_ipa_t a = slat_ipa(G1);
+		uint64_t done = 77, bm[8];
+		struct slat_leaf l;
+		struct slat_hw_result hr;
+		struct slat_walker w = { count_visit, NULL, SLAT_VISIT_LEAF,
+					 SLAT_LAST_LEVEL };
+		struct slat_stats st;
+		memset(&st, 0, sizeof(st));
+		assert_int_equal(slat_map(t, slat_ipa(2 * G1), K4,
+					  slat_pa(0x1000), SLAT_RW, 0, c, &done),
+				 SLAT_E_INVAL);
+		assert_int_equal(done, 0);
+		done = 77;
+		assert_int_equal(slat_unmap(t, a, K4, SLAT_FLUSH_VMID, c, &done),
+				 SLAT_E_INVAL);
+		assert_int_equal(done, 0);
+		done = 77;
+		assert_int_equal(slat_wrprotect(t, a, K4, SLAT_FLUSH_VMID, c,
+						&done),
+				 SLAT_E_INVAL);
+		assert_int_equal(done, 0);
+		done = 77;
+		assert_int_equal(slat_relax(t, a, K4, SLAT_X, 0, c, &done),
+				 SLAT_E_INVAL);
+		assert_int_equal(done, 0);
+		assert_int_equal(slat_mkyoung(t, a, 0), SLAT_E_INVAL);
+		assert_int_equal(slat_test_clear_young(t, a, K4, true, 0),
+				 SLAT_E_INVAL);
+		assert_int_equal(slat_dirty_read(t, a, K4, bm, true,
+						 SLAT_FLUSH_VMID, 0, c),
+				 SLAT_E_INVAL);
+		done = 77;
+		assert_int_equal(slat_split(t, a, M2, 0, 0, c, &done),
+				 SLAT_E_INVAL);
+		assert_int_equal(done, 0);
+		assert_int_equal(slat_recover(t, a, M2, SLAT_RECOVER_PROMOTE,
+					      SLAT_FLUSH_VMID, NULL, NULL),
+				 SLAT_E_INVAL);
+		assert_int_equal(slat_flush(t, a, M2, 0), SLAT_E_INVAL);
+		assert_int_equal(slat_lookup(t, a, &l), SLAT_E_INVAL);
+		assert_int_equal(slat_hw_access(t, a, SLAT_ACCESS_READ, &hr),
+				 SLAT_E_INVAL);
+		assert_int_equal(slat_walk(t, G1, M2, &w, &st), SLAT_E_INVAL);
+		for (int op = SLAT_OP_MAP; op <= SLAT_OP_SPLIT; op++)
+			assert_int_equal(slat_pages_needed(t, (enum slat_op)op,
+							   a, G1),
+					 0);
+		/* nothing was touched, nothing was called */
+		assert_int_equal(f->nev, 0);
+		assert_int_equal(f->cache.nr, 16);
+		/* and destroying again is harmless */
+		slat_table_destroy(&f->t);
+		assert_int_equal(f->nev, 0);
+		slat_hosted_cache_fini(&f->cache);
+		checker_fini(&f->ck);
+		assert_int_equal(f->h.double_frees, 0);
+		slat_hosted_fini(&f->h);
+		free(f);
+	}
+}
+
+/* ------------------------------------------------------------ recover */
+
+/*
+ * Zap-table replaces a qualifying table by an invalid entry. When that
+ * table was the only thing its parent held, the parent is empty, and a
+ * non-root table is never left empty (docs/design.md): it must go too,
+ * as unmap and zap-leaf do.
+ */
+static void recover_zap_table_leaves_no_empty_table(void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		for (int pol = SLAT_FLUSH_ENTRY; pol <= SLAT_FLUSH_NONE; pol++) {
+			struct fx *f = fx_new(cfgs[i]);
+			/* one page: L1 (or PDPT) -> L2 -> L3 tables */
+			assert_int_equal(fx_map(f, G1 + M2 + K4, K4,
+						0x100000000ull, SLAT_RW, 0),
+					 SLAT_OK);
+			fx_clear_events(f);
+			assert_int_equal(slat_recover(&f->t, slat_ipa(G1 + M2),
+						      M2,
+						      SLAT_RECOVER_ZAP_TABLE,
+						      (enum slat_tlbi_policy)pol,
+						      NULL, NULL),
+					 SLAT_OK);
+			assert_hole(f, G1 + M2 + K4);
+			if (checker_full(&f->ck, NULL))
+				fail_msg("%s, policy %d: %s",
+					 slat_table_name(&f->t), pol,
+					 f->ck.msg);
+			fx_fini(f);
+			free(f);
+		}
+	}
+}
+
+/*
+ * Promote replaces a table by a block when its leaves are valid, map one
+ * aligned contiguous PA range with the same attributes; the access flag
+ * and the dirty state are merged (docs/split-recover.md). On EPT without
+ * accessed/dirty flags a leaf mapped writable and then write-protected
+ * keeps its D bit (bit 9): the same attributes as its neighbours mapped
+ * read-only, so the table is uniform and must become one block.
+ */
+static void recover_promote_merges_the_dirty_bit_of_write_protected_leaves(
+	void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &ept48, &arm40 };
+	for (size_t i = 0; i < 2; i++) {
+		struct fx *f = fx_new(cfgs[i]);
+		assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R,
+					SLAT_MAP_PAGES),
+				 SLAT_OK);
+		assert_int_equal(fx_unmap(f, G1, K4, SLAT_FLUSH_VMID), SLAT_OK);
+		assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		fx_topup(f, 4);
+		assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), K4,
+						SLAT_FLUSH_VMID, &f->cache, NULL),
+				 SLAT_OK);
+		struct slat_leaf a, b;
+		assert_int_equal(fx_lookup(f, G1, &a), SLAT_OK);
+		assert_int_equal(fx_lookup(f, G1 + K4, &b), SLAT_OK);
+		assert_int_equal(a.attrs, b.attrs);
+		assert_int_equal(slat_recover(&f->t, slat_ipa(G1), M2,
+					      SLAT_RECOVER_PROMOTE,
+					      SLAT_FLUSH_VMID, NULL, NULL),
+				 SLAT_OK);
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(f, G1 + K4, &l), SLAT_OK);
+		if (l.level != 2)
+			fail_msg("%s: leaves %#llx and %#llx (same attributes "
+				 "%#x, ptes %#llx and %#llx) were not promoted: "
+				 "a level-%d leaf after recover",
+				 slat_table_name(&f->t),
+				 (unsigned long long)G1,
+				 (unsigned long long)(G1 + K4), a.attrs,
+				 (unsigned long long)a.pte,
+				 (unsigned long long)b.pte, l.level);
+		assert_int_equal(slat_pa_v(l.pa), 0x100000000ull + K4);
+		fx_done(f);
+	}
+}
+
+/*
+ * Promote with break-before-make (Arm) under a batched policy publishes
+ * the blocks after the batch's invalidation. A table that shared walkers
+ * added to has an unknown count, which the next exclusive user recounts:
+ * the count must come out as the table's non-zero entries once every
+ * block is in, whenever the recount happens. Then unmapping everything
+ * but one block leaves that block mapped.
+ */
+static void recover_promote_keeps_the_count_of_a_table_shared_walkers_filled(
+	void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		for (int pol = SLAT_FLUSH_ENTRY; pol <= SLAT_FLUSH_NONE; pol++) {
+			struct fx *f = fx_new(cfgs[i]);
+			/* four 2M regions of pages and one page in another
+			 * 2M of the same gigabyte, all by shared walkers */
+			for (uint64_t k = 0; k < 4; k++)
+				assert_int_equal(fx_map(f, G1 + 2 * k * M2, M2,
+							0x100000000ull + 2 * k * M2,
+							SLAT_RW,
+							SLAT_MAP_PAGES | SLAT_SHARED),
+						 SLAT_OK);
+			assert_int_equal(fx_map(f, G1 + 64 * M2, K4,
+						0x200000000ull, SLAT_RW,
+						SLAT_SHARED),
+					 SLAT_OK);
+			assert_int_equal(slat_recover(&f->t, slat_ipa(G1), G1,
+						      SLAT_RECOVER_PROMOTE,
+						      (enum slat_tlbi_policy)pol,
+						      NULL, NULL),
+					 SLAT_OK);
+			for (uint64_t k = 0; k < 4; k++)
+				assert_leaf(f, G1 + 2 * k * M2, 2,
+					    0x100000000ull + 2 * k * M2);
+			if (checker_full(&f->ck, NULL))
+				fail_msg("%s, policy %d, after promote: %s",
+					 slat_table_name(&f->t), pol, f->ck.msg);
+			/* everything but the last block goes */
+			assert_int_equal(fx_unmap(f, G1 + 64 * M2, K4,
+						  SLAT_FLUSH_VMID),
+					 SLAT_OK);
+			assert_int_equal(fx_unmap(f, G1, 6 * M2,
+						  SLAT_FLUSH_VMID),
+					 SLAT_OK);
+			assert_leaf(f, G1 + 6 * M2, 2, 0x100000000ull + 6 * M2);
+			fx_done(f);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(relax_arm_one_local_tlbi_by_ipa_per_changed_leaf),
+		cmocka_unit_test(relax_ept_never_invalidates),
+		cmocka_unit_test(ept_split_keeps_user_execute_on_every_leaf),
+		cmocka_unit_test(
+			ept_split_of_supervisor_execute_block_adds_no_user_execute),
+		cmocka_unit_test(map_block_size_at_unaligned_ipa_arm_4k_40),
+		cmocka_unit_test(map_block_size_at_unaligned_ipa_arm_4k_32),
+		cmocka_unit_test(map_block_size_at_unaligned_ipa_ept),
+		cmocka_unit_test(map_block_size_to_unaligned_pa_maps_pages),
+		cmocka_unit_test(
+			flush_cleans_exactly_the_cacheable_memory_in_the_range),
+		cmocka_unit_test(flush_nothing_to_do_for_device_and_nc_only),
+		cmocka_unit_test(flush_nothing_to_do_with_fwb_and_on_ept),
+		cmocka_unit_test(flush_refuses_bad_input),
+		cmocka_unit_test(skip_cmo_map_normal_calls_no_hook_and_counts_them),
+		cmocka_unit_test(
+			skip_cmo_map_executable_calls_no_hook_and_counts_them),
+		cmocka_unit_test(skip_cmo_relax_exec_calls_no_hook_and_counts_them),
+		cmocka_unit_test(destroyed_table_refuses_every_operation),
+		cmocka_unit_test(recover_zap_table_leaves_no_empty_table),
+		cmocka_unit_test(
+			recover_promote_merges_the_dirty_bit_of_write_protected_leaves),
+		cmocka_unit_test(
+			recover_promote_keeps_the_count_of_a_table_shared_walkers_filled),
+	};
+	return cmocka_run_group_tests_name("core rules", tests, NULL, NULL);
+}
