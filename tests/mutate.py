@@ -200,6 +200,18 @@ MUTATIONS = [
      "\t\tres->fault = t->fmt->hw_update(t, pte, access, &new);",
      "\t\tpte = pte_read(ptep);\n\t\tres->fault = t->fmt->hw_update(t, pte, access, &new);",
      "the CPU's walk reads the entry again after deciding it is a leaf"),
+    ("break-count", "src/core/entry.c",
+     "\tif (!shared && !is_root_level(t, ctx->level))\n\t\t(void)core_refcount_get(t, table_page_of(t, ctx->ptep));",
+     "\tif (!shared && !is_root_level(t, ctx->level) && false)\n\t\t(void)core_refcount_get(t, table_page_of(t, ctx->ptep));",
+     "an entry broken for a batched promote is missed by a recount of its table"),
+    ("ept-d-permission", "src/format/ept.c",
+     "\t.dirty_bit_is_state = true,\n",
+     "\t.dirty_bit_is_state = false,\n",
+     "EPT's D bit taken for a permission: leaves differing in it are not promoted"),
+    ("skip-cmo-count", "src/core/map.c",
+     "\t\tst->cmo_skipped += (unsigned)__builtin_popcount(need);",
+     "\t\tst->cmo_skipped += need != 0;",
+     "SLAT_SKIP_CMO counts one maintenance for a leaf that needs two"),
 ]
 
 # The quick tests first, then the random sequences: most mutations die in

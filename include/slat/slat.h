@@ -101,6 +101,7 @@ struct slat_table {
 	void *mm_ctx;
 	struct slat_config cfg;
 	struct slat_geometry geo;
+	uint64_t page_mask;     /* granule size - 1 */
 	void *root;
 	slat_pa_t root_pa;
 	struct slat_stats stats;

@@ -159,7 +159,7 @@ static inline bool is_root_level(const struct slat_table *t, int level)
 
 static inline uint64_t granule_mask(const struct slat_table *t)
 {
-	return (1ull << t->geo.granule_shift) - 1;
+	return t->page_mask;
 }
 
 /**
@@ -823,6 +823,8 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
 	unsigned shift = level_shift(t, start);
 	/* The root's index needs no mask: @ipa is inside ia_bits. */
 	slat_pte_t *ptep = &((slat_pte_t *)t->root)[ipa >> shift];
+	/* Read once: the entries' acquire loads would reload it per level. */
+	const uint64_t index_mask = t->geo.entries - 1;
 	slat_pte_t pte = pte_read(ptep);
 	int n;
 
@@ -844,7 +846,7 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
 			? (slat_pte_t *)((intptr_t)(pte & t->oa_mask) + t->linear_offset)
 			: table_va(t, pte);
 		shift -= t->geo.bits_per_level;
-		ptep = &table[(ipa >> shift) & (t->geo.entries - 1)];
+		ptep = &table[(ipa >> shift) & index_mask];
 	}
 	if (st)
 		st->visited += (uint64_t)n + 1;

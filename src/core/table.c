@@ -97,6 +97,7 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->cfg = *cfg;
 	t->cfg.pa_bits = geo.pa_bits;
 	t->geo = geo;
+	t->page_mask = (1ull << geo.granule_shift) - 1;
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
