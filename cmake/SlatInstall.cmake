@@ -12,7 +12,7 @@ foreach(dir LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${dir}}")
     set(slat_pc_${dir} "${CMAKE_INSTALL_${dir}}")
   else()
-    set(slat_pc_${dir} "\${prefix}/${CMAKE_INSTALL_${dir}}")
+    set(slat_pc_${dir} "\\\${prefix}/${CMAKE_INSTALL_${dir}}")
   endif()
 endforeach()
 set(slat_pc_code "

@@ -36,9 +36,12 @@ function(slat_finish_library name component)
       OUTPUT_NAME ${name}
       VERSION ${PROJECT_VERSION}
       SOVERSION ${PROJECT_VERSION_MAJOR}
-      EXPORT_NAME ${component}_shared
-      # The other slat libraries it needs are installed beside it.
-      INSTALL_RPATH "$ORIGIN")
+      EXPORT_NAME ${component}_shared)
+    # The other slat libraries it needs are installed beside it (the core
+    # needs none, not even libc).
+    if(NOT component STREQUAL "core")
+      set_target_properties(${name}-shared PROPERTIES INSTALL_RPATH "$ORIGIN")
+    endif()
     # Every symbol it uses must come from a library it links (sanitizer
     # runtimes are linked into the executable, not the library).
     if(NOT SLAT_SANITIZE)
