@@ -1,23 +1,35 @@
 # A thin wrapper around CMake. Targets:
-#   make demo     build, then run slat-perf: a dirty_log_perf_test run (2 vCPUs
-#                 x 256M, synthetic backing) and one seed's before/after
-#                 (MMIO unmap of 8G: page by page vs blocks)
-#   make check    install missing packages, build and run every test (plain
-#                 and with AddressSanitizer/UBSan), the concurrency and
-#                 simulator tests with ThreadSanitizer, build (no tests) a
-#                 Debug build with gcc and a build with clang, fuzz for a
-#                 minute, prove the core freestanding
-#   make bench    build, then run the benchmark
-#   make install  build, then install libraries, headers, slat.pc, slat-dump
-#                 (PREFIX=/usr/local by default; DESTDIR is honoured)
+#   make deps       install the missing Debian packages (scripts/deps.sh)
+#   make demo       install missing packages, build, then run slat-perf: a
+#                   dirty_log_perf_test run (2 vCPUs x 256M, synthetic
+#                   backing) and one seed's before/after (MMIO unmap of 8G:
+#                   page by page vs blocks)
+#   make check      install missing packages, build and run every test (plain
+#                   and with AddressSanitizer/UBSan), the concurrency and
+#                   simulator tests with ThreadSanitizer, build (no tests) a
+#                   Debug build with gcc and a build with clang, install into
+#                   a temporary prefix and build programs against it
+#                   (tests/install/run.sh), fuzz for a minute, prove the core
+#                   freestanding
+#   make bench      install missing packages, build, then run the benchmark
+#   make install    build (no tests) in build-install/ and install the
+#                   libraries (static and shared), headers, CMake package,
+#                   pkg-config files, man pages, slat-dump and slat-perf
+#                   (PREFIX=/usr/local by default; DESTDIR is honoured;
+#                   SLAT_INSTALL_BENCH=ON adds the benchmark programs).
+#                   Packages are not installed: run make deps first if needed
+#   make uninstall  remove what make install put (its install_manifest.txt;
+#                   give the same DESTDIR)
 
 BUILD       := build
 ASAN_BUILD  := build-asan
 TSAN_BUILD  := build-tsan
 DEBUG_BUILD := build-debug
 CLANG_BUILD := build-clang
+INSTALL_BUILD := build-install
 JOBS        := -j2
 PREFIX      ?= /usr/local
+SLAT_INSTALL_BENCH ?= OFF
 CMAKE       ?= cmake
 CTEST       ?= ctest
 
@@ -30,7 +42,10 @@ cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
 # $(call run_tests,DIR)
 run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 
-.PHONY: demo check bench install
+.PHONY: deps demo check bench install uninstall
+
+deps:
+	scripts/deps.sh
 
 demo:
 	scripts/deps.sh
@@ -49,6 +64,8 @@ check:
 	$(CMAKE) --build $(CLANG_BUILD) $(JOBS)
 	$(call cmake_build,$(BUILD),-DSLAT_SANITIZE=)
 	$(call run_tests,$(BUILD))
+	# The install of that build, used by programs outside the tree.
+	tests/install/run.sh $(BUILD)
 	$(call cmake_build,$(ASAN_BUILD),-DSLAT_SANITIZE=address$(comma)undefined)
 	$(call run_tests,$(ASAN_BUILD))
 	# ThreadSanitizer: only the concurrency tests (label "stress", one at
@@ -68,7 +85,12 @@ bench:
 	$(call cmake_build,$(BUILD))
 	./$(BUILD)/bench/slat-bench
 
+# Its own build directory: no tests, no benchmarks unless they are installed.
 install:
-	scripts/deps.sh
-	$(call cmake_build,$(BUILD))
-	$(CMAKE) --install $(BUILD)
+	$(call cmake_build,$(INSTALL_BUILD),-DSLAT_BUILD_TESTS=OFF \
+		-DSLAT_BUILD_BENCH=$(SLAT_INSTALL_BENCH) \
+		-DSLAT_INSTALL_BENCH=$(SLAT_INSTALL_BENCH))
+	DESTDIR="$(DESTDIR)" $(CMAKE) --install $(INSTALL_BUILD)
+
+uninstall:
+	DESTDIR="$(DESTDIR)" scripts/uninstall.sh $(INSTALL_BUILD)/install_manifest.txt

@@ -268,9 +268,10 @@ static struct point measure(enum curve curve, enum placement place,
 	return p[reps / 2];
 }
 
-static void usage(void)
+/* The options on @f, then exit with @status (0: --help, 2: a usage error). */
+static void usage_to(FILE *f, int status)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: slat-bench-scaling [--max-threads N] [--faults N] "
 		"[--reps N] [--clean-ns N] [--json]\n"
 		"  --max-threads N  1, 2, 4, ... up to N threads (default 64)\n"
@@ -281,8 +282,15 @@ static void usage(void)
 		"3, at most 15)\n"
 		"  --clean-ns N     busy-wait N ns per 4 KiB cleaned (default 0: "
 		"cleans are only counted)\n"
-		"  --json           one JSON document\n");
-	exit(2);
+		"  --json           one JSON document\n"
+		"  -h, --help       this text\n"
+		"  --version        print slat-bench-scaling's version and exit\n");
+	exit(status);
+}
+
+static void usage(void)
+{
+	usage_to(stderr, 2);
 }
 
 int main(int argc, char **argv)
@@ -292,6 +300,12 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--json")) {
 			json = true;
 			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			usage_to(stdout, 0);
+		if (!strcmp(a, "--version")) {
+			printf("slat-bench-scaling (slat) %s\n", slat_version());
+			return 0;
 		}
 		if (!v)
 			usage();

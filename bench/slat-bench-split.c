@@ -225,14 +225,16 @@ static void bench_recover(void)
 
 static const char usage[] =
 	"usage: slat-bench-split [--split-gib N] [--recover-gib N] [--reps N]\n"
-	"                        [--tlbi-ns NS] [-h]\n"
+	"                        [--tlbi-ns NS] [-h] [--version]\n"
 	"Benchmarks eager splitting (with and without level skipping) and\n"
 	"huge-page recovery (every strategy and flush policy) on an Armv8\n"
 	"stage-2 table, 4K granule, 40-bit IPA.\n"
 	"  --split-gib N    size to split (default 16)\n"
 	"  --recover-gib N  size to recover, fully split first (default 96)\n"
 	"  --reps N         runs per split case, best kept (default 3)\n"
-	"  --tlbi-ns NS     modeled cost of one TLB invalidation (default 2000)\n";
+	"  --tlbi-ns NS     modeled cost of one TLB invalidation (default 2000)\n"
+	"  -h, --help       this text\n"
+	"  --version        print slat-bench-split's version and exit\n";
 
 int main(int argc, char **argv)
 {
@@ -240,6 +242,9 @@ int main(int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			printf("slat-bench-split (slat) %s\n", slat_version());
 			return 0;
 		} else if (v && !strcmp(argv[i], "--split-gib")) {
 			split_gib = strtoull(v, NULL, 0), i++;

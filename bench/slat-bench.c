@@ -1262,6 +1262,7 @@ static const char usage[] =
 "  --json          machine-readable output only (schema: docs/bench.md)\n"
 "  --list          the scenarios, then exit\n"
 "  -h, --help      this text\n"
+"  --version       print slat-bench's version and exit\n"
 "The exit status is 1 when a check of what a scenario did fails (never for\n"
 "a missed target). See docs/bench.md.\n";
 
@@ -1317,6 +1318,9 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("slat-bench (slat) %s\n", slat_version());
 			return 0;
 		} else if (!strcmp(a, "--json")) {
 			opt.json = true;

@@ -44,7 +44,7 @@ if [ "${#sources[@]}" -eq 0 ]; then
 fi
 
 # 1. Includes.
-core_public="types.h platform.h slat.h walk.h"
+core_public="types.h platform.h slat.h walk.h export.h version.h"
 check_includes() {
 	local file=$1 dir line target
 	dir=$(dirname "$file")

@@ -209,7 +209,7 @@ MUTATIONS = [
      "\t.dirty_bit_is_state = false,\n",
      "EPT's D bit taken for a permission: leaves differing in it are not promoted"),
     ("skip-cmo-count", "src/core/map.c",
-     "\t\tst->cmo_skipped += (unsigned)__builtin_popcount(need);",
+     "\t\tst->cmo_skipped += !!(need & CORE_CMO_DCACHE) +\n\t\t\t\t    !!(need & CORE_CMO_ICACHE);",
      "\t\tst->cmo_skipped += need != 0;",
      "SLAT_SKIP_CMO counts one maintenance for a leaf that needs two"),
 ]

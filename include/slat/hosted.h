@@ -85,6 +85,7 @@
 #ifndef SLAT_HOSTED_H
 #define SLAT_HOSTED_H
 
+#include <slat/export.h>
 #include <slat/slat.h>
 
 #ifdef __cplusplus
@@ -153,9 +154,9 @@ enum slat_hosted_page_state {
  * committed lazily) standing for PAs from @pa_base (aligned to 64 KiB).
  * Returns SLAT_OK, SLAT_E_INVAL or SLAT_E_NOMEM.
  */
-int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
-		     uint32_t granule, uint64_t pa_base);
-void slat_hosted_fini(struct slat_hosted *h);
+SLAT_API int slat_hosted_init(struct slat_hosted *h, uint64_t arena_bytes,
+			      uint32_t granule, uint64_t pa_base);
+SLAT_API void slat_hosted_fini(struct slat_hosted *h);
 /*
  * Take an arena that holds nothing (no page in use, no cache registered
  * with it, no double free, RCU off) back to its state right after
@@ -165,17 +166,17 @@ void slat_hosted_fini(struct slat_hosted *h);
  * run many short cases on one arena and want each to behave as on a fresh
  * one. Returns SLAT_OK or SLAT_E_INVAL (the arena is not empty).
  */
-int slat_hosted_reset(struct slat_hosted *h);
+SLAT_API int slat_hosted_reset(struct slat_hosted *h);
 
 /* The hooks; pass @h as mm_ctx. free_deferred is NULL (frees at once). */
-const struct slat_mm_ops *slat_hosted_ops(void);
+SLAT_API const struct slat_mm_ops *slat_hosted_ops(void);
 
 /*
  * The same hooks with free_deferred set: an unlinked subtree is handed to
  * call_rcu() and freed with slat_free_unlinked() after a grace period. For
  * tables walked with SLAT_SHARED; the arena needs slat_hosted_enable_rcu().
  */
-const struct slat_mm_ops *slat_hosted_ops_rcu(void);
+SLAT_API const struct slat_mm_ops *slat_hosted_ops_rcu(void);
 
 /*
  * Opt @h in to concurrent use: free_deferred (of slat_hosted_ops_rcu())
@@ -184,56 +185,59 @@ const struct slat_mm_ops *slat_hosted_ops_rcu(void);
  * concurrent use, before or after slat_table_init(); calling it again
  * changes the table. Returns SLAT_OK, SLAT_E_INVAL or SLAT_E_NOMEM.
  */
-int slat_hosted_enable_rcu(struct slat_hosted *h, struct slat_table *t);
+SLAT_API int slat_hosted_enable_rcu(struct slat_hosted *h,
+				    struct slat_table *t);
 
 /* Reader side (urcu-memb, with ThreadSanitizer annotations). */
-void slat_hosted_rcu_register_thread(void);
-void slat_hosted_rcu_unregister_thread(void);
-void slat_hosted_rcu_read_lock(void);
-void slat_hosted_rcu_read_unlock(void);
+SLAT_API void slat_hosted_rcu_register_thread(void);
+SLAT_API void slat_hosted_rcu_unregister_thread(void);
+SLAT_API void slat_hosted_rcu_read_lock(void);
+SLAT_API void slat_hosted_rcu_read_unlock(void);
 
 /*
  * Wait until every subtree queued so far, by any thread, has been freed.
  * Not from inside a read-side critical section (it would never return) nor
  * from an RCU callback. slat_hosted_fini() calls it when work is pending.
  */
-void slat_hosted_rcu_barrier(void);
+SLAT_API void slat_hosted_rcu_barrier(void);
 
 /*
  * Wait for a grace period: every read-side critical section begun before
  * the call has ended (synchronize_rcu). Not from inside one.
  */
-void slat_hosted_rcu_synchronize(void);
+SLAT_API void slat_hosted_rcu_synchronize(void);
 /*
  * Run @fn(@arg) on liburcu's callback thread after a grace period
  * (call_rcu with a node from the heap); slat_hosted_rcu_barrier() waits
  * for it too. Returns SLAT_OK or SLAT_E_NOMEM (nothing queued).
  */
-int slat_hosted_rcu_defer(void (*fn)(void *), void *arg);
+SLAT_API int slat_hosted_rcu_defer(void (*fn)(void *), void *arg);
 
 /* Subtrees queued by free_deferred and not freed yet. */
-uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h);
+SLAT_API uint64_t slat_hosted_deferred_pending(const struct slat_hosted *h);
 
 /*
  * Give @c an empty array of @capacity page slots (from the heap).
  * Returns SLAT_OK or SLAT_E_NOMEM.
  */
-int slat_hosted_cache_init(struct slat_page_cache *c, uint32_t capacity);
+SLAT_API int slat_hosted_cache_init(struct slat_page_cache *c,
+				    uint32_t capacity);
 /*
  * Free @c's array. Pages still in a registered cache go back to their arena
  * first (as with drain) and the cache is unregistered.
  */
-void slat_hosted_cache_fini(struct slat_page_cache *c);
+SLAT_API void slat_hosted_cache_fini(struct slat_page_cache *c);
 /*
  * Fill @c up to @n pages (at most c->capacity) with zeroed arena pages, and
  * register @c with @h. A cache belongs to one arena at a time: using it with
  * another arena while it holds pages aborts.
  * Returns SLAT_OK or SLAT_E_NOMEM (arena exhausted; @c keeps what it got).
  */
-int slat_hosted_cache_topup(struct slat_hosted *h, struct slat_page_cache *c,
-			    uint32_t n);
+SLAT_API int slat_hosted_cache_topup(struct slat_hosted *h,
+				     struct slat_page_cache *c, uint32_t n);
 /* Return every page left in @c to the arena and unregister @c. */
-void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c);
+SLAT_API void slat_hosted_cache_drain(struct slat_hosted *h,
+				      struct slat_page_cache *c);
 /*
  * Return pages from the top of @c to the arena until it holds at most @n
  * (the cache stays registered): a cache of exactly @n pages without
@@ -243,30 +247,32 @@ void slat_hosted_cache_drain(struct slat_hosted *h, struct slat_page_cache *c);
  * hands them out without zeroing them. Aborts if @c holds pages of another
  * arena.
  */
-void slat_hosted_cache_shrink(struct slat_hosted *h, struct slat_page_cache *c,
-			      uint32_t n);
+SLAT_API void slat_hosted_cache_shrink(struct slat_hosted *h,
+				       struct slat_page_cache *c, uint32_t n);
 
 /*
  * Pages handed out as tables or roots (not those sitting in caches):
  * pages_in_use minus the pages in @h's registered caches.
  */
-uint64_t slat_hosted_table_pages(const struct slat_hosted *h);
+SLAT_API uint64_t slat_hosted_table_pages(const struct slat_hosted *h);
 /*
  * True if @va is the start of an arena page used as a table or root page:
  * not free and not sitting in a registered cache (a linear scan of the
  * caches; meant for checkers).
  */
-bool slat_hosted_is_table_page(const struct slat_hosted *h, const void *va);
+SLAT_API bool slat_hosted_is_table_page(const struct slat_hosted *h,
+					const void *va);
 /*
  * The state of the arena page holding @va (enum slat_hosted_page_state), or
  * -1 if @va is outside the arena. SLAT_HOSTED_PAGE_CACHED means the page
  * sits in a registered cache; a page the core popped reads as
  * SLAT_HOSTED_PAGE_TABLE (a linear scan of the caches, for checkers).
  */
-int slat_hosted_page_state(const struct slat_hosted *h, const void *va);
+SLAT_API int slat_hosted_page_state(const struct slat_hosted *h,
+				    const void *va);
 
-void slat_hosted_set_observer(struct slat_hosted *h,
-			      slat_hosted_observer_fn fn, void *arg);
+SLAT_API void slat_hosted_set_observer(struct slat_hosted *h,
+				       slat_hosted_observer_fn fn, void *arg);
 
 #ifdef __cplusplus
 }

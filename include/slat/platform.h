@@ -6,6 +6,7 @@
 #ifndef SLAT_PLATFORM_H
 #define SLAT_PLATFORM_H
 
+#include <slat/export.h>
 #include <slat/types.h>
 
 #ifdef __cplusplus
@@ -49,8 +50,8 @@ struct slat_page_cache {
  * An empty cache over the array @pages of @capacity slots: no pages yet, no
  * counters of its own, an empty memo.
  */
-void slat_page_cache_init(struct slat_page_cache *c, void **pages,
-			  uint32_t capacity);
+SLAT_API void slat_page_cache_init(struct slat_page_cache *c, void **pages,
+				   uint32_t capacity);
 
 /*
  * A table page's count after shared walkers added entries to it: they only

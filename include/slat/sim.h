@@ -34,6 +34,7 @@
 #ifndef SLAT_SIM_H
 #define SLAT_SIM_H
 
+#include <slat/export.h>
 #include <slat/slat.h>
 
 #ifdef __cplusplus
@@ -124,24 +125,26 @@ struct slat_vm_config {
  * KVM_CREATE_VM. @cfg may be NULL (all defaults). Returns the VM, or NULL
  * with *err (may be NULL) set to a negative errno.
  */
-struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err);
+SLAT_API struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg,
+					int *err);
 
 /* Stop every vCPU thread, free slots, vCPUs, tables and the arena. */
-void slat_vm_destroy(struct slat_vm *vm);
+SLAT_API void slat_vm_destroy(struct slat_vm *vm);
 
 /* The message of the last error a call on @vm returned ("" if none). */
-const char *slat_vm_error(const struct slat_vm *vm);
+SLAT_API const char *slat_vm_error(const struct slat_vm *vm);
 
 /* The stage-2 table, for inspection (slat_lookup, walkers). Changing it
  * needs slat_vm_mmu_lock(). */
-struct slat_table *slat_vm_table(struct slat_vm *vm);
+SLAT_API struct slat_table *slat_vm_table(struct slat_vm *vm);
 /* KVM's mmu_lock taken for write (vCPU faults wait; vCPUs keep running on
  * their TLBs and walking the table). */
-void slat_vm_mmu_lock(struct slat_vm *vm);
-void slat_vm_mmu_unlock(struct slat_vm *vm);
+SLAT_API void slat_vm_mmu_lock(struct slat_vm *vm);
+SLAT_API void slat_vm_mmu_unlock(struct slat_vm *vm);
 /* A page cache of the VM's arena holding at least @pages pages, for
  * operations done under slat_vm_mmu_lock(); NULL when out of memory. */
-struct slat_page_cache *slat_vm_host_cache(struct slat_vm *vm, uint64_t pages);
+SLAT_API struct slat_page_cache *slat_vm_host_cache(struct slat_vm *vm,
+						    uint64_t pages);
 
 /* Capabilities (KVM_ENABLE_CAP). */
 enum slat_vm_cap {
@@ -161,7 +164,8 @@ enum slat_vm_cap {
 #define SLAT_VM_INITIALLY_SET         (1u << 1)
 
 /* Returns 0, -EINVAL (bad argument) or -EBUSY (too late). */
-int slat_vm_enable_cap(struct slat_vm *vm, enum slat_vm_cap cap, uint64_t arg);
+SLAT_API int slat_vm_enable_cap(struct slat_vm *vm, enum slat_vm_cap cap,
+				uint64_t arg);
 
 /* ---- Memslots ---- */
 
@@ -196,24 +200,26 @@ struct slat_vm_memslot {
  * -ENOMEM (no host memory, or no huge pages reserved: the message says how
  * to reserve them), -ENOENT (deleting a slot that does not exist).
  */
-int slat_vm_set_user_memory_region(struct slat_vm *vm,
-				   const struct slat_vm_memslot *m);
+SLAT_API int slat_vm_set_user_memory_region(struct slat_vm *vm,
+					    const struct slat_vm_memslot *m);
 
 /* The host page size a backing name stands for (0: unknown name). Hugetlb
  * sources answer even when none are reserved. */
-uint64_t slat_vm_backing_page_size(const char *backing);
+SLAT_API uint64_t slat_vm_backing_page_size(const char *backing);
 /* 1 when @backing can be allocated on this host now for @bytes, 0 when not
  * (no huge pages reserved...), with the reason in @why (may be NULL). */
-int slat_vm_backing_available(const char *backing, uint64_t bytes,
-			      char *why, size_t why_len);
+SLAT_API int slat_vm_backing_available(const char *backing, uint64_t bytes,
+				       char *why, size_t why_len);
 
 /* Host view of guest memory (userspace's mapping of the slot): copy
  * to/from guest memory at @gpa. -EFAULT outside slots, -ENXIO synthetic. */
-int slat_vm_host_read(struct slat_vm *vm, uint64_t gpa, void *buf, size_t len);
-int slat_vm_host_write(struct slat_vm *vm, uint64_t gpa, const void *buf,
-		       size_t len);
+SLAT_API int slat_vm_host_read(struct slat_vm *vm, uint64_t gpa, void *buf,
+			       size_t len);
+SLAT_API int slat_vm_host_write(struct slat_vm *vm, uint64_t gpa,
+				const void *buf, size_t len);
 /* The fake host PA backing @gpa. -EFAULT outside slots. */
-int slat_vm_gpa_to_hpa(struct slat_vm *vm, uint64_t gpa, slat_pa_t *hpa);
+SLAT_API int slat_vm_gpa_to_hpa(struct slat_vm *vm, uint64_t gpa,
+				slat_pa_t *hpa);
 
 /* ---- Dirty logging ---- */
 
@@ -224,7 +230,8 @@ int slat_vm_gpa_to_hpa(struct slat_vm *vm, uint64_t gpa, slat_pa_t *hpa);
  * protected again (or made hardware-clean) before returning.
  * Returns 0, -ENOENT (no slot), -EINVAL (logging off), -ENXIO (ring mode).
  */
-int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap);
+SLAT_API int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot,
+				   uint64_t *bitmap);
 
 /*
  * KVM_CLEAR_DIRTY_LOG (manual protect only): clear the bits set in @bitmap
@@ -234,9 +241,9 @@ int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap);
  * the range reaches the end of the slot.
  * Returns 0, -ENOENT, -EINVAL.
  */
-int slat_vm_clear_dirty_log(struct slat_vm *vm, uint32_t slot,
-			    uint64_t first_page, uint64_t num_pages,
-			    const uint64_t *bitmap);
+SLAT_API int slat_vm_clear_dirty_log(struct slat_vm *vm, uint32_t slot,
+				     uint64_t first_page, uint64_t num_pages,
+				     const uint64_t *bitmap);
 
 /* A dirty ring entry (struct kvm_dirty_gfn). */
 struct slat_vm_dirty_gfn {
@@ -257,8 +264,9 @@ struct slat_vm_dirty_gfn {
  * reset pages clean, so copy a page after the reset that follows its
  * harvest, as with write protection.
  */
-int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *vcpu,
-				 struct slat_vm_dirty_gfn *out, uint32_t max);
+SLAT_API int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *vcpu,
+					  struct slat_vm_dirty_gfn *out,
+					  uint32_t max);
 
 /*
  * KVM_RESET_DIRTY_RINGS: write-protect again (hw_dirty: make clean) the
@@ -266,7 +274,7 @@ int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *vcpu,
  * wake vCPUs that waited for it. Returns the number of entries reset, or
  * -ENXIO.
  */
-int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm);
+SLAT_API int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm);
 
 /* ---- MMIO ---- */
 
@@ -281,24 +289,24 @@ enum slat_vm_mmio_map {
  * it succeed and are counted; they store no data.
  * Returns 0, -EINVAL, -EEXIST (overlap).
  */
-int slat_vm_mmio_map(struct slat_vm *vm, uint64_t gpa, uint64_t size,
-		     enum slat_vm_mmio_map how);
+SLAT_API int slat_vm_mmio_map(struct slat_vm *vm, uint64_t gpa, uint64_t size,
+			      enum slat_vm_mmio_map how);
 
 /*
  * Remove the device region at @gpa: SLAT_FLUSH_ENTRY invalidates per entry,
  * SLAT_FLUSH_VMID once for the whole VM (SLAT_FLUSH_RANGE: once by range).
  * Returns 0, -ENOENT.
  */
-int slat_vm_mmio_unmap(struct slat_vm *vm, uint64_t gpa,
-		       enum slat_tlbi_policy policy);
+SLAT_API int slat_vm_mmio_unmap(struct slat_vm *vm, uint64_t gpa,
+				enum slat_tlbi_policy policy);
 
 /* ---- vCPUs ---- */
 
 /* KVM_CREATE_VCPU. Returns the vCPU or NULL (-EEXIST, -ENOMEM in *err). */
-struct slat_vcpu *slat_vm_create_vcpu(struct slat_vm *vm, uint32_t id,
-				      int *err);
-struct slat_vcpu *slat_vm_vcpu(struct slat_vm *vm, uint32_t id);
-uint32_t slat_vcpu_id(const struct slat_vcpu *vcpu);
+SLAT_API struct slat_vcpu *slat_vm_create_vcpu(struct slat_vm *vm, uint32_t id,
+					       int *err);
+SLAT_API struct slat_vcpu *slat_vm_vcpu(struct slat_vm *vm, uint32_t id);
+SLAT_API uint32_t slat_vcpu_id(const struct slat_vcpu *vcpu);
 
 /* Returns of slat_vcpu_access. */
 #define SLAT_VM_EXIT_MMIO 1  /* no memory there (or a write to a read-only
@@ -311,8 +319,8 @@ uint32_t slat_vcpu_id(const struct slat_vcpu *vcpu);
  * copy atomic. Synthetic memory reads as zeros.
  * Returns 0, SLAT_VM_EXIT_MMIO, or -EINVAL / -EFAULT (fault handler error).
  */
-int slat_vcpu_access(struct slat_vcpu *vcpu, uint64_t gpa, void *buf,
-		     uint32_t len, bool write);
+SLAT_API int slat_vcpu_access(struct slat_vcpu *vcpu, uint64_t gpa, void *buf,
+			      uint32_t len, bool write);
 static inline int slat_vcpu_read64(struct slat_vcpu *v, uint64_t gpa,
 				   uint64_t *val)
 {
@@ -325,20 +333,21 @@ static inline int slat_vcpu_write64(struct slat_vcpu *v, uint64_t gpa,
 }
 
 /* Drop every entry of the vCPU's TLB (as on a VMID switch). */
-void slat_vcpu_tlb_flush(struct slat_vcpu *vcpu);
+SLAT_API void slat_vcpu_tlb_flush(struct slat_vcpu *vcpu);
 
 /* Guest code: runs on the vCPU's own host thread. */
 typedef void (*slat_vcpu_guest_fn)(struct slat_vcpu *vcpu, void *arg);
 /* Start a host thread for @vcpu running @fn. -EBUSY if one runs. */
-int slat_vcpu_run(struct slat_vcpu *vcpu, slat_vcpu_guest_fn fn, void *arg);
+SLAT_API int slat_vcpu_run(struct slat_vcpu *vcpu, slat_vcpu_guest_fn fn,
+			   void *arg);
 /* Wait for the vCPU's thread to return. */
-void slat_vcpu_join(struct slat_vcpu *vcpu);
+SLAT_API void slat_vcpu_join(struct slat_vcpu *vcpu);
 /*
  * Pin @vcpu's host thread to pCPU @cpu (pthread_setaffinity_np), now if it
  * runs and whenever slat_vcpu_run starts it; -1 unpins (every CPU the
  * process may use). Returns 0, -EINVAL (no such CPU, or not allowed).
  */
-int slat_vcpu_pin(struct slat_vcpu *vcpu, int cpu);
+SLAT_API int slat_vcpu_pin(struct slat_vcpu *vcpu, int cpu);
 
 /* ---- memstress (the selftests' guest workload) ---- */
 
@@ -356,17 +365,19 @@ struct slat_vm_memstress {
 };
 
 /* Start the vCPU threads; they wait for the first iteration. */
-int slat_vm_memstress_start(struct slat_vm *vm,
-			    const struct slat_vm_memstress *args);
+SLAT_API int slat_vm_memstress_start(struct slat_vm *vm,
+				     const struct slat_vm_memstress *args);
 /* Run one iteration on every vCPU and wait for all of them to finish it.
  * Returns the wall time in ns, or a negative errno (a vCPU error). */
-int64_t slat_vm_memstress_iterate(struct slat_vm *vm);
+SLAT_API int64_t slat_vm_memstress_iterate(struct slat_vm *vm);
 /* Change the write percentage for the next iterations. */
-void slat_vm_memstress_set_write_percent(struct slat_vm *vm, uint32_t pct);
+SLAT_API void slat_vm_memstress_set_write_percent(struct slat_vm *vm,
+						  uint32_t pct);
 /* Random (Park-Miller) or sequential pages for the next iterations. */
-void slat_vm_memstress_set_random_access(struct slat_vm *vm, bool random);
+SLAT_API void slat_vm_memstress_set_random_access(struct slat_vm *vm,
+						  bool random);
 /* Stop and join the vCPU threads. */
-void slat_vm_memstress_stop(struct slat_vm *vm);
+SLAT_API void slat_vm_memstress_stop(struct slat_vm *vm);
 
 /* ---- Counters ---- */
 
@@ -405,15 +416,16 @@ struct slat_vm_stats {
 };
 
 /* Current counters (vCPU counters summed: exact when vCPUs are idle). */
-void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s);
+SLAT_API void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s);
 /* *d = *b - *a, field by field (the counts of one phase). */
-void slat_vm_stats_diff(const struct slat_vm_stats *a,
-			const struct slat_vm_stats *b, struct slat_vm_stats *d);
+SLAT_API void slat_vm_stats_diff(const struct slat_vm_stats *a,
+				 const struct slat_vm_stats *b,
+				 struct slat_vm_stats *d);
 /* Print the non-zero fields of @s, one "name value" per line. */
-void slat_vm_stats_print(const struct slat_vm_stats *s, void *file);
+SLAT_API void slat_vm_stats_print(const struct slat_vm_stats *s, void *file);
 
 /* Monotonic nanoseconds (the clock every time above uses). */
-uint64_t slat_vm_now_ns(void);
+SLAT_API uint64_t slat_vm_now_ns(void);
 
 #ifdef __cplusplus
 }

@@ -9,8 +9,10 @@
 #ifndef SLAT_SLAT_H
 #define SLAT_SLAT_H
 
+#include <slat/export.h>
 #include <slat/platform.h>
 #include <slat/types.h>
+#include <slat/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,30 +133,32 @@ struct slat_table {
  * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration), SLAT_E_INVAL
  * (NULL or missing hooks) or SLAT_E_NOMEM.
  */
-int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
-		    const struct slat_mm_ops *mm, void *mm_ctx);
+SLAT_API int slat_table_init(struct slat_table *t,
+			     const struct slat_config *cfg,
+			     const struct slat_mm_ops *mm, void *mm_ctx);
 
 /*
  * Derive the geometry for @cfg without allocating anything.
  * Returns SLAT_OK or SLAT_E_CONFIG.
  */
-int slat_config_geometry(const struct slat_config *cfg,
-			 struct slat_geometry *geo);
+SLAT_API int slat_config_geometry(const struct slat_config *cfg,
+				  struct slat_geometry *geo);
 
 /*
  * Free every table page and the root, then invalidate the whole VMID once.
  * The table must not be in use by any walker or CPU.
  */
-void slat_table_destroy(struct slat_table *t);
+SLAT_API void slat_table_destroy(struct slat_table *t);
 
 /* Bytes mapped by one entry at @level. */
-uint64_t slat_level_size(const struct slat_table *t, int level);
+SLAT_API uint64_t slat_level_size(const struct slat_table *t, int level);
 
 /* The root: host address, PA, and size in bytes (root_pages x granule). */
-void *slat_table_root(const struct slat_table *t, slat_pa_t *pa, size_t *bytes);
+SLAT_API void *slat_table_root(const struct slat_table *t, slat_pa_t *pa,
+			       size_t *bytes);
 
 /* The format's name ("arm-s2", ...). */
-const char *slat_table_name(const struct slat_table *t);
+SLAT_API const char *slat_table_name(const struct slat_table *t);
 
 /* Operation flags. */
 #define SLAT_SHARED         (1u << 0)  /* other walkers may run at the same time */
@@ -194,9 +198,9 @@ enum slat_tlbi_policy {
  * far this call got), SLAT_E_NOMEM (table valid, *done tells how far),
  * SLAT_E_AGAIN (shared mode only).
  */
-int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
-	     struct slat_page_cache *cache, uint64_t *done);
+SLAT_API int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		      slat_pa_t pa, uint32_t attrs, uint32_t flags,
+		      struct slat_page_cache *cache, uint64_t *done);
 
 /*
  * Remove every translation in [ipa, ipa+size). Tables that become empty are
@@ -208,9 +212,9 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
  * (with *done).
  */
-int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-	       uint64_t *done);
+SLAT_API int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			enum slat_tlbi_policy policy,
+			struct slat_page_cache *cache, uint64_t *done);
 
 /*
  * Clean and invalidate to the PoC the memory of every Normal write-back leaf
@@ -221,8 +225,8 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO (no such leaf), SLAT_E_ALIGN,
  * SLAT_E_RANGE or SLAT_E_INVAL.
  */
-int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint32_t flags);
+SLAT_API int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			uint32_t flags);
 
 /* What lookup finds. */
 struct slat_leaf {
@@ -238,16 +242,16 @@ struct slat_leaf {
  * Find the leaf that translates @ipa.
  * Returns SLAT_OK, SLAT_E_NOENT (not mapped), SLAT_E_RANGE.
  */
-int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
-		struct slat_leaf *leaf);
+SLAT_API int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
+			 struct slat_leaf *leaf);
 
 /*
  * Remove write permission from [ipa, ipa+size), in place. A partly covered
  * block is split first. Invalidates per @policy.
  */
-int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-		   enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-		   uint64_t *done);
+SLAT_API int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			    enum slat_tlbi_policy policy,
+			    struct slat_page_cache *cache, uint64_t *done);
 
 /*
  * Add permissions @perms (SLAT_R/W/X) to every leaf in [ipa, ipa+size), in
@@ -257,15 +261,15 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO, SLAT_E_NOENT (a hole in the range;
  * nothing changed), SLAT_E_ATTR, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_NOMEM.
  */
-int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint32_t perms, uint32_t flags, struct slat_page_cache *cache,
-	       uint64_t *done);
+SLAT_API int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			uint32_t perms, uint32_t flags,
+			struct slat_page_cache *cache, uint64_t *done);
 
 /*
  * Set the access flag of the leaf translating @ipa (the whole leaf).
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO (already young), SLAT_E_NOENT.
  */
-int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
+SLAT_API int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
 
 /*
  * Report whether any leaf overlapping [ipa, ipa+size) is young; with @mkold
@@ -273,8 +277,8 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
  * entry only delays the next report).
  * Returns 1 (young), 0 (none young) or a negative error.
  */
-int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
-			  uint64_t size, bool mkold, uint32_t flags);
+SLAT_API int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
+				   uint64_t size, bool mkold, uint32_t flags);
 
 /*
  * Hardware dirty state (SLAT_FEAT_HWDIRTY): report which pages of
@@ -288,10 +292,10 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
  * Returns the number of dirty pages, or SLAT_E_NOMEM, SLAT_E_CONFIG (no hardware dirty
  * state), SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL.
  */
-int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			uint64_t *bitmap, bool clear,
-			enum slat_tlbi_policy policy, uint32_t flags,
-			struct slat_page_cache *cache);
+SLAT_API int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa,
+				 uint64_t size, uint64_t *bitmap, bool clear,
+				 enum slat_tlbi_policy policy, uint32_t flags,
+				 struct slat_page_cache *cache);
 
 /* Kinds of access, for slat_hw_access(). */
 #define SLAT_ACCESS_READ  0u
@@ -321,8 +325,8 @@ struct slat_hw_result {
  * software MMUs and by tests that play the hardware.
  * Returns SLAT_OK (see res->fault) or SLAT_E_RANGE / SLAT_E_INVAL.
  */
-int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
-		   struct slat_hw_result *res);
+SLAT_API int slat_hw_access(struct slat_table *t, slat_ipa_t ipa,
+			    unsigned access, struct slat_hw_result *res);
 
 #define SLAT_SPLIT_NO_SKIP (1u << 2) /* split: walk every level (no skipping) */
 
@@ -338,9 +342,9 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
  * it got. Returns SLAT_OK, SLAT_E_NOMEM, SLAT_E_ALIGN, SLAT_E_RANGE or
  * SLAT_E_INVAL (@leaf_size not a leaf size of the format).
  */
-int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint64_t leaf_size, uint32_t flags,
-	       struct slat_page_cache *cache, uint64_t *done);
+SLAT_API int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			uint64_t leaf_size, uint32_t flags,
+			struct slat_page_cache *cache, uint64_t *done);
 
 enum slat_recover_strategy {
 	/* Unmap every last-level entry, each with its own invalidation under
@@ -366,10 +370,10 @@ typedef int (*slat_max_level_fn)(void *arg, slat_ipa_t ipa);
  * has one. Allocates nothing.
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE or SLAT_E_INVAL.
  */
-int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-		 enum slat_recover_strategy strategy,
-		 enum slat_tlbi_policy policy, slat_max_level_fn max_level,
-		 void *arg);
+SLAT_API int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			  enum slat_recover_strategy strategy,
+			  enum slat_tlbi_policy policy,
+			  slat_max_level_fn max_level, void *arg);
 
 /* Operations, for slat_pages_needed(). */
 enum slat_op {
@@ -386,18 +390,19 @@ enum slat_op {
  * whatever the table holds. With that many pages in the cache the operation
  * cannot fail with SLAT_E_NOMEM.
  */
-uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
-			   slat_ipa_t ipa, uint64_t size);
+SLAT_API uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
+				    slat_ipa_t ipa, uint64_t size);
 
 /*
  * Free an unlinked subtree (a table page at @level and everything below).
  * Called by the platform's free_deferred hook once no walker can see it.
  */
-void slat_free_unlinked(struct slat_table *t, void *va, int level);
+SLAT_API void slat_free_unlinked(struct slat_table *t, void *va, int level);
 
 /* Add @t's counters to @sum; reset them. */
-void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add);
-void slat_stats_reset(struct slat_table *t);
+SLAT_API void slat_stats_add(struct slat_stats *sum,
+			     const struct slat_stats *add);
+SLAT_API void slat_stats_reset(struct slat_table *t);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #ifndef SLAT_TWOSTAGE_H
 #define SLAT_TWOSTAGE_H
 
+#include <slat/export.h>
 #include <slat/slat.h>
 
 #ifdef __cplusplus
@@ -72,8 +73,8 @@ enum slat_ts_policy {
 	SLAT_TS_POLICIES
 };
 
-const char *slat_ts_policy_name(enum slat_ts_policy p);
-const char *slat_ts_tlbi_name(enum slat_ts_tlbi_kind k);
+SLAT_API const char *slat_ts_policy_name(enum slat_ts_policy p);
+SLAT_API const char *slat_ts_tlbi_name(enum slat_ts_tlbi_kind k);
 
 struct slat_ts_config {
 	uint16_t vmid;
@@ -90,7 +91,7 @@ struct slat_ts_config {
 
 /* Defaults: VMID 1, 1 vCPU, 1024 x 4-way combined, no stage-2-only TLB,
  * 256 MiB of RAM at IPA 1 GiB mapped by pages, untrapped. */
-void slat_ts_config_default(struct slat_ts_config *cfg);
+SLAT_API void slat_ts_config_default(struct slat_ts_config *cfg);
 
 struct slat_ts_stats {
 	uint64_t accesses;
@@ -116,24 +117,27 @@ struct slat_ts_as;  /* a guest address space: a stage-1 table */
  * of it, the vCPU TLBs. Returns NULL with *err = SLAT_E_CONFIG (bad
  * configuration) or SLAT_E_NOMEM.
  */
-struct slat_ts *slat_ts_create(const struct slat_ts_config *cfg, int *err);
-void slat_ts_destroy(struct slat_ts *ts);
-const struct slat_ts_config *slat_ts_config(const struct slat_ts *ts);
-void slat_ts_set_policy(struct slat_ts *ts, enum slat_ts_policy policy);
+SLAT_API struct slat_ts *slat_ts_create(const struct slat_ts_config *cfg,
+					int *err);
+SLAT_API void slat_ts_destroy(struct slat_ts *ts);
+SLAT_API const struct slat_ts_config *slat_ts_config(const struct slat_ts *ts);
+SLAT_API void slat_ts_set_policy(struct slat_ts *ts,
+				 enum slat_ts_policy policy);
 
 /* The stage-2 table (the hypervisor may change it; it then issues
  * IPAS2E1IS and VMALLE1IS, or VMALLS12E1IS, with slat_ts_hw_tlbi). */
-struct slat_table *slat_ts_stage2(struct slat_ts *ts);
+SLAT_API struct slat_table *slat_ts_stage2(struct slat_ts *ts);
 /* Host physical address the stage-2 table gives guest RAM at @ipa. */
-slat_pa_t slat_ts_ram_pa(const struct slat_ts *ts, slat_ipa_t ipa);
+SLAT_API slat_pa_t slat_ts_ram_pa(const struct slat_ts *ts, slat_ipa_t ipa);
 
 /*
  * Guest frames: take one page of guest RAM (zeroed when @zero), give it
  * back. Returns SLAT_OK or SLAT_E_NOMEM.
  */
-int slat_ts_frame_alloc(struct slat_ts *ts, bool zero, slat_ipa_t *ipa);
-void slat_ts_frame_free(struct slat_ts *ts, slat_ipa_t ipa);
-uint64_t slat_ts_frames_free(const struct slat_ts *ts);
+SLAT_API int slat_ts_frame_alloc(struct slat_ts *ts, bool zero,
+				 slat_ipa_t *ipa);
+SLAT_API void slat_ts_frame_free(struct slat_ts *ts, slat_ipa_t ipa);
+SLAT_API uint64_t slat_ts_frames_free(const struct slat_ts *ts);
 
 /*
  * A stage-1 table in guest memory. @kernel: a TTBR1_EL1 table (VAs from
@@ -146,38 +150,41 @@ uint64_t slat_ts_frames_free(const struct slat_ts *ts);
  * VMALLE1IS); each call ends with one DSB.
  * Returns NULL with *err on failure.
  */
-struct slat_ts_as *slat_ts_as_create(struct slat_ts *ts, bool kernel,
-				     uint16_t asid, int *err);
+SLAT_API struct slat_ts_as *slat_ts_as_create(struct slat_ts *ts, bool kernel,
+					      uint16_t asid, int *err);
 /* Free the table (one whole-table invalidation, as above). */
-void slat_ts_as_destroy(struct slat_ts_as *as);
-struct slat_table *slat_ts_as_table(struct slat_ts_as *as);
-uint16_t slat_ts_as_asid(const struct slat_ts_as *as);
+SLAT_API void slat_ts_as_destroy(struct slat_ts_as *as);
+SLAT_API struct slat_table *slat_ts_as_table(struct slat_ts_as *as);
+SLAT_API uint16_t slat_ts_as_asid(const struct slat_ts_as *as);
 /* A new ASID (after a rollover); the caller invalidates the old one. */
-void slat_ts_as_set_asid(struct slat_ts_as *as, uint16_t asid);
+SLAT_API void slat_ts_as_set_asid(struct slat_ts_as *as, uint16_t asid);
 /* Guest table pages in use by @as (root included). */
-uint64_t slat_ts_as_pages(const struct slat_ts_as *as);
+SLAT_API uint64_t slat_ts_as_pages(const struct slat_ts_as *as);
 
 /*
  * Stage-1 operations with table pages taken from guest RAM. @va is a
  * TTBR0 address, or for a kernel table a SLAT_TS_KERNEL_VA() address.
  * The same returns as slat_map / slat_unmap / slat_wrprotect.
  */
-int slat_ts_as_map(struct slat_ts_as *as, uint64_t va, uint64_t size,
-		   slat_ipa_t ipa, uint32_t attrs);
-int slat_ts_as_unmap(struct slat_ts_as *as, uint64_t va, uint64_t size);
-int slat_ts_as_wrprotect(struct slat_ts_as *as, uint64_t va, uint64_t size);
+SLAT_API int slat_ts_as_map(struct slat_ts_as *as, uint64_t va, uint64_t size,
+			    slat_ipa_t ipa, uint32_t attrs);
+SLAT_API int slat_ts_as_unmap(struct slat_ts_as *as, uint64_t va,
+			      uint64_t size);
+SLAT_API int slat_ts_as_wrprotect(struct slat_ts_as *as, uint64_t va,
+				  uint64_t size);
 /* Add @perms in place (a write fault on a page no longer shared); like
  * arm64's ptep_set_access_flags, a stale read-only entry is invalidated
  * with VAE1IS. */
-int slat_ts_as_relax(struct slat_ts_as *as, uint64_t va, uint64_t size,
-		     uint32_t perms);
+SLAT_API int slat_ts_as_relax(struct slat_ts_as *as, uint64_t va, uint64_t size,
+			      uint32_t perms);
 
 /* Make @vcpu run with TTBR0 = @user (may be NULL) and TTBR1 = @kernel
  * (may be NULL); the ASID is @user's. */
-void slat_ts_vcpu_switch(struct slat_ts *ts, uint32_t vcpu,
-			 struct slat_ts_as *user, struct slat_ts_as *kernel);
+SLAT_API void slat_ts_vcpu_switch(struct slat_ts *ts, uint32_t vcpu,
+				  struct slat_ts_as *user,
+				  struct slat_ts_as *kernel);
 /* The vCPU whose code runs the guest's table operations. */
-void slat_ts_set_current(struct slat_ts *ts, uint32_t vcpu);
+SLAT_API void slat_ts_set_current(struct slat_ts *ts, uint32_t vcpu);
 
 /* Kinds of access (SLAT_ACCESS_* of slat.h) at EL0 or EL1. */
 struct slat_ts_result {
@@ -197,15 +204,16 @@ struct slat_ts_result {
  * @res (no entry is cached for it).
  * Returns SLAT_OK or SLAT_E_INVAL (vCPU out of range).
  */
-int slat_ts_access(struct slat_ts *ts, uint32_t vcpu, uint64_t va,
-		   unsigned access, bool el0, struct slat_ts_result *res);
+SLAT_API int slat_ts_access(struct slat_ts *ts, uint32_t vcpu, uint64_t va,
+			    unsigned access, bool el0,
+			    struct slat_ts_result *res);
 
 /* Whether @vcpu's TLB holds a combined entry that a lookup of @va with
  * ASID @asid would hit (no side effects, no counting). */
-bool slat_ts_tlb_holds(const struct slat_ts *ts, uint32_t vcpu, uint16_t asid,
-		       uint64_t va);
+SLAT_API bool slat_ts_tlb_holds(const struct slat_ts *ts, uint32_t vcpu,
+				uint16_t asid, uint64_t va);
 /* Valid combined entries in @vcpu's TLB. */
-uint32_t slat_ts_tlb_count(const struct slat_ts *ts, uint32_t vcpu);
+SLAT_API uint32_t slat_ts_tlb_count(const struct slat_ts *ts, uint32_t vcpu);
 
 /*
  * Guest TLB maintenance: one flush call of @n operations by @vcpu, ended by
@@ -213,16 +221,17 @@ uint32_t slat_ts_tlb_count(const struct slat_ts *ts, uint32_t vcpu);
  * Precise: each traps and is executed with one DSB. Flush-all: each traps
  * and becomes VMALLE1IS with one DSB.
  */
-void slat_ts_guest_flush(struct slat_ts *ts, uint32_t vcpu,
-			 const struct slat_ts_tlbi *ops, uint32_t n);
+SLAT_API void slat_ts_guest_flush(struct slat_ts *ts, uint32_t vcpu,
+				  const struct slat_ts_tlbi *ops, uint32_t n);
 /* Execute one operation on the hardware (the hypervisor's own
  * maintenance: IPAS2E1IS, VMALLS12E1IS), with its DSB. */
-void slat_ts_hw_tlbi(struct slat_ts *ts, uint32_t vcpu,
-		     const struct slat_ts_tlbi *op);
+SLAT_API void slat_ts_hw_tlbi(struct slat_ts *ts, uint32_t vcpu,
+			      const struct slat_ts_tlbi *op);
 
 /* Counters, summed over the vCPUs, since creation or the last reset. */
-void slat_ts_stats_read(const struct slat_ts *ts, struct slat_ts_stats *s);
-void slat_ts_stats_reset(struct slat_ts *ts);
+SLAT_API void slat_ts_stats_read(const struct slat_ts *ts,
+				 struct slat_ts_stats *s);
+SLAT_API void slat_ts_stats_reset(struct slat_ts *ts);
 
 /* ---- cost table and the kernel-build workload (twostage_workload.c) ---- */
 
@@ -239,15 +248,16 @@ struct slat_ts_cost {
 	double spawn;       /* fork + exec + exit of one process, guest side */
 	double hz;          /* guest clock, for rates per second */
 };
-void slat_ts_cost_default(struct slat_ts_cost *c);
+SLAT_API void slat_ts_cost_default(struct slat_ts_cost *c);
 
 /* Modeled cycles of a workload's counts (@events: workload counters). */
 struct slat_ts_events {
 	uint64_t ctxsw, spawns, forks, execs, exits, cows, munmaps;
 	uint64_t munmap_pages, first_touch, asid_rollovers;
 };
-double slat_ts_cycles(const struct slat_ts_cost *c, const struct slat_ts_stats *s,
-		      const struct slat_ts_events *e);
+SLAT_API double slat_ts_cycles(const struct slat_ts_cost *c,
+			       const struct slat_ts_stats *s,
+			       const struct slat_ts_events *e);
 
 struct slat_ts_workload {
 	uint32_t nr_vcpus;        /* V */
@@ -271,7 +281,7 @@ struct slat_ts_workload {
 	uint32_t kernel_pages;    /* kernel working set (global) */
 	uint32_t asid_bits;       /* 8 or 16: rollover re-tags every process */
 };
-void slat_ts_workload_default(struct slat_ts_workload *w);
+SLAT_API void slat_ts_workload_default(struct slat_ts_workload *w);
 
 struct slat_ts_report {
 	enum slat_ts_policy policy;
@@ -287,10 +297,10 @@ struct slat_ts_report {
  * replaced by @w->nr_vcpus). The same seed gives the same guest events
  * under every policy. Returns SLAT_OK, SLAT_E_CONFIG, SLAT_E_NOMEM.
  */
-int slat_ts_workload_run(const struct slat_ts_workload *w,
-			 const struct slat_ts_config *cfg,
-			 const struct slat_ts_cost *cost,
-			 struct slat_ts_report *out);
+SLAT_API int slat_ts_workload_run(const struct slat_ts_workload *w,
+				  const struct slat_ts_config *cfg,
+				  const struct slat_ts_cost *cost,
+				  struct slat_ts_report *out);
 
 #ifdef __cplusplus
 }

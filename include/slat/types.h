@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <slat/export.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,7 +55,7 @@ enum slat_status {
 };
 
 /* A short English description of a status code ("unknown status" if none). */
-const char *slat_strerror(int status);
+SLAT_API const char *slat_strerror(int status);
 
 /*
  * Leaf attributes, format-neutral. Each format encodes them exactly as its

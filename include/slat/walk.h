@@ -6,6 +6,7 @@
 #ifndef SLAT_WALK_H
 #define SLAT_WALK_H
 
+#include <slat/export.h>
 #include <slat/slat.h>
 
 #ifdef __cplusplus
@@ -60,17 +61,21 @@ struct slat_walker {
  * (which the caller adds to the table's). Returns the first negative
  * visitor status, or SLAT_OK.
  */
-int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
-	      const struct slat_walker *w, struct slat_stats *stats);
+SLAT_API int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
+		       const struct slat_walker *w, struct slat_stats *stats);
 
 /* Format-neutral decoding, for visitors. */
-bool slat_pte_is_valid(const struct slat_table *t, slat_pte_t pte);
-bool slat_pte_is_table(const struct slat_table *t, slat_pte_t pte, int level);
-bool slat_pte_is_leaf(const struct slat_table *t, slat_pte_t pte, int level);
-slat_pa_t slat_pte_pa(const struct slat_table *t, slat_pte_t pte, int level);
-uint32_t slat_pte_attrs(const struct slat_table *t, slat_pte_t pte, int level);
+SLAT_API bool slat_pte_is_valid(const struct slat_table *t, slat_pte_t pte);
+SLAT_API bool slat_pte_is_table(const struct slat_table *t, slat_pte_t pte,
+				int level);
+SLAT_API bool slat_pte_is_leaf(const struct slat_table *t, slat_pte_t pte,
+			       int level);
+SLAT_API slat_pa_t slat_pte_pa(const struct slat_table *t, slat_pte_t pte,
+			       int level);
+SLAT_API uint32_t slat_pte_attrs(const struct slat_table *t, slat_pte_t pte,
+				 int level);
 /* The table page an entry points to, as the core reaches it. */
-void *slat_pte_table(const struct slat_table *t, slat_pte_t pte);
+SLAT_API void *slat_pte_table(const struct slat_table *t, slat_pte_t pte);
 
 #ifdef __cplusplus
 }

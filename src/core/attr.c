@@ -218,7 +218,10 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	       uint32_t perms, uint32_t flags, struct slat_page_cache *cache,
 	       uint64_t *done)
 {
-	struct relax_data d = { .perms = perms };
+	/* Set field by field: an initializer would zero the op's counters
+	 * with a memset, which the freestanding core does not have. */
+	struct relax_data d;
+	d.perms = perms;
 	int ret = core_op_begin(&d.op, t, ipa, size, flags,
 				SLAT_SHARED | SLAT_SKIP_CMO, SLAT_FLUSH_NONE,
 				cache, done);

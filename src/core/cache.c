@@ -83,7 +83,11 @@ static int flush_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	       uint32_t flags)
 {
-	struct flush_data d = { .run = { 0, 0 } };
+	/* Set field by field: an initializer would zero the op's counters
+	 * with a memset, which the freestanding core does not have. */
+	struct flush_data d;
+	d.run = (struct cmo_run){ 0, 0 };
+	d.any = false;
 	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SHARED,
 				SLAT_FLUSH_NONE, NULL, NULL);
 	if (ret)

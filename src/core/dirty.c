@@ -96,7 +96,12 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 {
 	if (!bitmap)
 		return SLAT_E_INVAL;
-	struct dirty_data d = { .bitmap = bitmap, .clear = clear };
+	/* Set field by field: an initializer would zero the op's counters
+	 * with a memset, which the freestanding core does not have. */
+	struct dirty_data d;
+	d.bitmap = bitmap;
+	d.clear = clear;
+	d.dirty_pages = 0;
 	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SHARED, policy,
 				cache, NULL);
 	if (ret)

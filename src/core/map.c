@@ -99,7 +99,8 @@ static inline unsigned map_cmo(unsigned need, uint32_t flags,
 			       struct slat_stats *st)
 {
 	if (__builtin_expect((flags & SLAT_SKIP_CMO) != 0, 0)) {
-		st->cmo_skipped += (unsigned)__builtin_popcount(need);
+		st->cmo_skipped += !!(need & CORE_CMO_DCACHE) +
+				    !!(need & CORE_CMO_ICACHE);
 		return 0;
 	}
 	return need;
@@ -316,12 +317,15 @@ struct map_req {
 static __attribute__((noinline)) int
 map_walk(struct slat_table *t, const struct map_req *rq)
 {
-	struct map_data d = {
-		.pa = rq->pa, .attrs = rq->attrs,
-		.cap_shift = map_cap_shift(rq->flags),
-		.cmo = cmo_for_attrs(t, rq->attrs),
-		.no_replace = (rq->flags & SLAT_MAP_NO_REPLACE) != 0,
-	};
+	/* Set field by field: an initializer would zero the op's counters
+	 * with a memset, which the freestanding core does not have. */
+	struct map_data d;
+	d.pa = rq->pa;
+	d.attrs = rq->attrs;
+	d.cap_shift = map_cap_shift(rq->flags);
+	d.cmo = cmo_for_attrs(t, rq->attrs);
+	d.no_replace = (rq->flags & SLAT_MAP_NO_REPLACE) != 0;
+	d.wrote = false;
 	int ret = core_op_begin(&d.op, t, slat_ipa(rq->ipa), rq->size, rq->flags,
 				CORE_FLAGS_MAP, SLAT_FLUSH_NONE, rq->cache,
 				rq->done);

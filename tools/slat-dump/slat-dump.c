@@ -18,11 +18,12 @@
 #include "script.h"
 
 static const char usage[] =
-"usage: slat-dump [options] SCRIPT      run SCRIPT ('-' for stdin), list the table\n"
-"       slat-dump [options] --read-raw IMAGE\n"
+"Usage: slat-dump [options] SCRIPT\n"
+"  or:  slat-dump [options] --read-raw IMAGE\n"
 "\n"
-"Runs a script of operations on a libslat table (hosted platform, fake PAs)\n"
-"and prints every leaf in IPA order, one per line, merging nothing:\n"
+"Runs SCRIPT ('-' for stdin), a script of operations on a libslat table\n"
+"(hosted platform, fake PAs), and prints every leaf in IPA order, one per\n"
+"line, merging nothing:\n"
 "  0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young\n"
 "  (IPA range, level, page or block, output PA, permissions r w x, where\n"
 "  xu/xk mean execute at EL0/EL1 (user/supervisor) only, memory type,\n"
@@ -40,6 +41,7 @@ static const char usage[] =
 "  --arena SIZE      table-page arena (default 1G, committed lazily)\n"
 "  -v, --verbose     print each operation's status\n"
 "  -h, --help        this text\n"
+"  --version         print slat-dump's version and exit\n"
 "\n"
 "Script (one operation per line, '#' starts a comment):\n"
 "  config arm-s2 granule=4k ia=40 pa=48 fwb=off xnx=off dic=off hwdirty=off\n"
@@ -92,6 +94,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--version")) {
+			printf("slat-dump (slat) %s\n", slat_version());
 			exit(0);
 		} else if (!strcmp(a, "--hex")) {
 			o->hex = true;

@@ -19,7 +19,7 @@ static const struct perf_cmd *const cmds[] = {
 static void help(FILE *f)
 {
 	fputs(
-"usage: slat-perf [COMMAND] [SELFTEST OPTIONS] [--SWITCH=VALUE ...]\n"
+"Usage: slat-perf [COMMAND] [SELFTEST OPTIONS] [--SWITCH=VALUE ...]\n"
 "                 [--compare SWITCH=A,B[,...]] [--repeat N] [--cost FILE]\n"
 "                 [--json FILE] [--svg FILE] [--ept-levels 4|5] [--no-counts]\n"
 "\n"
@@ -79,6 +79,7 @@ static void help(FILE *f)
 "  --ept-levels 4|5               EPT levels for the PA-bits:ANY mode (-m 9)\n"
 "  --no-counts                    only the selftest lines\n"
 "  -h, --help                     this help; COMMAND -h: the command's options\n"
+"  --version                      print slat-perf's version and exit\n"
 "\n"
 "Examples:\n"
 "  slat-perf dirty-log -v 2 -b 256M -s synthetic\n"
@@ -138,6 +139,12 @@ int main(int argc, char **argv)
 			val = strchr(a, '=') + 1;
 		if (!strcmp(name, "help")) {
 			help(stdout);
+			free(rest);
+			free(cmpdup);
+			return 0;
+		}
+		if (!strcmp(name, "version")) {
+			printf("slat-perf (slat) %s\n", slat_version());
 			free(rest);
 			free(cmpdup);
 			return 0;
