@@ -158,8 +158,9 @@ static void *vcpu_main(void *arg)
 		for (;;) {
 			slat_hosted_rcu_read_lock();
 			ret = slat_map(&r->t, slat_ipa(ipa), G4K,
-				       slat_pa(ipa + PA_OFF), ATTRS, SLAT_SHARED,
-				       &v->cache, NULL);
+				       slat_pa(ipa + PA_OFF), ATTRS,
+				       SLAT_OP(.flags = SLAT_SHARED,
+					       .cache = &v->cache));
 			slat_hosted_rcu_read_unlock();
 			if (ret != SLAT_E_AGAIN)
 				break;

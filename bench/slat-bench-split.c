@@ -67,7 +67,7 @@ static void env_fini(struct env *e)
 	slat_hosted_fini(&e->h);
 }
 
-static void topup(struct env *e, enum slat_op op, uint64_t size)
+static void topup(struct env *e, enum slat_op_kind op, uint64_t size)
 {
 	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(0), size);
 	check("top-up", slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need));
@@ -76,8 +76,9 @@ static void topup(struct env *e, enum slat_op op, uint64_t size)
 static void map_as(struct env *e, uint64_t size, uint32_t flags)
 {
 	topup(e, SLAT_OP_MAP, size);
-	check("map", slat_map(&e->t, slat_ipa(0), size, slat_pa(PA_BASE),
-			      SLAT_RW, flags, &e->cache, NULL));
+	check("map",
+	      slat_map(&e->t, slat_ipa(0), size, slat_pa(PA_BASE), SLAT_RW,
+		       SLAT_OP(.flags = flags, .cache = &e->cache)));
 }
 
 static double modeled_ms(double ns, const struct slat_stats *s)
@@ -104,8 +105,10 @@ static void split_once(uint64_t size, uint32_t map_flags, bool skip,
 	topup(&e, SLAT_OP_SPLIT, size);
 	slat_stats_reset(&e.t);
 	uint64_t t0 = now_ns();
-	check("split", slat_split(&e.t, slat_ipa(0), size, 0,
-				  skip ? 0 : SLAT_SPLIT_NO_SKIP, &e.cache, NULL));
+	check("split",
+	      slat_split(&e.t, slat_ipa(0), size, 0,
+			 SLAT_OP(.flags = skip ? 0 : SLAT_SPLIT_NO_SKIP,
+				 .cache = &e.cache)));
 	r->ns = (double)(now_ns() - t0);
 	r->st = e.t.stats;
 	env_fini(&e);
@@ -193,8 +196,10 @@ static void bench_recover(void)
 			map_as(&e, size, SLAT_MAP_PAGES);
 			slat_stats_reset(&e.t);
 			uint64_t t0 = now_ns();
-			check("recover", slat_recover(&e.t, slat_ipa(0), size, s, p,
-						      NULL, NULL));
+			check("recover",
+			      slat_recover(&e.t, slat_ipa(0), size,
+					   SLAT_RECOVERY(.strategy = s),
+					   SLAT_OP(.flush = p)));
 			double ns = (double)(now_ns() - t0);
 			struct slat_stats st = e.t.stats;
 			uint64_t written = 0, tlbis = 0;

@@ -392,7 +392,8 @@ static void env_fini(struct env *e)
 	slat_hosted_fini(&e->h);
 }
 
-static void topup(struct env *e, enum slat_op op, uint64_t ipa, uint64_t size)
+static void topup(struct env *e, enum slat_op_kind op, uint64_t ipa,
+		  uint64_t size)
 {
 	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(ipa), size);
 	int rc;
@@ -424,7 +425,8 @@ static void map_layout(struct env *e, enum layout l, uint64_t ipa,
 
 	topup(e, SLAT_OP_MAP, ipa, size);
 	rc = slat_map(&e->t, slat_ipa(ipa), size, slat_pa(MAP_PA_OFF + ipa),
-		      MAP_ATTRS, layout_flags(l), &e->cache, NULL);
+		      MAP_ATTRS,
+		      SLAT_OP(.flags = layout_flags(l), .cache = &e->cache));
 	if (rc != SLAT_OK)
 		die("map (setup)", rc);
 }
@@ -434,8 +436,8 @@ static void unmap_all(struct env *e, uint64_t ipa, uint64_t size)
 	int rc;
 
 	topup(e, SLAT_OP_UNMAP, ipa, size);
-	rc = slat_unmap(&e->t, slat_ipa(ipa), size, SLAT_FLUSH_VMID,
-			&e->cache, NULL);
+	rc = slat_unmap(&e->t, slat_ipa(ipa), size,
+			SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &e->cache));
 	if (rc < 0)
 		die("unmap (teardown)", rc);
 }
@@ -801,7 +803,8 @@ static void run(const struct scenario *sc, struct result *r)
 			t0 = clock_start(collect);
 			rc = slat_map(&e.t, slat_ipa(ipa), size,
 				      slat_pa(MAP_PA_OFF + ipa), MAP_ATTRS,
-				      layout_flags(sc->after), &e.cache, NULL);
+				      SLAT_OP(.flags = layout_flags(sc->after),
+					      .cache = &e.cache));
 			t1 = clock_stop(collect);
 			break;
 		case OP_MAP_EACH:
@@ -816,8 +819,10 @@ static void run(const struct scenario *sc, struct result *r)
 			t0 = clock_start(collect);
 			for (uint64_t a = ipa; a < ipa + size; a += page) {
 				rc = slat_map(&e.t, slat_ipa(a), page,
-					      slat_pa(MAP_PA_OFF + a), MAP_ATTRS,
-					      fl, &e.cache, NULL);
+					      slat_pa(MAP_PA_OFF + a),
+					      MAP_ATTRS,
+					      SLAT_OP(.flags = fl,
+						      .cache = &e.cache));
 				if (rc != SLAT_OK)
 					break;
 			}
@@ -829,15 +834,16 @@ static void run(const struct scenario *sc, struct result *r)
 		case OP_UNMAP:
 			t0 = clock_start(collect);
 			rc = slat_unmap(&e.t, slat_ipa(ipa), size,
-					SLAT_FLUSH_RANGE, &e.cache, NULL);
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						.cache = &e.cache));
 			t1 = clock_stop(collect);
 			break;
 		case OP_UNMAP_LEAVES:
 			t0 = clock_start(collect);
 			for (uint64_t a = ipa; a < ipa + size; a += span) {
-				rc = slat_unmap(&e.t, slat_ipa(a + page),
-						span - page, SLAT_FLUSH_RANGE,
-						NULL, NULL);
+				rc = slat_unmap(
+					&e.t, slat_ipa(a + page), span - page,
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE));
 				if (rc != SLAT_OK)
 					break;
 			}
@@ -846,34 +852,40 @@ static void run(const struct scenario *sc, struct result *r)
 		case OP_SPLIT:
 		case OP_SPLIT_NO_SKIP:
 			t0 = clock_start(collect);
-			rc = slat_split(&e.t, slat_ipa(ipa), size, 0,
-					sc->op == OP_SPLIT_NO_SKIP ?
-						SLAT_SPLIT_NO_SKIP : 0,
-					&e.cache, NULL);
+			rc = slat_split(
+				&e.t, slat_ipa(ipa), size, 0,
+				SLAT_OP(.flags = sc->op == OP_SPLIT_NO_SKIP
+							 ? SLAT_SPLIT_NO_SKIP
+							 : 0,
+					.cache = &e.cache));
 			t1 = clock_stop(collect);
 			break;
 		case OP_WRPROTECT:
 			t0 = clock_start(collect);
 			rc = slat_wrprotect(&e.t, slat_ipa(ipa), size,
-					    SLAT_FLUSH_RANGE, &e.cache, NULL);
+					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						    .cache = &e.cache));
 			t1 = clock_stop(collect);
 			break;
 		case OP_AGE:
 			t0 = clock_start(collect);
 			rc = slat_test_clear_young(&e.t, slat_ipa(ipa), size,
-						   true, 0);
+						   true, NULL);
 			t1 = clock_stop(collect);
-			if (rc == 1)
+			if (rc == SLAT_WAS_YOUNG)
 				rc = SLAT_OK;
-			else if (rc == 0)
+			else if (rc == SLAT_OK)
 				fail_check(r, "test_clear_young found nothing "
 					   "young");
 			break;
 		case OP_PROMOTE:
 			t0 = clock_start(collect);
-			rc = slat_recover(&e.t, slat_ipa(ipa), size,
-					  SLAT_RECOVER_PROMOTE, SLAT_FLUSH_VMID,
-					  max_level_l2, NULL);
+			rc = slat_recover(
+				&e.t, slat_ipa(ipa), size,
+				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
+					      .max_level = max_level_l2,
+					      .arg = NULL),
+				SLAT_OP(.flush = SLAT_FLUSH_VMID));
 			t1 = clock_stop(collect);
 			break;
 		}

@@ -389,13 +389,16 @@ static void test_rcu_deferred(void **state)
 
 	/* A page at 1 GiB: a level-2 and a level-3 table. */
 	assert_int_equal(slat_map(&t, slat_ipa(gib), 4096, slat_pa(0x80000000),
-				  SLAT_RW, 0, &c, NULL), SLAT_OK);
+				  SLAT_RW, SLAT_OP(.cache = &c)),
+			 SLAT_OK);
 	uint64_t root = t.geo.root_pages;
 	assert_int_equal(slat_hosted_table_pages(&h), root + 2);
 	/* A block with another translation replaces both, shared. */
 	slat_hosted_rcu_read_lock();
 	assert_int_equal(slat_map(&t, slat_ipa(gib), gib, slat_pa(3 * gib),
-				  SLAT_RW, SLAT_SHARED, &c, NULL), SLAT_OK);
+				  SLAT_RW,
+				  SLAT_OP(.flags = SLAT_SHARED, .cache = &c)),
+			 SLAT_OK);
 	/* Still in use: a walker may be reading them. */
 	assert_int_equal(slat_hosted_table_pages(&h), root + 2);
 	slat_hosted_rcu_read_unlock();

@@ -155,7 +155,7 @@ void _start(void) __attribute__((noreturn));
 
 void _start(void)
 {
-	uint64_t done;
+	struct slat_op args = { .cache = &cache };
 
 	while (cache.nr < cache.capacity) {
 		void *p = take_pages(1, 1);
@@ -166,11 +166,10 @@ void _start(void)
 	}
 	if (slat_table_init(&table, &config, &bm_ops, NULL) == SLAT_OK) {
 		slat_map(&table, slat_ipa(0x40000000), 0x200000,
-			 slat_pa(0x100000000ull), SLAT_RW | SLAT_MT_NORMAL, 0,
-			 &cache, &done);
+			 slat_pa(0x100000000ull), SLAT_RW | SLAT_MT_NORMAL,
+			 &args);
 		slat_lookup(&table, slat_ipa(0x40001000), &leaf);
-		slat_unmap(&table, slat_ipa(0x40000000), 0x200000,
-			   SLAT_FLUSH_ENTRY, &cache, &done);
+		slat_unmap(&table, slat_ipa(0x40000000), 0x200000, &args);
 		slat_table_destroy(&table);
 	}
 	for (;;)

@@ -63,14 +63,18 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 	if (vm->cfg.hw_dirty) {
 		c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_DIRTY_CLEAR,
 							 slat_ipa(ipa), size));
-		if (slat_dirty_read(t, slat_ipa(ipa), size, &found, true,
-				    SLAT_FLUSH_NONE, SLAT_SHARED, c) < 0)
+		struct slat_op op = { .flags = SLAT_SHARED,
+				      .flush = SLAT_FLUSH_NONE,
+				      .cache = c };
+		if (slat_dirty_read(t, slat_ipa(ipa), size, &found, 1, true,
+				    &op) < 0)
 			found = 0;
 		return (found << lo) & ~mask;
 	}
 	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_WRPROTECT,
 						 slat_ipa(ipa), size));
-	slat_wrprotect(t, slat_ipa(ipa), size, SLAT_FLUSH_NONE, c, NULL);
+	slat_wrprotect(t, slat_ipa(ipa), size,
+		       SLAT_OP(.flush = SLAT_FLUSH_NONE, .cache = c));
 	return 0;
 }
 
@@ -86,8 +90,11 @@ static void harvest_hw(struct slat_vm *vm, struct sim_slot *s, bool clear)
 		abort();
 	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_DIRTY_CLEAR,
 						 slat_ipa(s->gpa), s->size));
-	if (slat_dirty_read(t, slat_ipa(s->gpa), s->size, tmp, clear,
-			    SLAT_FLUSH_NONE, SLAT_SHARED, c) > 0)
+	struct slat_op op = { .flags = SLAT_SHARED,
+			      .flush = SLAT_FLUSH_NONE,
+			      .cache = c };
+	if (slat_dirty_read(t, slat_ipa(s->gpa), s->size, tmp, words, clear,
+			    &op) > 0)
 		for (uint64_t i = 0; i < words; i++)
 			if (tmp[i])
 				__atomic_fetch_or(&s->dirty[i], tmp[i],
@@ -118,9 +125,12 @@ static void split_range(struct slat_vm *vm, uint64_t ipa, uint64_t size,
 			sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_SPLIT,
 							     slat_ipa(a), n));
 
-		if (!c || slat_split(t, slat_ipa(a), n, 0,
-				     vm->cfg.eager_split_no_skip ? SLAT_SPLIT_NO_SKIP : 0,
-				     c, NULL) < 0)
+		if (!c ||
+		    slat_split(t, slat_ipa(a), n, 0,
+			       SLAT_OP(.flags = vm->cfg.eager_split_no_skip
+							? SLAT_SPLIT_NO_SKIP
+							: 0,
+				       .cache = c)) < 0)
 			return;
 		a += n;
 		if (yield_lock && a < end) {
@@ -161,11 +171,15 @@ int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s)
 			harvest_hw(vm, s, true);
 			memset(s->dirty, 0, (s->npages + 63) / 64 * sizeof(uint64_t));
 		} else {
-			slat_wrprotect(t, slat_ipa(s->gpa), s->size, SLAT_FLUSH_NONE,
-				       sim_host_cache(vm, slat_pages_needed(
-						       t, SLAT_OP_WRPROTECT,
-						       slat_ipa(s->gpa), s->size)),
-				       NULL);
+			slat_wrprotect(
+				t, slat_ipa(s->gpa), s->size,
+				SLAT_OP(.flush = SLAT_FLUSH_NONE,
+					.cache = sim_host_cache(
+						vm,
+						slat_pages_needed(
+							t, SLAT_OP_WRPROTECT,
+							slat_ipa(s->gpa),
+							s->size))));
 		}
 		if (vm->eager_chunk)
 			split_range(vm, s->gpa, s->size, true);
@@ -198,9 +212,12 @@ int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s)
 	if (vm->cfg.recovery != SLAT_VM_RECOVER_NONE &&
 	    vm->cfg.recovery <= SLAT_VM_RECOVER_PROMOTE) {
 		ret = slat_recover(&vm->table, slat_ipa(s->gpa), s->size,
-				   strat[vm->cfg.recovery],
-				   sim_policy(vm->cfg.recovery_flush),
-				   recover_level, arg);
+				   SLAT_RECOVERY(.strategy = strat
+							 [vm->cfg.recovery],
+						 .max_level = recover_level,
+						 .arg = arg),
+				   SLAT_OP(.flush = sim_policy(
+						   vm->cfg.recovery_flush)));
 		if (ret < 0)
 			ret = sim_err(vm, -EFAULT, "slot %u: recovery failed: %s",
 				      s->id, slat_strerror(ret));
@@ -375,8 +392,11 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 		c = sim_host_cache(vm, slat_pages_needed(&vm->table,
 							 SLAT_OP_DIRTY_CLEAR,
 							 slat_ipa(s->gpa), s->size));
+		struct slat_op op = { .flags = SLAT_SHARED,
+				      .flush = SLAT_FLUSH_NONE,
+				      .cache = c };
 		if (slat_dirty_read(&vm->table, slat_ipa(s->gpa), s->size, tmp,
-				    false, SLAT_FLUSH_NONE, SLAT_SHARED, c) < 0)
+				    words, false, &op) < 0)
 			memset(tmp, 0, words * sizeof(uint64_t));
 		for (uint64_t w = 0; w < words; w++) {
 			uint64_t m = (tmp[w] | __atomic_exchange_n(&s->dirty[w], 0,

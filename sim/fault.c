@@ -72,7 +72,8 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 			base = ipa & ~(size - 1);
 		}
 		ret = slat_relax(t, slat_ipa(base), size, SLAT_R | SLAT_W,
-				 SLAT_SHARED, &v->cache, NULL);
+				 SLAT_OP(.flags = SLAT_SHARED,
+					 .cache = &v->cache));
 		v->st.relaxes++;
 	} else {
 		uint32_t flags = SLAT_SHARED | SLAT_MAP_NO_REPLACE;
@@ -85,7 +86,7 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		/* Never replace a valid translation: whoever installed it
 		 * (another vCPU, the host) is newer than this fault. */
 		ret = slat_map(t, slat_ipa(base), size, slat_pa(hpa), attrs,
-			       flags, &v->cache, NULL);
+			       SLAT_OP(.flags = flags, .cache = &v->cache));
 		v->st.maps++;
 		if (ret == SLAT_OK)
 			v->st.mapped[level & 3]++;

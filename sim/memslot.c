@@ -492,16 +492,22 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 	return 0;
 }
 
+/* Unmap the whole slot (MMU lock held for writing). */
+static int slot_unmap(struct slat_vm *vm, const struct sim_slot *s)
+{
+	uint64_t need = slat_pages_needed(&vm->table, SLAT_OP_UNMAP,
+					  slat_ipa(s->gpa), s->size);
+	struct slat_op op = { .flush = sim_policy(vm->cfg.range_flush),
+			      .cache = sim_host_cache(vm, need) };
+	return slat_unmap(&vm->table, slat_ipa(s->gpa), s->size, &op);
+}
+
 static int slot_delete(struct slat_vm *vm, struct sim_slot *s)
 {
 	int ret;
 
 	pthread_rwlock_wrlock(&vm->mmu_lock);
-	ret = slat_unmap(&vm->table, slat_ipa(s->gpa), s->size,
-			 sim_policy(vm->cfg.range_flush),
-			 sim_host_cache(vm, slat_pages_needed(&vm->table, SLAT_OP_UNMAP,
-							      slat_ipa(s->gpa), s->size)),
-			 NULL);
+	ret = slot_unmap(vm, s);
 	sim_slots_remove(vm, s);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	if (ret < 0)
@@ -562,11 +568,7 @@ static int slot_move(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa)
 	pthread_rwlock_wrlock(&vm->mmu_lock);
 	if (s->logging)
 		sim_dirty_save(vm, s);
-	ret = slat_unmap(&vm->table, slat_ipa(s->gpa), s->size,
-			 sim_policy(vm->cfg.range_flush),
-			 sim_host_cache(vm, slat_pages_needed(&vm->table, SLAT_OP_UNMAP,
-							      slat_ipa(s->gpa), s->size)),
-			 NULL);
+	ret = slot_unmap(vm, s);
 	if (ret >= 0)
 		slots_replace(vm, s, n);
 	pthread_rwlock_unlock(&vm->mmu_lock);

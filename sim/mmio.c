@@ -48,8 +48,8 @@ int slat_vm_mmio_map(struct slat_vm *vm, uint64_t gpa, uint64_t size,
 		struct slat_page_cache *c =
 			sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_MAP,
 							     slat_ipa(gpa), size));
-		ret = slat_map(t, slat_ipa(gpa), size, slat_pa(s->hpa), attrs, 0,
-			       c, NULL);
+		ret = slat_map(t, slat_ipa(gpa), size, slat_pa(s->hpa), attrs,
+			       SLAT_OP(.cache = c));
 	} else {
 		for (uint64_t off = 0; off < size && ret >= 0; off += g) {
 			struct slat_page_cache *c =
@@ -58,7 +58,8 @@ int slat_vm_mmio_map(struct slat_vm *vm, uint64_t gpa, uint64_t size,
 							   slat_ipa(gpa + off), g));
 			ret = slat_map(t, slat_ipa(gpa + off), g,
 				       slat_pa(s->hpa + off), attrs,
-				       SLAT_MAP_PAGES, c, NULL);
+				       SLAT_OP(.flags = SLAT_MAP_PAGES,
+					       .cache = c));
 		}
 	}
 	pthread_rwlock_unlock(&vm->mmu_lock);
@@ -86,11 +87,12 @@ int slat_vm_mmio_unmap(struct slat_vm *vm, uint64_t gpa,
 			       (unsigned long long)gpa);
 	}
 	pthread_rwlock_wrlock(&vm->mmu_lock);
-	ret = slat_unmap(t, slat_ipa(s->gpa), s->size, policy,
-			 sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_UNMAP,
-							      slat_ipa(s->gpa),
-							      s->size)),
-			 NULL);
+	ret = slat_unmap(t, slat_ipa(s->gpa), s->size,
+			 SLAT_OP(.flush = policy,
+				 .cache = sim_host_cache(
+					 vm, slat_pages_needed(t, SLAT_OP_UNMAP,
+							       slat_ipa(s->gpa),
+							       s->size))));
 	sim_slots_remove(vm, s);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	pthread_mutex_unlock(&vm->slots_lock);

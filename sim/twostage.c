@@ -135,9 +135,12 @@ static int stage2_init(struct slat_ts *ts)
 								  slat_ipa(ts->cfg.ram_ipa),
 								  ts->cfg.ram_bytes));
 	if (!ret)
-		ret = slat_map(&ts->s2, slat_ipa(ts->cfg.ram_ipa), ts->cfg.ram_bytes,
-			       slat_pa(ts->ram_pa), SLAT_RWX,
-			       ts->cfg.s2_blocks ? 0 : SLAT_MAP_PAGES, &cache, NULL);
+		ret = slat_map(&ts->s2, slat_ipa(ts->cfg.ram_ipa),
+			       ts->cfg.ram_bytes, slat_pa(ts->ram_pa), SLAT_RWX,
+			       SLAT_OP(.flags = ts->cfg.s2_blocks
+							? 0
+							: SLAT_MAP_PAGES,
+				       .cache = &cache));
 	slat_hosted_cache_fini(&cache);
 	return ret;
 }

@@ -258,8 +258,8 @@ int slat_ts_as_map(struct slat_ts_as *as, uint64_t va, uint64_t size,
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
-	ret = slat_map(&as->t, slat_ipa(in), size, slat_pa(ipa.ipa), attrs, 0,
-		       &as->ts->s1_cache, NULL);
+	ret = slat_map(&as->t, slat_ipa(in), size, slat_pa(ipa.ipa), attrs,
+		       SLAT_OP(.cache = &as->ts->s1_cache));
 	account_popped(as, before);
 	return ret;
 }
@@ -277,8 +277,9 @@ int slat_ts_as_unmap(struct slat_ts_as *as, uint64_t va, uint64_t size)
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
-	ret = slat_unmap(&as->t, slat_ipa(in), size, SLAT_FLUSH_RANGE,
-			 &as->ts->s1_cache, NULL);
+	ret = slat_unmap(&as->t, slat_ipa(in), size,
+			 SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+				 .cache = &as->ts->s1_cache));
 	account_popped(as, before);
 	return ret;
 }
@@ -297,8 +298,9 @@ int slat_ts_as_wrprotect(struct slat_ts_as *as, uint64_t va, uint64_t size)
 		return ret;
 	before = as->ts->s1_cache.nr;
 	/* Fork write-protects the parent and ends with flush_tlb_mm. */
-	ret = slat_wrprotect(&as->t, slat_ipa(in), size, SLAT_FLUSH_VMID,
-			     &as->ts->s1_cache, NULL);
+	ret = slat_wrprotect(&as->t, slat_ipa(in), size,
+			     SLAT_OP(.flush = SLAT_FLUSH_VMID,
+				     .cache = &as->ts->s1_cache));
 	account_popped(as, before);
 	return ret;
 }
@@ -317,8 +319,8 @@ int slat_ts_as_relax(struct slat_ts_as *as, uint64_t va, uint64_t size,
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
-	ret = slat_relax(&as->t, slat_ipa(in), size, perms, 0, &as->ts->s1_cache,
-			 NULL);
+	ret = slat_relax(&as->t, slat_ipa(in), size, perms,
+			 SLAT_OP(.cache = &as->ts->s1_cache));
 	account_popped(as, before);
 	return ret;
 }

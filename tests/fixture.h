@@ -137,8 +137,8 @@ static inline int fx_map(struct fx *f, uint64_t ipa, uint64_t size,
 	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_MAP, slat_ipa(ipa),
 					  size);
 	fx_topup(f, need > 512 ? 512 : (uint32_t)need);
-	return slat_map(&f->t, slat_ipa(ipa), size, slat_pa(pa), attrs, flags,
-			&f->cache, NULL);
+	return slat_map(&f->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
+			SLAT_OP(.flags = flags, .cache = &f->cache));
 }
 
 static inline int fx_unmap(struct fx *f, uint64_t ipa, uint64_t size,
@@ -147,8 +147,8 @@ static inline int fx_unmap(struct fx *f, uint64_t ipa, uint64_t size,
 	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_UNMAP,
 					  slat_ipa(ipa), size);
 	fx_topup(f, (uint32_t)need);
-	return slat_unmap(&f->t, slat_ipa(ipa), size, policy, &f->cache,
-			  NULL);
+	return slat_unmap(&f->t, slat_ipa(ipa), size,
+			  SLAT_OP(.flush = policy, .cache = &f->cache));
 }
 
 /* The leaf translating @ipa (asserting it exists is the caller's job). */

@@ -125,8 +125,8 @@ MUTATIONS = [
      "",
      "no D-cache clean of new Normal memory without FWB"),
     ("unmap-no-clean", "src/core/map.c",
-     "\tcore_batch_init(&d.batch, policy, ipa.ipa, cmo_needed(t));",
-     "\tcore_batch_init(&d.batch, policy, ipa.ipa, false);",
+     "\tcore_batch_init(&d.batch, d.op.policy, ipa.ipa, cmo_needed(t));",
+     "\tcore_batch_init(&d.batch, d.op.policy, ipa.ipa, false);",
      "unmap leaves removed memory in the caches without FWB"),
     ("clean-before-lock", "src/core/internal.h",
      "\t\tslat_pte_t claim = cmo ? t->fmt->locked : leaf;",
@@ -212,6 +212,14 @@ MUTATIONS = [
      "\t\tst->cmo_skipped += !!(need & CORE_CMO_DCACHE) +\n\t\t\t\t    !!(need & CORE_CMO_ICACHE);",
      "\t\tst->cmo_skipped += need != 0;",
      "SLAT_SKIP_CMO counts one maintenance for a leaf that needs two"),
+    ("relax-policy", "src/core/attr.c",
+     "\tif (d->op.policy == SLAT_FLUSH_ENTRY)\n\t\tcore_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);",
+     "\tif (d->op.policy == SLAT_FLUSH_ENTRY || true)\n\t\tcore_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);",
+     "relax invalidates per entry whatever the flush policy"),
+    ("dirty-words", "src/core/dirty.c",
+     "\tif (!bitmap || words < (pages + 63) / 64)",
+     "\tif (!bitmap || words < (pages + 63) / 64 - 1)",
+     "dirty_read writes past a bitmap one word too short"),
 ]
 
 # The quick tests first, then the random sequences: most mutations die in

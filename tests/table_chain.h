@@ -24,8 +24,8 @@ static inline void check_table_chain(struct fx *f, uint64_t ipa,
 	for (int j = 0; j < levels; j++)
 		pas[j] = fx_pa_of(f, f->cache.pages[levels - 1 - j]);
 	assert_int_equal(slat_map(&f->t, slat_ipa(ipa), page_size,
-				  slat_pa(0x40000000), SLAT_RW, 0, &f->cache,
-				  NULL),
+				  slat_pa(0x40000000), SLAT_RW,
+				  SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	uint64_t *table = f->t.root;
 	for (int j = 0, lvl = f->t.geo.start_level; j < levels; j++, lvl++) {

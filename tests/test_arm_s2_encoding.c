@@ -198,8 +198,8 @@ static void mkold_clears_only_the_access_flag(void **state)
 	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x12345000, SLAT_RW, 0),
 			 SLAT_OK);
 	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(0x1000), 0x1000,
-					       true, 0),
-			 1);
+					       true, NULL),
+			 SLAT_WAS_YOUNG);
 	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
 	assert_int_equal(l.pte, 0x00400000123453ffull);
 	assert_int_equal(l.attrs, SLAT_RW);

@@ -107,7 +107,7 @@ static void relax_arm_one_local_tlbi_by_ipa_per_changed_leaf(void **state)
 	struct fx *f = fx_new(&arm40);
 	relax_fixture(f);
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
-				    0, &f->cache, NULL),
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	/* the 2M block and two pages; the young RW page is left alone */
 	static const struct { uint64_t ipa; int level; } want[] = {
@@ -134,7 +134,7 @@ static void relax_arm_one_local_tlbi_by_ipa_per_changed_leaf(void **state)
 	/* again: nothing changes, nothing is invalidated */
 	fx_clear_events(f);
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
-				    0, &f->cache, NULL),
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_NOTHING_TO_DO);
 	assert_int_equal(f->nev, 0);
 	fx_done(f);
@@ -146,13 +146,166 @@ static void relax_ept_never_invalidates(void **state)
 	struct fx *f = fx_new(&ept48);
 	relax_fixture(f);
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
-				    0, &f->cache, NULL),
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
 	assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), 0);
 	assert_int_equal(fx_count(f, SLAT_EV_TLBI_RANGE), 0);
 	assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), 0);
 	assert_leaf(f, G1, 2, 0x100000000ull);
+	fx_done(f);
+}
+
+/* Under a batched policy, relax invalidates once after the walk, or not at
+ * all under "none"; on EPT never, whatever the policy. */
+static void relax_follows_the_flush_policy(void **state)
+{
+	(void)state;
+	static const struct {
+		const struct slat_config *cfg;
+		enum slat_tlbi_policy flush;
+		unsigned ipa, range, vmid;
+	} cases[] = {
+		{ &arm40, SLAT_FLUSH_RANGE, 0, 1, 0 },
+		{ &arm40, SLAT_FLUSH_VMID, 0, 0, 1 },
+		{ &arm40, SLAT_FLUSH_NONE, 0, 0, 0 },
+		{ &ept48, SLAT_FLUSH_ENTRY, 0, 0, 0 },
+		{ &ept48, SLAT_FLUSH_RANGE, 0, 0, 0 },
+		{ &ept48, SLAT_FLUSH_VMID, 0, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new(cases[i].cfg);
+		relax_fixture(f);
+		struct slat_op op = { .flush = cases[i].flush,
+				      .cache = &f->cache };
+		assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4,
+					    SLAT_RW, &op),
+				 SLAT_OK);
+		assert_int_equal(op.done, M2 + 3 * K4);
+		assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
+		if (fx_count(f, SLAT_EV_TLBI_IPA) != cases[i].ipa ||
+		    fx_count(f, SLAT_EV_TLBI_RANGE) != cases[i].range ||
+		    fx_count(f, SLAT_EV_TLBI_VMID) != cases[i].vmid)
+			fail_msg("%s, policy %d: %u by IPA, %u range, %u VMID",
+				 slat_table_name(&f->t), (int)cases[i].flush,
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_IPA),
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_RANGE),
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_VMID));
+		fx_done(f);
+	}
+}
+
+/* ------------------------------------------------------------ the API */
+
+/* A NULL struct slat_op is an exclusive call without a cache, invalidating
+ * per entry; each operation refuses the flags it does not take, with
+ * nothing done. */
+static void op_defaults_and_refused_flags(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	assert_int_equal(fx_map(f, G1, 4 * K4, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	fx_clear_events(f);
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), K4, NULL), SLAT_OK);
+	assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), 1);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), K4, SLAT_W, NULL),
+			 SLAT_OK);
+	assert_int_equal(slat_unmap(&f->t, slat_ipa(G1), K4, NULL), SLAT_OK);
+	assert_hole(f, G1);
+
+	static const struct {
+		const char *what;
+		uint32_t flags;
+	} refused[] = {
+		{ "unmap SLAT_SHARED", SLAT_SHARED },
+		{ "unmap SLAT_SKIP_CMO", SLAT_SKIP_CMO },
+		{ "wrprotect SLAT_SHARED", SLAT_SHARED },
+		{ "split SLAT_SHARED", SLAT_SHARED },
+		{ "recover SLAT_SHARED", SLAT_SHARED },
+		{ "relax SLAT_MAP_NO_REPLACE", SLAT_MAP_NO_REPLACE },
+		{ "flush SLAT_SKIP_CMO", SLAT_SKIP_CMO },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct slat_op op = { .flags = refused[i].flags,
+				      .cache = &f->cache, .done = 77 };
+		slat_ipa_t a = slat_ipa(G1 + K4);
+		int ret;
+		fx_clear_events(f);
+		switch (i) {
+		case 0: case 1: ret = slat_unmap(&f->t, a, K4, &op); break;
+		case 2: ret = slat_wrprotect(&f->t, a, K4, &op); break;
+		case 3: ret = slat_split(&f->t, a, K4, 0, &op); break;
+		case 4:
+			ret = slat_recover(&f->t, slat_ipa(G1), M2,
+					   SLAT_RECOVERY(.strategy =
+							 SLAT_RECOVER_PROMOTE),
+					   &op);
+			break;
+		case 5: ret = slat_relax(&f->t, a, K4, SLAT_X, &op); break;
+		default: ret = slat_flush(&f->t, a, K4, &op); break;
+		}
+		if (ret != SLAT_E_INVAL || op.done != 0 || f->nev != 0)
+			fail_msg("%s: %s, done %#llx, %zu events", refused[i].what,
+				 check_status_name(ret),
+				 (unsigned long long)op.done, f->nev);
+	}
+	assert_leaf(f, G1 + K4, 3, 0x100001000ull);
+	fx_done(f);
+}
+
+/* Each positive result means one thing: test_clear_young's "was young" is
+ * not map's "nothing to do", and each has its own text. */
+static void results_are_distinct(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), K4, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), K4, true,
+					       NULL),
+			 SLAT_OK);
+	assert_int_not_equal(SLAT_WAS_YOUNG, SLAT_NOTHING_TO_DO);
+	assert_string_not_equal(slat_strerror(SLAT_WAS_YOUNG),
+				slat_strerror(SLAT_NOTHING_TO_DO));
+	assert_string_not_equal(slat_strerror(SLAT_WAS_YOUNG),
+				"unknown status");
+	fx_done(f);
+}
+
+/* dirty_read writes no more words than it is given: a bitmap shorter than
+ * the range is refused before anything is read or cleared. */
+static void dirty_read_refuses_a_short_bitmap(void **state)
+{
+	(void)state;
+	static const struct slat_config ept_ad = {
+		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
+		.pa_bits = 46, .features = SLAT_FEAT_HWDIRTY,
+	};
+	struct fx *f = fx_new(&ept_ad);
+	assert_int_equal(fx_map(f, G1, 65 * K4, 0x100000000ull, SLAT_RW,
+				SLAT_MAP_PAGES),
+			 SLAT_OK);
+	uint64_t bm[3] = { 0, 0, 0x5a5a };
+	struct slat_op op = { .cache = &f->cache, .done = 77 };
+	fx_clear_events(f);
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), 65 * K4, bm, 1,
+					 true, &op),
+			 SLAT_E_INVAL);
+	assert_int_equal(op.done, 0);
+	assert_int_equal(bm[0], 0);
+	assert_int_equal(f->nev, 0);
+	/* two words are enough for 65 pages, and the third is not touched */
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), 65 * K4, bm, 2,
+					 true, &op),
+			 65);
+	assert_int_equal(op.done, 65 * K4);
+	assert_true(bm[0] == ~0ull && bm[1] == 1 && bm[2] == 0x5a5a);
 	fx_done(f);
 }
 
@@ -185,8 +338,8 @@ static void split_block(struct fx *f, uint64_t ipa, uint64_t size,
 	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_SPLIT, slat_ipa(ipa),
 					  size);
 	fx_topup(f, (uint32_t)need);
-	assert_int_equal(slat_split(&f->t, slat_ipa(ipa), size, leaf_size, 0,
-				    &f->cache, NULL),
+	assert_int_equal(slat_split(&f->t, slat_ipa(ipa), size, leaf_size,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 }
 
@@ -400,7 +553,7 @@ static void flush_cleans_exactly_the_cacheable_memory_in_the_range(
 	(void)state;
 	struct fx *f = flush_fixture(&arm40);
 	/* part of the block */
-	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + K4), 3 * K4, 0),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + K4), 3 * K4, NULL),
 			 SLAT_OK);
 	static const uint64_t part[][2] = { { 0x100001000ull, 3 * K4 } };
 	assert_dcache_runs(f, part, 1);
@@ -410,7 +563,8 @@ static void flush_cleans_exactly_the_cacheable_memory_in_the_range(
 	 * the hole nothing */
 	fx_clear_events(f);
 	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + M2 - K4),
-				    K4 + 4 * K4 + 2 * K4 + 2 * K4 + 4 * K4, 0),
+				    K4 + 4 * K4 + 2 * K4 + 2 * K4 + 4 * K4,
+				    NULL),
 			 SLAT_OK);
 	static const uint64_t runs[][2] = {
 		{ 0x100200000ull - K4, 5 * K4 },
@@ -421,7 +575,7 @@ static void flush_cleans_exactly_the_cacheable_memory_in_the_range(
 	/* the whole block and beyond, shared */
 	fx_clear_events(f);
 	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), M2 + 4 * K4,
-				    SLAT_SHARED),
+				    SLAT_OP(.flags = SLAT_SHARED)),
 			 SLAT_OK);
 	static const uint64_t all[][2] = { { 0x100000000ull, M2 + 4 * K4 } };
 	assert_dcache_runs(f, all, 1);
@@ -432,11 +586,11 @@ static void flush_nothing_to_do_for_device_and_nc_only(void **state)
 {
 	(void)state;
 	struct fx *f = flush_fixture(&arm40);
-	assert_int_equal(slat_flush(&f->t, slat_ipa(FL_DEV), 2 * K4, 0),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(FL_DEV), 2 * K4, NULL),
 			 SLAT_NOTHING_TO_DO);
 	assert_int_equal(f->nev, 0);
 	/* a hole alone too */
-	assert_int_equal(slat_flush(&f->t, slat_ipa(4 * G1), M2, 0),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(4 * G1), M2, NULL),
 			 SLAT_NOTHING_TO_DO);
 	assert_int_equal(f->nev, 0);
 	fx_done(f);
@@ -448,7 +602,7 @@ static void flush_nothing_to_do_with_fwb_and_on_ept(void **state)
 	const struct slat_config *cfgs[] = { &arm40_fwb, &ept48 };
 	for (size_t i = 0; i < 2; i++) {
 		struct fx *f = flush_fixture(cfgs[i]);
-		assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 2 * M2, 0),
+		assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 2 * M2, NULL),
 				 SLAT_NOTHING_TO_DO);
 		assert_int_equal(f->nev, 0);
 		assert_int_equal(f->t.stats.dcache_calls, 0);
@@ -460,12 +614,14 @@ static void flush_refuses_bad_input(void **state)
 {
 	(void)state;
 	struct fx *f = flush_fixture(&arm40);
-	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + 8), K4, 0),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1 + 8), K4, NULL),
 			 SLAT_E_ALIGN);
-	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 0, 0), SLAT_E_RANGE);
-	assert_int_equal(slat_flush(&f->t, slat_ipa(1ull << 40), K4, 0),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), 0, NULL),
 			 SLAT_E_RANGE);
-	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), K4, 1u << 20),
+	assert_int_equal(slat_flush(&f->t, slat_ipa(1ull << 40), K4, NULL),
+			 SLAT_E_RANGE);
+	assert_int_equal(slat_flush(&f->t, slat_ipa(G1), K4,
+				    SLAT_OP(.flags = 1u << 20)),
 			 SLAT_E_INVAL);
 	assert_int_equal(f->nev, 0);
 	fx_done(f);
@@ -492,8 +648,10 @@ static void skip_cmo_map_and_relax(const char *what, uint32_t attrs,
 			fx_topup(f, 8);
 			fx_clear_events(f);
 			assert_int_equal(slat_relax(&f->t, slat_ipa(G1), size,
-						    attrs, flags, &f->cache,
-						    NULL),
+						    attrs,
+						    SLAT_OP(.flags = flags,
+							    .cache =
+								    &f->cache)),
 					 SLAT_OK);
 		} else {
 			fx_clear_events(f);
@@ -569,50 +727,52 @@ static void destroyed_table_refuses_every_operation(void **state)
 		struct slat_table *t = &f->t;
 		struct slat_page_cache *c = &f->cache;
 		slat_ipa_t a = slat_ipa(G1);
-		uint64_t done = 77, bm[8];
+		struct slat_op op = { .flush = SLAT_FLUSH_VMID, .cache = c };
+		uint64_t bm[8];
 		struct slat_leaf l;
 		struct slat_hw_result hr;
 		struct slat_walker w = { count_visit, NULL, SLAT_VISIT_LEAF,
 					 SLAT_LAST_LEVEL };
 		struct slat_stats st;
 		memset(&st, 0, sizeof(st));
+		op.done = 77;
 		assert_int_equal(slat_map(t, slat_ipa(2 * G1), K4,
-					  slat_pa(0x1000), SLAT_RW, 0, c, &done),
+					  slat_pa(0x1000), SLAT_RW, &op),
 				 SLAT_E_INVAL);
-		assert_int_equal(done, 0);
-		done = 77;
-		assert_int_equal(slat_unmap(t, a, K4, SLAT_FLUSH_VMID, c, &done),
+		assert_int_equal(op.done, 0);
+		op.done = 77;
+		assert_int_equal(slat_unmap(t, a, K4, &op), SLAT_E_INVAL);
+		assert_int_equal(op.done, 0);
+		op.done = 77;
+		assert_int_equal(slat_wrprotect(t, a, K4, &op), SLAT_E_INVAL);
+		assert_int_equal(op.done, 0);
+		op.done = 77;
+		assert_int_equal(slat_relax(t, a, K4, SLAT_X, &op),
 				 SLAT_E_INVAL);
-		assert_int_equal(done, 0);
-		done = 77;
-		assert_int_equal(slat_wrprotect(t, a, K4, SLAT_FLUSH_VMID, c,
-						&done),
-				 SLAT_E_INVAL);
-		assert_int_equal(done, 0);
-		done = 77;
-		assert_int_equal(slat_relax(t, a, K4, SLAT_X, 0, c, &done),
-				 SLAT_E_INVAL);
-		assert_int_equal(done, 0);
+		assert_int_equal(op.done, 0);
 		assert_int_equal(slat_mkyoung(t, a, 0), SLAT_E_INVAL);
-		assert_int_equal(slat_test_clear_young(t, a, K4, true, 0),
+		assert_int_equal(slat_test_clear_young(t, a, K4, true, NULL),
 				 SLAT_E_INVAL);
-		assert_int_equal(slat_dirty_read(t, a, K4, bm, true,
-						 SLAT_FLUSH_VMID, 0, c),
+		assert_int_equal(slat_dirty_read(t, a, K4, bm, 8, true, &op),
 				 SLAT_E_INVAL);
-		done = 77;
-		assert_int_equal(slat_split(t, a, M2, 0, 0, c, &done),
-				 SLAT_E_INVAL);
-		assert_int_equal(done, 0);
-		assert_int_equal(slat_recover(t, a, M2, SLAT_RECOVER_PROMOTE,
-					      SLAT_FLUSH_VMID, NULL, NULL),
-				 SLAT_E_INVAL);
-		assert_int_equal(slat_flush(t, a, M2, 0), SLAT_E_INVAL);
+		op.done = 77;
+		assert_int_equal(slat_split(t, a, M2, 0, &op), SLAT_E_INVAL);
+		assert_int_equal(op.done, 0);
+		assert_int_equal(
+			slat_recover(
+				t, a, M2,
+				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+				SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+			SLAT_E_INVAL);
+		assert_int_equal(slat_flush(t, a, M2, NULL), SLAT_E_INVAL);
 		assert_int_equal(slat_lookup(t, a, &l), SLAT_E_INVAL);
 		assert_int_equal(slat_hw_access(t, a, SLAT_ACCESS_READ, &hr),
 				 SLAT_E_INVAL);
 		assert_int_equal(slat_walk(t, G1, M2, &w, &st), SLAT_E_INVAL);
 		for (int op = SLAT_OP_MAP; op <= SLAT_OP_SPLIT; op++)
-			assert_int_equal(slat_pages_needed(t, (enum slat_op)op,
+			assert_int_equal(slat_pages_needed(t,
+							   (enum slat_op_kind)
+								   op,
 							   a, G1),
 					 0);
 		/* nothing was touched, nothing was called */
@@ -649,12 +809,14 @@ static void recover_zap_table_leaves_no_empty_table(void **state)
 						0x100000000ull, SLAT_RW, 0),
 					 SLAT_OK);
 			fx_clear_events(f);
-			assert_int_equal(slat_recover(&f->t, slat_ipa(G1 + M2),
-						      M2,
-						      SLAT_RECOVER_ZAP_TABLE,
-						      (enum slat_tlbi_policy)pol,
-						      NULL, NULL),
-					 SLAT_OK);
+			assert_int_equal(
+				slat_recover(
+					&f->t, slat_ipa(G1 + M2), M2,
+					SLAT_RECOVERY(.strategy =
+							      SLAT_RECOVER_ZAP_TABLE),
+					SLAT_OP(.flush = (enum slat_tlbi_policy)
+							pol)),
+				SLAT_OK);
 			assert_hole(f, G1 + M2 + K4);
 			if (checker_full(&f->ck, NULL))
 				fail_msg("%s, policy %d: %s",
@@ -689,16 +851,20 @@ static void recover_promote_merges_the_dirty_bit_of_write_protected_leaves(
 				 SLAT_OK);
 		fx_topup(f, 4);
 		assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), K4,
-						SLAT_FLUSH_VMID, &f->cache, NULL),
+						SLAT_OP(.flush =
+								SLAT_FLUSH_VMID,
+							.cache = &f->cache)),
 				 SLAT_OK);
 		struct slat_leaf a, b;
 		assert_int_equal(fx_lookup(f, G1, &a), SLAT_OK);
 		assert_int_equal(fx_lookup(f, G1 + K4, &b), SLAT_OK);
 		assert_int_equal(a.attrs, b.attrs);
-		assert_int_equal(slat_recover(&f->t, slat_ipa(G1), M2,
-					      SLAT_RECOVER_PROMOTE,
-					      SLAT_FLUSH_VMID, NULL, NULL),
-				 SLAT_OK);
+		assert_int_equal(
+			slat_recover(
+				&f->t, slat_ipa(G1), M2,
+				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+				SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+			SLAT_OK);
 		struct slat_leaf l;
 		assert_int_equal(fx_lookup(f, G1 + K4, &l), SLAT_OK);
 		if (l.level != 2)
@@ -743,11 +909,14 @@ static void recover_promote_keeps_the_count_of_a_table_shared_walkers_filled(
 						0x200000000ull, SLAT_RW,
 						SLAT_SHARED),
 					 SLAT_OK);
-			assert_int_equal(slat_recover(&f->t, slat_ipa(G1), G1,
-						      SLAT_RECOVER_PROMOTE,
-						      (enum slat_tlbi_policy)pol,
-						      NULL, NULL),
-					 SLAT_OK);
+			assert_int_equal(
+				slat_recover(
+					&f->t, slat_ipa(G1), G1,
+					SLAT_RECOVERY(.strategy =
+							      SLAT_RECOVER_PROMOTE),
+					SLAT_OP(.flush = (enum slat_tlbi_policy)
+							pol)),
+				SLAT_OK);
 			for (uint64_t k = 0; k < 4; k++)
 				assert_leaf(f, G1 + 2 * k * M2, 2,
 					    0x100000000ull + 2 * k * M2);
@@ -772,6 +941,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(relax_arm_one_local_tlbi_by_ipa_per_changed_leaf),
 		cmocka_unit_test(relax_ept_never_invalidates),
+		cmocka_unit_test(relax_follows_the_flush_policy),
+		cmocka_unit_test(op_defaults_and_refused_flags),
+		cmocka_unit_test(results_are_distinct),
+		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
 		cmocka_unit_test(ept_split_keeps_user_execute_on_every_leaf),
 		cmocka_unit_test(
 			ept_split_of_supervisor_execute_block_adds_no_user_execute),

@@ -143,8 +143,11 @@ static int64_t dread(struct fx *f, uint64_t ipa, uint64_t size, bool clear,
 	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_DIRTY_CLEAR,
 					  slat_ipa(ipa), size);
 	fx_topup(f, (uint32_t)need);
-	return slat_dirty_read(&f->t, slat_ipa(ipa), size, bitmap, clear,
-			       policy, 0, &f->cache);
+	return slat_dirty_read(&f->t, slat_ipa(ipa), size, bitmap,
+			       (size / slat_level_size(&f->t, SLAT_LAST_LEVEL) +
+				63) / 64,
+			       clear,
+			       SLAT_OP(.flush = policy, .cache = &f->cache));
 }
 
 static int64_t dcount(struct fx *f, uint64_t ipa, uint64_t size, bool clear)
@@ -340,7 +343,8 @@ static void wrprotect_removes_dbm_so_hardware_cannot_write(void **state)
 	assert_int_equal(dread(f, G1 + g, g, true, SLAT_FLUSH_VMID, bm), 1);
 	fx_topup(f, 4);
 	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), 2 * g,
-					SLAT_FLUSH_VMID, &f->cache, NULL),
+					SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						.cache = &f->cache)),
 			 SLAT_OK);
 	for (int i = 0; i < 2; i++) {
 		uint64_t ipa = G1 + (uint64_t)i * g;
@@ -368,8 +372,8 @@ static void relax_adding_write_makes_the_leaf_dirty(void **state)
 	assert_int_equal(dcount(f, G1, g, false), 0);
 	fx_topup(f, 4);
 	/* the fault that asks for write writes */
-	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_W, 0,
-				    &f->cache, NULL),
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_W,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_true(raw_dirty(f, pte_at(f, G1)));
 	assert_int_equal(dcount(f, G1, g, true), 1);
@@ -385,13 +389,13 @@ static void relax_of_a_writable_clean_leaf_keeps_it_clean(void **state)
 	assert_int_equal(dcount(f, G1, g, true), 1);
 	fx_topup(f, 4);
 	/* adding execute changes nothing about writes */
-	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_X, 0,
-				    &f->cache, NULL),
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_X,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_true(raw_writable_clean(f, pte_at(f, G1)));
 	/* nor does asking for write again: the leaf is writable already */
-	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_W, 0,
-				    &f->cache, NULL),
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), g, SLAT_R | SLAT_W,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_NOTHING_TO_DO);
 	assert_true(raw_writable_clean(f, pte_at(f, G1)));
 	assert_int_equal(dcount(f, G1, g, false), 0);
@@ -487,8 +491,9 @@ static void dirty_read_is_refused_without_hardware_dirty_state(void **state)
 	uint64_t bm[1] = { 0x1234 };
 	assert_int_equal(fx_map(f, G1, g, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
 	fx_clear_events(f);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, bm, true,
-					 SLAT_FLUSH_VMID, 0, &f->cache),
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, bm, 1, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_CONFIG);
 	assert_int_equal(f->nev, 0);
 	/* and lookup never says dirty */
@@ -507,25 +512,33 @@ static void bad_arguments_are_refused(void **state)
 	struct slat_hw_result r;
 	assert_int_equal(fx_map(f, G1, g, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
 	fx_clear_events(f);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1 + 1), g, bm, true,
-					 SLAT_FLUSH_VMID, 0, &f->cache),
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1 + 1), g, bm, 1,
+					 true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_ALIGN);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), 0, bm, true,
-					 SLAT_FLUSH_VMID, 0, &f->cache),
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), 0, bm, 1, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_RANGE);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(ia_end - g), 2 * g,
-					 bm, true, SLAT_FLUSH_VMID, 0,
-					 &f->cache),
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(ia_end - g), 2 * g, bm,
+					 1, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_RANGE);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, NULL, true,
-					 SLAT_FLUSH_VMID, 0, &f->cache),
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, NULL, 1, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_INVAL);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, bm, true,
-					 (enum slat_tlbi_policy)4, 0,
-					 &f->cache),
-			 SLAT_E_INVAL);
-	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, bm, true,
-					 SLAT_FLUSH_VMID, 1u << 4, &f->cache),
+	assert_int_equal(
+		slat_dirty_read(&f->t, slat_ipa(G1), g, bm, 1, true,
+				SLAT_OP(.flush = (enum slat_tlbi_policy)4,
+					.cache = &f->cache)),
+		SLAT_E_INVAL);
+	assert_int_equal(slat_dirty_read(&f->t, slat_ipa(G1), g, bm, 1, true,
+					 SLAT_OP(.flags = 1u << 4,
+						 .flush = SLAT_FLUSH_VMID,
+						 .cache = &f->cache)),
 			 SLAT_E_INVAL);
 	assert_int_equal(slat_hw_access(&f->t, slat_ipa(ia_end),
 					SLAT_ACCESS_READ, &r),
@@ -618,8 +631,8 @@ static void hardware_sets_the_access_flag_or_faults(void **state)
 		assert_int_equal(fx_map(f, G1, B, 0x100000000ull, SLAT_RW, 0),
 				 SLAT_OK);
 		assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), B,
-						       true, 0),
-				 1);
+						       true, NULL),
+				 SLAT_WAS_YOUNG);
 		uint64_t old = pte_at(f, G1);
 		struct slat_hw_result r;
 		enum slat_fault want = SLAT_FAULT_NONE;

@@ -195,8 +195,8 @@ static void mkold_clears_only_the_accessed_bit(void **state)
 	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x12345000, SLAT_RW, 0),
 			 SLAT_OK);
 	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(0x1000), 0x1000,
-					       true, 0),
-			 1);
+					       true, NULL),
+			 SLAT_WAS_YOUNG);
 	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
 	assert_int_equal(l.pte, 0x0000000012345233ull); /* 0x333 - A */
 	assert_int_equal(l.attrs, SLAT_RW | SLAT_DIRTY);

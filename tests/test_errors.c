@@ -376,8 +376,9 @@ static void every_error_leaves_the_table_unchanged(void **state)
 	struct fx *f = *state;
 	uint64_t IA = 1ull << f->t.geo.ia_bits;
 	/* old leaves too: test_clear_young must not touch them */
-	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), G1, true, 0),
-			 1);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), G1, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
 	fx_clear_events(f);
 	int failures = 0;
 	/* Twice: the second time each map case's attributes were just mapped
@@ -389,8 +390,8 @@ static void every_error_leaves_the_table_unchanged(void **state)
 			continue;
 		if (k != i && c.op == E_MAP)
 			(void)slat_map(&f->t, slat_ipa(HOLE + M2 / 2), 0x1000,
-				       slat_pa(0x1000), c.attrs, 0, &f->cache,
-				       NULL);
+				       slat_pa(0x1000), c.attrs,
+				       SLAT_OP(.cache = &f->cache));
 		if (c.rel & IA_IPA)
 			c.ipa += IA;
 		if (c.rel & IA_SIZE)
@@ -400,32 +401,44 @@ static void every_error_leaves_the_table_unchanged(void **state)
 		struct slat_hw_result hr;
 		uint64_t done = 0x5a5a, bitmap[2];
 		int64_t ret;
+		/* c.flags: the flags of map and relax, the policy of the
+		 * operations that restrict */
+		struct slat_op flags_op = { .flags = c.flags,
+					    .cache = &f->cache,
+					    .done = 0x5a5a };
+		struct slat_op policy_op = {
+			.flush = (enum slat_tlbi_policy)c.flags,
+			.cache = &f->cache,
+			.done = 0x5a5a
+		};
 		print_message("  %s\n", c.what);
 		snap(f, sp);
 		s = *sp;
 		switch (c.op) {
 		case E_MAP:
 			ret = slat_map(&f->t, slat_ipa(c.ipa), c.size,
-				       slat_pa(c.pa), c.attrs, c.flags,
-				       &f->cache, &done);
+				       slat_pa(c.pa), c.attrs, &flags_op);
+			done = flags_op.done;
 			break;
 		case E_UNMAP:
 			ret = slat_unmap(&f->t, slat_ipa(c.ipa), c.size,
-					 (enum slat_tlbi_policy)c.flags,
-					 &f->cache, &done);
+					 &policy_op);
+			done = policy_op.done;
 			break;
 		case E_WRPROTECT:
 			ret = slat_wrprotect(&f->t, slat_ipa(c.ipa), c.size,
-					     (enum slat_tlbi_policy)c.flags,
-					     &f->cache, &done);
+					     &policy_op);
+			done = policy_op.done;
 			break;
 		case E_RELAX:
 			ret = slat_relax(&f->t, slat_ipa(c.ipa), c.size,
-					 c.attrs, c.flags, &f->cache, &done);
+					 c.attrs, &flags_op);
+			done = flags_op.done;
 			break;
 		case E_TCY:
 			ret = slat_test_clear_young(&f->t, slat_ipa(c.ipa),
-						    c.size, true, c.flags);
+						    c.size, true,
+						    SLAT_OP(.flags = c.flags));
 			done = 0;
 			break;
 		case E_MKYOUNG:
@@ -434,10 +447,11 @@ static void every_error_leaves_the_table_unchanged(void **state)
 			break;
 		case E_DIRTY:
 			/* attrs: whether to pass a bitmap */
-			ret = slat_dirty_read(&f->t, slat_ipa(c.ipa), c.size,
-					      c.attrs ? bitmap : NULL, true,
-					      (enum slat_tlbi_policy)c.flags,
-					      0, &f->cache);
+			ret = slat_dirty_read(
+				&f->t, slat_ipa(c.ipa), c.size,
+				c.attrs ? bitmap : NULL, 2, true,
+				SLAT_OP(.flush = (enum slat_tlbi_policy)c.flags,
+					.cache = &f->cache));
 			done = 0;
 			break;
 		case E_HW:
@@ -475,10 +489,10 @@ static void errors_need_no_table_access(void **state)
 	snap(f, &cur);
 	/* no cache at all: input checks come first */
 	assert_int_equal(slat_map(&f->t, slat_ipa(0x1800), 0x1000,
-				  slat_pa(0x1000), SLAT_RW, 0, NULL, NULL),
+				  slat_pa(0x1000), SLAT_RW, NULL),
 			 SLAT_E_ALIGN);
 	assert_int_equal(slat_unmap(&f->t, slat_ipa(G1), 0x1000,
-				    (enum slat_tlbi_policy)9, NULL, NULL),
+				    SLAT_OP(.flush = (enum slat_tlbi_policy)9)),
 			 SLAT_E_INVAL);
 	assert_unchanged(f, &cur, "errors without a cache");
 	snap_free(&cur);
@@ -761,14 +775,16 @@ static void icache_only_for_exec(void **state)
 	fx_clear_events(f);
 	fx_topup(f, 4);
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), 0x1000,
-				    SLAT_R | SLAT_X, 0, &f->cache, NULL),
+				    SLAT_R | SLAT_X,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), ic(f));
 	assert_int_equal(f->t.stats.icache_bytes, ic(f) * 0x1000);
 	/* relax adding write only: none */
 	fx_clear_events(f);
 	assert_int_equal(slat_relax(&f->t, slat_ipa(2 * G1), 0x2000,
-				    SLAT_R | SLAT_W, 0, &f->cache, NULL),
+				    SLAT_R | SLAT_W,
+				    SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_int_equal(fx_count(f, SLAT_EV_ICACHE_INVAL), 0);
 	done_fx(f);
@@ -798,7 +814,8 @@ static void map_page(struct fx *f, uint64_t i, uint32_t attrs,
 {
 	assert_int_equal(slat_map(&f->t, slat_ipa(G1 + i * 0x1000), 0x1000,
 				  slat_pa(0x100000000ull + i * 0x1000), attrs,
-				  SLAT_SHARED, cache, NULL),
+				  SLAT_OP(.flags = SLAT_SHARED,
+					  .cache = cache)),
 			 SLAT_OK);
 }
 
@@ -905,7 +922,8 @@ static void flush_policy_counts(void **state)
 		struct fx *f = new_fx(0);
 		populate_flush(f);
 		assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), 2 * M2,
-						pol[i].p, &f->cache, NULL),
+						SLAT_OP(.flush = pol[i].p,
+							.cache = &f->cache)),
 				 SLAT_OK);
 		assert_tlbi(f, pol[i].ipa, pol[i].range, pol[i].vmid);
 		assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_VMID],
@@ -924,7 +942,8 @@ static void flush_policy_counts(void **state)
 		/* again: nothing changes, nothing is invalidated */
 		fx_clear_events(f);
 		assert_true(slat_wrprotect(&f->t, slat_ipa(G1), 2 * M2,
-					   pol[i].p, &f->cache, NULL) >= 0);
+					   SLAT_OP(.flush = pol[i].p,
+						   .cache = &f->cache)) >= 0);
 		assert_int_equal(f->nev, 0);
 		done_fx(f);
 
@@ -1028,13 +1047,14 @@ static void test_clear_young_acts_on_whole_leaves(void **state)
 	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
 	/* one page of the block asked: the whole block gets old */
 	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1 + 0x5000),
-					       0x1000, true, 0),
-			 1);
+					       0x1000, true, NULL),
+			 SLAT_WAS_YOUNG);
 	struct slat_leaf l;
 	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
 	assert_int_equal(l.level, 2);
 	assert_int_equal(l.attrs & SLAT_YOUNG, 0);
-	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, false, 0),
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, false,
+					       NULL),
 			 0);
 	/* mkyoung on any byte of it: the whole block is young again */
 	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(G1 + M2 - 1), 0), SLAT_OK);
@@ -1044,8 +1064,8 @@ static void test_clear_young_acts_on_whole_leaves(void **state)
 			 SLAT_NOTHING_TO_DO);
 	/* without mkold, nothing changes */
 	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), 0x1000,
-					       false, 0),
-			 1);
+					       false, NULL),
+			 SLAT_WAS_YOUNG);
 	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
 	assert_int_equal(l.attrs & SLAT_YOUNG, SLAT_YOUNG);
 	done_fx(f);
@@ -1056,12 +1076,13 @@ static void relax_adds_permissions_and_young_exactly(void **state)
 	(void)state;
 	struct fx *f = new_fx(0);
 	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_R, 0), SLAT_OK);
-	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, true, 0),
-			 1);
+	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(G1), M2, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
 	fx_topup(f, 4);
 	/* one page gets write: the block is split, the rest keeps R, old */
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + 0x1000), 0x1000,
-				    SLAT_W, 0, &f->cache, NULL),
+				    SLAT_W, SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	struct slat_leaf l;
 	assert_int_equal(fx_lookup(f, G1 + 0x1000, &l), SLAT_OK);
@@ -1072,7 +1093,7 @@ static void relax_adds_permissions_and_young_exactly(void **state)
 	assert_int_equal(l.attrs, SLAT_R);
 	/* already there and young: nothing to do */
 	assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + 0x1000), 0x1000,
-				    SLAT_R, 0, &f->cache, NULL),
+				    SLAT_R, SLAT_OP(.cache = &f->cache)),
 			 SLAT_NOTHING_TO_DO);
 	done_fx(f);
 }
@@ -1084,8 +1105,7 @@ static void wrprotect_splits_partial_block(void **state)
 	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0), SLAT_OK);
 	fx_topup(f, 4);
 	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1 + M2 - 0x1000),
-					0x1000, SLAT_FLUSH_ENTRY, &f->cache,
-					NULL),
+					0x1000, SLAT_OP(.cache = &f->cache)),
 			 SLAT_OK);
 	assert_leaf(f, G1 + M2 - 0x1000, 3, 0x100000000ull + M2 - 0x1000,
 		    SLAT_R);
@@ -1141,8 +1161,8 @@ static void pages_needed_is_enough(void **state)
 			uint64_t pa = ipa + 0x100000000ull * (1 + (r >> 40) % 2);
 			if ((r >> 45) & 1)
 				pa += g;
-			enum slat_op op =
-				(enum slat_op)((r >> 50) % (hwdirty ? 5 : 4));
+			enum slat_op_kind op = (enum slat_op_kind)(
+				(r >> 50) % (hwdirty ? 5 : 4));
 			uint64_t need = slat_pages_needed(&f->t, op,
 							  slat_ipa(ipa), size);
 			slat_hosted_cache_drain(&f->h, &f->cache);
@@ -1150,33 +1170,40 @@ static void pages_needed_is_enough(void **state)
 			int ret;
 			switch (op) {
 			case SLAT_OP_MAP:
-				ret = slat_map(&f->t, slat_ipa(ipa), size,
-					       slat_pa(pa), SLAT_RW,
-					       (r >> 55) & 1 ? SLAT_MAP_PAGES : 0,
-					       &f->cache, NULL);
+				ret = slat_map(
+					&f->t, slat_ipa(ipa), size, slat_pa(pa),
+					SLAT_RW,
+					SLAT_OP(.flags =
+							(r >> 55) & 1
+								? SLAT_MAP_PAGES
+								: 0,
+						.cache = &f->cache));
 				break;
 			case SLAT_OP_UNMAP:
-				ret = slat_unmap(&f->t, slat_ipa(ipa), size,
-						 SLAT_FLUSH_RANGE, &f->cache,
-						 NULL);
+				ret = slat_unmap(
+					&f->t, slat_ipa(ipa), size,
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						.cache = &f->cache));
 				break;
 			case SLAT_OP_WRPROTECT:
-				ret = slat_wrprotect(&f->t, slat_ipa(ipa), size,
-						     SLAT_FLUSH_VMID, &f->cache,
-						     NULL);
+				ret = slat_wrprotect(
+					&f->t, slat_ipa(ipa), size,
+					SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						.cache = &f->cache));
 				break;
 			case SLAT_OP_RELAX:
 				ret = slat_relax(&f->t, slat_ipa(ipa), size,
-						 SLAT_R | SLAT_W, 0, &f->cache,
-						 NULL);
+						 SLAT_R | SLAT_W,
+						 SLAT_OP(.cache = &f->cache));
 				if (ret == SLAT_E_NOENT)
 					ret = SLAT_OK;
 				break;
 			default:
-				ret = (int)slat_dirty_read(&f->t, slat_ipa(ipa),
-							   size, bitmap, true,
-							   SLAT_FLUSH_RANGE, 0,
-							   &f->cache);
+				ret = (int)slat_dirty_read(
+					&f->t, slat_ipa(ipa), size, bitmap,
+					(8192 * 4 / 8 + 64) / 8, true,
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						.cache = &f->cache));
 				break;
 			}
 			if (ret < 0)
@@ -1199,36 +1226,41 @@ static void pages_needed_is_enough(void **state)
 				S = slat_level_size(&f->t, l);
 		uint64_t B = 8 * S;
 		int last = hwdirty ? SLAT_OP_DIRTY_CLEAR : SLAT_OP_RELAX;
-		uint64_t *big = malloc((3 * S / g + 64) / 8 + 8);
+		size_t big_words = ((3 * S / g + 64) / 8 + 8) / 8;
+		uint64_t *big = malloc(big_words * 8);
 		assert_non_null(big);
 		for (int op = SLAT_OP_UNMAP; op <= last; op++) {
 			fx_topup(f, 64);
-			assert_int_equal(slat_unmap(&f->t, slat_ipa(B), 4 * S,
-						    SLAT_FLUSH_VMID, &f->cache,
-						    NULL),
-					 SLAT_OK);
+			assert_int_equal(
+				slat_unmap(&f->t, slat_ipa(B), 4 * S,
+					   SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						   .cache = &f->cache)),
+				SLAT_OK);
 			assert_int_equal(fx_map(f, B, 4 * S, 0x100000000000ull,
 						SLAT_RW, 0),
 					 SLAT_OK);
 			uint64_t ipa = B + g, size = 3 * S - 2 * g;
-			uint64_t need = slat_pages_needed(
-				&f->t, (enum slat_op)op, slat_ipa(ipa), size);
+			uint64_t need =
+				slat_pages_needed(&f->t, (enum slat_op_kind)op,
+						  slat_ipa(ipa), size);
 			slat_hosted_cache_drain(&f->h, &f->cache);
 			fx_topup(f, (uint32_t)need);
-			int ret = op == SLAT_OP_UNMAP
-				? slat_unmap(&f->t, slat_ipa(ipa), size,
-					     SLAT_FLUSH_ENTRY, &f->cache, NULL)
+			struct slat_op args = { .cache = &f->cache };
+			int ret =
+				op == SLAT_OP_UNMAP
+					? slat_unmap(&f->t, slat_ipa(ipa), size,
+						     &args)
 				: op == SLAT_OP_WRPROTECT
-				? slat_wrprotect(&f->t, slat_ipa(ipa), size,
-						 SLAT_FLUSH_ENTRY, &f->cache,
-						 NULL)
+					? slat_wrprotect(&f->t, slat_ipa(ipa),
+							 size, &args)
 				: op == SLAT_OP_RELAX
-				? slat_relax(&f->t, slat_ipa(ipa), size,
-					     SLAT_R | SLAT_X, 0, &f->cache, NULL)
-				: (int)slat_dirty_read(&f->t, slat_ipa(ipa),
-						       size, big, true,
-						       SLAT_FLUSH_ENTRY, 0,
-						       &f->cache);
+					? slat_relax(&f->t, slat_ipa(ipa), size,
+						     SLAT_R | SLAT_X, &args)
+					: (int)slat_dirty_read(&f->t,
+							       slat_ipa(ipa),
+							       size, big,
+							       big_words, true,
+							       &args);
 			if (ret < 0)
 				fail_msg("op %d over two partial %#llx blocks "
 					 "with %llu pages: %s",
@@ -1252,14 +1284,13 @@ static void nomem_leaves_valid_table_and_reports_progress(void **state)
 	struct model *m = model_new(K4);
 	model_dirty_rules(m, has(SLAT_FEAT_HWDIRTY),
 			  !fmt(f)->wrprotect_keeps_dirty);
-	uint64_t done = 77;
+	struct slat_op op = { .cache = &f->cache, .done = 77 };
 	slat_hosted_cache_drain(&f->h, &f->cache);
 	/* an empty table and no pages: nothing can be done */
 	assert_int_equal(slat_map(&f->t, slat_ipa(G1), 0x4000,
-				  slat_pa(0x100000000ull), SLAT_RW, 0,
-				  &f->cache, &done),
+				  slat_pa(0x100000000ull), SLAT_RW, &op),
 			 SLAT_E_NOMEM);
-	assert_int_equal(done, 0);
+	assert_int_equal(op.done, 0);
 	assert_int_equal(slat_hosted_table_pages(&f->h), f->t.geo.root_pages);
 	if (checker_full(&f->ck, m))
 		fail_msg("%s", f->ck.msg);
@@ -1267,12 +1298,13 @@ static void nomem_leaves_valid_table_and_reports_progress(void **state)
 	/* pages for one chain (a table at each level below the root): the
 	 * pages of the first 2M get mapped, the second 2M needs another */
 	fx_topup(f, (uint32_t)levels_below_root(f));
+	op.flags = SLAT_MAP_PAGES;
 	assert_int_equal(slat_map(&f->t, slat_ipa(G1 + M2 - 0x2000), 0x4000,
-				  slat_pa(0x100000000ull), SLAT_RW,
-				  SLAT_MAP_PAGES, &f->cache, &done),
+				  slat_pa(0x100000000ull), SLAT_RW, &op),
 			 SLAT_E_NOMEM);
-	assert_int_equal(done, 0x2000);
-	model_map(m, G1 + M2 - 0x2000, done, 0x100000000ull, SLAT_RW);
+	assert_int_equal(op.done, 0x2000);
+	op.flags = 0;
+	model_map(m, G1 + M2 - 0x2000, op.done, 0x100000000ull, SLAT_RW);
 	if (checker_full(&f->ck, m))
 		fail_msg("%s", f->ck.msg);
 
@@ -1281,32 +1313,31 @@ static void nomem_leaves_valid_table_and_reports_progress(void **state)
 			 SLAT_OK);
 	model_map(m, 4 * G1, M2, 0x200000000ull, SLAT_RW);
 	slat_hosted_cache_drain(&f->h, &f->cache);
-	done = 77;
+	op.done = 77;
 	assert_int_equal(slat_unmap(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
-				    SLAT_FLUSH_ENTRY, &f->cache, &done),
+				    &op),
 			 SLAT_E_NOMEM);
-	assert_int_equal(done, 0);
+	assert_int_equal(op.done, 0);
 	if (checker_full(&f->ck, m))
 		fail_msg("%s", f->ck.msg);
-	done = 77;
+	op.done = 77;
 	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(4 * G1 + 0x1000),
-					0x1000, SLAT_FLUSH_ENTRY, &f->cache,
-					&done),
+					0x1000, &op),
 			 SLAT_E_NOMEM);
-	assert_int_equal(done, 0);
-	done = 77;
+	assert_int_equal(op.done, 0);
+	op.done = 77;
 	assert_int_equal(slat_relax(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
-				    SLAT_R | SLAT_X, 0, &f->cache, &done),
+				    SLAT_R | SLAT_X, &op),
 			 SLAT_E_NOMEM);
-	assert_int_equal(done, 0);
+	assert_int_equal(op.done, 0);
 	if (has(SLAT_FEAT_HWDIRTY)) {
 		/* cleaning one page of a dirty block keeps the rest dirty:
 		 * that takes a split, so a page */
 		uint64_t bm[1] = { 0 };
 		assert_int_equal(slat_dirty_read(&f->t,
 						 slat_ipa(4 * G1 + 0x1000),
-						 0x1000, bm, true,
-						 SLAT_FLUSH_ENTRY, 0, &f->cache),
+						 0x1000, bm, 1, true,
+						 SLAT_OP(.cache = &f->cache)),
 				 SLAT_E_NOMEM);
 		assert_int_equal(bm[0], 0); /* nothing reported or cleaned */
 	}
@@ -1315,9 +1346,9 @@ static void nomem_leaves_valid_table_and_reports_progress(void **state)
 	/* with the page it works, and only that page changes */
 	fx_topup(f, 1);
 	assert_int_equal(slat_unmap(&f->t, slat_ipa(4 * G1 + 0x1000), 0x1000,
-				    SLAT_FLUSH_ENTRY, &f->cache, &done),
+				    &op),
 			 SLAT_OK);
-	assert_int_equal(done, 0x1000);
+	assert_int_equal(op.done, 0x1000);
 	model_unmap(m, 4 * G1 + 0x1000, 0x1000);
 	if (checker_full(&f->ck, m))
 		fail_msg("%s", f->ck.msg);

@@ -739,7 +739,7 @@ static bool stats_unchanged(const struct slat_stats *b)
 
 /* ------------------------------------------------------------ cache */
 
-static uint64_t pages_needed(enum slat_op op, uint64_t ipa, uint64_t size)
+static uint64_t pages_needed(enum slat_op_kind op, uint64_t ipa, uint64_t size)
 {
 	return slat_pages_needed(&R.t, op, slat_ipa(ipa), size);
 }
@@ -749,7 +749,7 @@ static uint64_t pages_needed(enum slat_op op, uint64_t ipa, uint64_t size)
  * says (then SLAT_E_NOMEM is a bug), sometimes with less (starved).
  * Returns whether SLAT_E_NOMEM is acceptable.
  */
-static bool prepare_cache(enum slat_op op, uint64_t ipa, uint64_t size)
+static bool prepare_cache(enum slat_op_kind op, uint64_t ipa, uint64_t size)
 {
 	uint64_t need = pages_needed(op, ipa, size);
 	bool starve = need > 0 && chance(8);
@@ -1133,8 +1133,10 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 	P.map_ipa = ipa;
 	P.map_pa = pa;
 	P.map_attrs = attrs;
-	int ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
-			   flags, R.cur, &done);
+	struct slat_op args = { .flags = flags, .cache = R.cur };
+	int ret =
+		slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs, &args);
+	done = args.done;
 	R.recording = false;
 	index_events();
 
@@ -1829,7 +1831,7 @@ static void op_unmap_wrprotect(bool wrprotect)
 	touched(ipa, e, &ts, &te);
 	collect(&R.pre, ipa, e);
 	R.post.n = 0;
-	enum slat_op op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
+	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
 	bool allow_nomem = prepare_cache(op, ipa, size);
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
@@ -1837,10 +1839,10 @@ static void op_unmap_wrprotect(bool wrprotect)
 
 	start_recording();
 	probe_start(wrprotect ? PROBE_NOT_WRITABLE : PROBE_UNMAPPED, ipa);
-	int ret = wrprotect ? slat_wrprotect(&R.t, slat_ipa(ipa), size, policy,
-					     R.cur, &done)
-			    : slat_unmap(&R.t, slat_ipa(ipa), size, policy,
-					 R.cur, &done);
+	struct slat_op args = { .flush = policy, .cache = R.cur };
+	int ret = wrprotect ? slat_wrprotect(&R.t, slat_ipa(ipa), size, &args)
+			    : slat_unmap(&R.t, slat_ipa(ipa), size, &args);
+	done = args.done;
 	R.recording = false;
 	index_events();
 
@@ -1943,8 +1945,9 @@ static void op_relax(void)
 	uint64_t done = 0xdead;
 
 	start_recording();
-	int ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, flags,
-			     R.cur, &done);
+	struct slat_op args = { .flags = flags, .cache = R.cur };
+	int ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, &args);
+	done = args.done;
 	R.recording = false;
 	index_events();
 
@@ -2167,12 +2170,13 @@ static void op_tcy(void)
 	struct slat_stats st0 = R.t.stats;
 	start_recording();
 	int ret = slat_test_clear_young(&R.t, slat_ipa(ipa), size, mkold,
-					flags);
+					SLAT_OP(.flags = flags));
 	R.recording = false;
 	index_events();
 	ECHECK(R.nev == 0, "test_clear_young caused maintenance");
-	CHECK(ret == young, "returned %s (%d), expected %d",
-	      ret < 0 ? check_status_name(ret) : "", ret, young);
+	int want = young ? SLAT_WAS_YOUNG : SLAT_OK;
+	CHECK(ret == want, "returned %s (%d), expected %d",
+	      ret < 0 ? check_status_name(ret) : "", ret, want);
 	if (!mkold || !young)
 		CHECK(stats_unchanged(&st0), "counters changed but nothing to do");
 	if (mkold)
@@ -2388,8 +2392,10 @@ static void op_dirty(void)
 
 	start_recording();
 	probe_start(PROBE_CLEAN, ipa);
-	int64_t ret = slat_dirty_read(&R.t, slat_ipa(ipa), size, bm, clear,
-				      policy, flags, R.cur);
+	int64_t ret =
+		slat_dirty_read(&R.t, slat_ipa(ipa), size, bm, words, clear,
+				SLAT_OP(.flags = flags, .flush = policy,
+					.cache = R.cur));
 	R.recording = false;
 	index_events();
 
@@ -2639,8 +2645,9 @@ static void op_split(void)
 	uint64_t done = 0xdead;
 
 	start_recording();
-	int ret = slat_split(&R.t, slat_ipa(ipa), size, leaf_size, flags, R.cur,
-			     &done);
+	struct slat_op args = { .flags = flags, .cache = R.cur };
+	int ret = slat_split(&R.t, slat_ipa(ipa), size, leaf_size, &args);
+	done = args.done;
 	R.recording = false;
 	index_events();
 
@@ -3072,8 +3079,12 @@ static void op_recover(void)
 	if (!RP.promote)
 		P.removes = leaf_in_region;
 	recover_on = true;
-	int ret = slat_recover(&R.t, slat_ipa(ipa), size, strategy, policy,
-			       with_ml ? max_level_cb : NULL, NULL);
+	int ret = slat_recover(&R.t, slat_ipa(ipa), size,
+			       SLAT_RECOVERY(.strategy = strategy,
+					     .max_level = with_ml ? max_level_cb
+								  : NULL,
+					     .arg = NULL),
+			       SLAT_OP(.flush = policy));
 	recover_on = false;
 	R.recording = false;
 	index_events();
@@ -3389,36 +3400,38 @@ static void op_bad(void)
 	struct slat_hw_result res;
 	start_recording();
 	int64_t ret;
+	/* every operation gets the same flags, policy and cache */
+	struct slat_op args = { .flags = flags,
+				.flush = policy,
+				.cache = R.cur };
 	switch (op) {
 	case 0:
 		ret = slat_map(&R.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
-			       flags, R.cur, &done);
+			       &args);
 		break;
 	case 1:
-		ret = slat_unmap(&R.t, slat_ipa(ipa), size, policy, R.cur,
-				 &done);
+		ret = slat_unmap(&R.t, slat_ipa(ipa), size, &args);
 		break;
 	case 2:
-		ret = slat_wrprotect(&R.t, slat_ipa(ipa), size, policy,
-				     R.cur, &done);
+		ret = slat_wrprotect(&R.t, slat_ipa(ipa), size, &args);
 		break;
 	case 3:
-		ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, flags,
-				 R.cur, &done);
+		ret = slat_relax(&R.t, slat_ipa(ipa), size, perms, &args);
 		break;
 	case 4:
 		ret = slat_test_clear_young(&R.t, slat_ipa(ipa), size, true,
-					    flags);
+					    &args);
 		break;
 	case 5:
 		/* a small bitmap: bad input is refused before it is used */
-		ret = slat_dirty_read(&R.t, slat_ipa(ipa), size, bitmap,
-				      chance(50), policy, flags, R.cur);
+		ret = slat_dirty_read(&R.t, slat_ipa(ipa), size, bitmap, 8,
+				      chance(50), &args);
 		break;
 	default:
 		ret = slat_hw_access(&R.t, slat_ipa(ipa), access, &res);
 		break;
 	}
+	done = args.done;
 	R.recording = false;
 	index_events();
 	CHECK(ret == want || (config_too && ret == SLAT_E_CONFIG),
@@ -3572,9 +3585,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	/* tear down: unmap everything; no table may remain */
 	snprintf(R.opdesc, sizeof(R.opdesc), "final unmap of everything");
 	slat_hosted_cache_topup(&R.h, &R.cache, 8);
-	uint64_t done;
-	ret = slat_unmap(&R.t, slat_ipa(0), R.ia_end, SLAT_FLUSH_VMID, &R.cache,
-			 &done);
+	ret = slat_unmap(&R.t, slat_ipa(0), R.ia_end,
+			 SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &R.cache));
 	CHECK(ret == SLAT_OK, "unmap of everything: %s",
 	      check_status_name(ret));
 	model_unmap(R.m, 0, R.ia_end);

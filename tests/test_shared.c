@@ -62,9 +62,11 @@ static uint32_t leaf_table_used(struct fx *f, uint64_t ipa)
 static void shared_faults(struct fx *f, uint64_t first, uint64_t n)
 {
 	for (uint64_t a = first; a < first + n * PAGE; a += PAGE)
-		assert_int_equal(slat_map(&f->t, slat_ipa(a), PAGE, slat_pa(PA(a)),
-					  SLAT_RW | SLAT_MT_NORMAL, SLAT_SHARED,
-					  &f->cache, NULL),
+		assert_int_equal(slat_map(&f->t, slat_ipa(a), PAGE,
+					  slat_pa(PA(a)),
+					  SLAT_RW | SLAT_MT_NORMAL,
+					  SLAT_OP(.flags = SLAT_SHARED,
+						  .cache = &f->cache)),
 				 SLAT_OK);
 }
 
@@ -102,8 +104,9 @@ static void own_counters(void **state)
 		assert_int_equal(slat_map(&f.t, slat_ipa(BASE), PAGE,
 					  slat_pa(PA(BASE)),
 					  SLAT_RW | SLAT_MT_NORMAL,
-					  SLAT_SHARED | SLAT_MAP_NO_REPLACE,
-					  &f.cache, NULL),
+					  SLAT_OP(.flags = SLAT_SHARED |
+							   SLAT_MAP_NO_REPLACE,
+						  .cache = &f.cache)),
 				 SLAT_NOTHING_TO_DO);
 		assert_int_equal(mine.written[SLAT_WRITE_LEAF], 511);
 		f.cache.stats = NULL;
@@ -130,7 +133,8 @@ static void unknown_count_recounted(void **state)
 
 		/* An exclusive unmap recounts, then counts exactly again. */
 		assert_int_equal(slat_unmap(&f.t, slat_ipa(BASE), 100 * PAGE,
-					    SLAT_FLUSH_RANGE, &f.cache, NULL),
+					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						    .cache = &f.cache)),
 				 SLAT_OK);
 		/* (A recount cannot tell blocks from pages: it says the
 		 * table may hold blocks.) */
@@ -145,7 +149,8 @@ static void unknown_count_recounted(void **state)
 		shared_faults(&f, BASE + 300 * PAGE, 10);
 		assert_int_equal(*leaf_table_count(&f, BASE), SLAT_REFCOUNT_UNKNOWN);
 		assert_int_equal(slat_unmap(&f.t, slat_ipa(BASE), 512 * PAGE,
-					    SLAT_FLUSH_RANGE, &f.cache, NULL),
+					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						    .cache = &f.cache)),
 				 SLAT_OK);
 		assert_int_equal(slat_hosted_table_pages(&f.h), before);
 		fx_fini(&f);

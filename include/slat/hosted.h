@@ -60,7 +60,8 @@
  *     slat_hosted_rcu_register_thread();           once
  *     slat_hosted_cache_topup(&h, &my_cache, n);   outside the read side
  *     slat_hosted_rcu_read_lock();
- *     slat_map(&t, ..., SLAT_SHARED, &my_cache, NULL);   and other shared ops
+ *     slat_map(&t, ..., SLAT_OP(.flags = SLAT_SHARED, .cache = &my_cache));
+ *                                                  and other shared ops
  *     slat_hosted_rcu_read_unlock();
  *     slat_hosted_rcu_unregister_thread();         before the thread exits
  *

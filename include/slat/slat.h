@@ -160,8 +160,14 @@ SLAT_API void *slat_table_root(const struct slat_table *t, slat_pa_t *pa,
 /* The format's name ("arm-s2", ...). */
 SLAT_API const char *slat_table_name(const struct slat_table *t);
 
-/* Operation flags. */
-#define SLAT_SHARED         (1u << 0)  /* other walkers may run at the same time */
+/*
+ * Operation flags (struct slat_op.flags), in KVM's walk-flag vocabulary
+ * where it has one. KVM's KVM_PGTABLE_WALK_SKIP_BBM_TLBI has no flag here:
+ * the flush policy (SLAT_FLUSH_RANGE, _VMID, _NONE) is what defers the
+ * invalidations of an operation's removed entries to one after the walk.
+ */
+#define SLAT_SHARED         (1u << 0)  /* other walkers may run at the same
+					  time (KVM_PGTABLE_WALK_SHARED) */
 #define SLAT_MAP_NO_REPLACE (1u << 1)  /* map: fail rather than replace */
 /* map, relax: no cache maintenance: the caller cleaned (and invalidated)
  * the memory itself, as KVM's KVM_PGTABLE_WALK_SKIP_CMO. */
@@ -179,6 +185,32 @@ enum slat_tlbi_policy {
 	SLAT_FLUSH_NONE = 3,  /* none: the caller flushes before relying on it */
 };
 
+/**
+ * struct slat_op - what every range operation takes after its own
+ * arguments. A zeroed one (or a NULL pointer) asks for the defaults: an
+ * exclusive call, no page cache, an invalidation per entry changed.
+ * @flags: SLAT_SHARED, SLAT_SKIP_CMO, and the operation's own flags
+ *	(SLAT_MAP_*, SLAT_SPLIT_NO_SKIP); each operation says which it takes
+ *	and refuses the others with SLAT_E_INVAL.
+ * @flush: when the translations the operation removes or restricts are
+ *	invalidated (operations that neither remove nor restrict ignore it).
+ * @cache: table pages for an operation that may need some (map, and those
+ *	that split a block the range covers only in part); NULL: none.
+ * @done: set by the call: the bytes from the range's start that were
+ *	completed, also on error (0 when the input was refused).
+ */
+struct slat_op {
+	uint32_t flags;
+	enum slat_tlbi_policy flush;
+	struct slat_page_cache *cache;
+	uint64_t done;
+};
+
+/* A struct slat_op built in place, for a call whose op->done is not read
+ * afterwards: slat_unmap(t, ipa, size, SLAT_OP(.flush = SLAT_FLUSH_RANGE)).
+ * C only (a compound literal). */
+#define SLAT_OP(...) (&(struct slat_op){ __VA_ARGS__ })
+
 /*
  * Map [ipa, ipa+size) to [pa, pa+size) with @attrs (SLAT_R/W/X..., SLAT_MT_*,
  * SLAT_SW(n)). Uses the largest leaf that the level, the alignment of IPA
@@ -188,19 +220,19 @@ enum slat_tlbi_policy {
  * Leaves that already translate to the same PA with the same memory type
  * are left alone, even when their permissions differ.
  *
- * @cache supplies table pages; @done (may be NULL) receives the bytes from
- * @ipa that were completed, also on error.
+ * @op: flags SLAT_SHARED, SLAT_MAP_NO_REPLACE, SLAT_MAP_CAP(), SLAT_SKIP_CMO;
+ * the cache supplies table pages; the flush policy is unused (a replaced
+ * translation is invalidated before its replacement is made).
  *
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO (nothing needed writing), or
  * SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_ATTR, SLAT_E_INVAL, SLAT_E_EXISTS
  * (with SLAT_MAP_NO_REPLACE: the table unchanged; under SLAT_SHARED,
- * where another walker mapped part of the range meanwhile, *done tells how
- * far this call got), SLAT_E_NOMEM (table valid, *done tells how far),
- * SLAT_E_AGAIN (shared mode only).
+ * where another walker mapped part of the range meanwhile, op->done tells
+ * how far this call got), SLAT_E_NOMEM (table valid, op->done tells how
+ * far), SLAT_E_AGAIN (shared mode only).
  */
 SLAT_API int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-		      slat_pa_t pa, uint32_t attrs, uint32_t flags,
-		      struct slat_page_cache *cache, uint64_t *done);
+		      slat_pa_t pa, uint32_t attrs, struct slat_op *op);
 
 /*
  * Remove every translation in [ipa, ipa+size). Tables that become empty are
@@ -209,24 +241,25 @@ SLAT_API int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
  * leaf removed is cleaned and invalidated to the PoC once an invalidation
  * covers the leaf (under SLAT_FLUSH_NONE right away: the caller then owns
  * the order), in one call per contiguous PA run.
+ * @op: no flags (exclusive); invalidation per the flush policy.
+ *
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
- * (with *done).
+ * (with op->done).
  */
 SLAT_API int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			enum slat_tlbi_policy policy,
-			struct slat_page_cache *cache, uint64_t *done);
+			struct slat_op *op);
 
 /*
  * Clean and invalidate to the PoC the memory of every Normal write-back leaf
  * in [ipa, ipa+size), the part inside the range, one call per contiguous PA
  * run: for a guest that turns its caches on or off, or set/way maintenance
  * (KVM's kvm_pgtable_stage2_flush). Nothing to do with FEAT_S2FWB or on
- * formats without cache maintenance. @flags: SLAT_SHARED.
+ * formats without cache maintenance. @op: flag SLAT_SHARED.
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO (no such leaf), SLAT_E_ALIGN,
  * SLAT_E_RANGE or SLAT_E_INVAL.
  */
 SLAT_API int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			uint32_t flags);
+			struct slat_op *op);
 
 /* What lookup finds. */
 struct slat_leaf {
@@ -247,23 +280,29 @@ SLAT_API int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 
 /*
  * Remove write permission from [ipa, ipa+size), in place. A partly covered
- * block is split first. Invalidates per @policy.
+ * block is split first (pages from op->cache). @op: no flags (exclusive,
+ * as KVM's write-protection under the MMU lock held for write);
+ * invalidation per the flush policy.
+ * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
+ * (with op->done).
  */
 SLAT_API int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			    enum slat_tlbi_policy policy,
-			    struct slat_page_cache *cache, uint64_t *done);
+			    struct slat_op *op);
 
 /*
  * Add permissions @perms (SLAT_R/W/X) to every leaf in [ipa, ipa+size), in
- * place, and mark them young. A partly covered block is split first. Ends
- * with a local invalidation of what changed (stale entries would only fault
- * again). Adding execute invalidates the I-cache for those pages.
+ * place, and mark them young. A partly covered block is split first (pages
+ * from op->cache). Adding execute invalidates the I-cache for those pages.
+ * @op: flags SLAT_SHARED, SLAT_SKIP_CMO. A stale entry with fewer
+ * permissions would only fault again, so invalidations are this CPU's
+ * only: per entry changed under SLAT_FLUSH_ENTRY, else one range or VMID
+ * invalidation after the walk, or none; none at all where a fault itself
+ * drops the stale entry (EPT).
  * Returns SLAT_OK, SLAT_NOTHING_TO_DO, SLAT_E_NOENT (a hole in the range;
  * nothing changed), SLAT_E_ATTR, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_NOMEM.
  */
 SLAT_API int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			uint32_t perms, uint32_t flags,
-			struct slat_page_cache *cache, uint64_t *done);
+			uint32_t perms, struct slat_op *op);
 
 /*
  * Set the access flag of the leaf translating @ipa (the whole leaf).
@@ -274,28 +313,30 @@ SLAT_API int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags);
 /*
  * Report whether any leaf overlapping [ipa, ipa+size) is young; with @mkold
  * clear their access flags (whole leaves, no invalidation: a stale young
- * entry only delays the next report).
- * Returns 1 (young), 0 (none young) or a negative error.
+ * entry only delays the next report). @op: flag SLAT_SHARED.
+ * Returns SLAT_WAS_YOUNG, SLAT_OK (none was young) or a negative error.
  */
 SLAT_API int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
-				   uint64_t size, bool mkold, uint32_t flags);
+				   uint64_t size, bool mkold,
+				   struct slat_op *op);
 
 /*
  * Hardware dirty state (SLAT_FEAT_HWDIRTY): report which pages of
  * [ipa, ipa+size) were written since the last clear. Bit i of @bitmap
- * (uint64_t words, size / granule bits, all written) is set when page
- * ipa + i * granule is dirty; a dirty block reports all its pages in the
- * range. With @clear, dirty leaves become writable-clean (Arm: S2AP.W
- * cleared, DBM kept; EPT: D cleared) and are invalidated per @policy, so the
- * next write is seen again. @cache supplies pages to split a dirty block the
- * range covers only partly (SLAT_OP_DIRTY_CLEAR pages suffice).
- * Returns the number of dirty pages, or SLAT_E_NOMEM, SLAT_E_CONFIG (no hardware dirty
- * state), SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL.
+ * (@words uint64_t words, at least size / granule bits; those bits are all
+ * written) is set when page ipa + i * granule is dirty; a dirty block
+ * reports all its pages in the range. With @clear, dirty leaves become
+ * writable-clean (Arm: S2AP.W cleared, DBM kept; EPT: D cleared) and are
+ * invalidated per the flush policy, so the next write is seen again.
+ * @op: flag SLAT_SHARED; the cache supplies pages to split a dirty block
+ * the range covers only partly (SLAT_OP_DIRTY_CLEAR pages suffice).
+ * Returns the number of dirty pages (a count, never a status), or
+ * SLAT_E_NOMEM, SLAT_E_CONFIG (no hardware dirty state), SLAT_E_ALIGN,
+ * SLAT_E_RANGE, SLAT_E_INVAL (also: a bitmap shorter than the range).
  */
 SLAT_API int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa,
-				 uint64_t size, uint64_t *bitmap, bool clear,
-				 enum slat_tlbi_policy policy, uint32_t flags,
-				 struct slat_page_cache *cache);
+				 uint64_t size, uint64_t *bitmap, size_t words,
+				 bool clear, struct slat_op *op);
 
 /* Kinds of access, for slat_hw_access(). */
 #define SLAT_ACCESS_READ  0u
@@ -337,14 +378,16 @@ SLAT_API int slat_hw_access(struct slat_table *t, slat_ipa_t ipa,
  * installed: with break-before-make on Arm, in place on EPT. The walk reads
  * only the levels that can hold a block larger than @leaf_size and never
  * walks a subtree it has just built (seed 002), unless SLAT_SPLIT_NO_SKIP.
- * With slat_pages_needed(SLAT_OP_SPLIT) pages it cannot run out; without
- * them it stops at a block boundary with SLAT_E_NOMEM, *done telling how far
- * it got. Returns SLAT_OK, SLAT_E_NOMEM, SLAT_E_ALIGN, SLAT_E_RANGE or
+ * With slat_pages_needed(SLAT_OP_SPLIT) pages in op->cache it cannot run
+ * out; without them it stops at a block boundary with SLAT_E_NOMEM,
+ * op->done telling how far it got. @op: flag SLAT_SPLIT_NO_SKIP
+ * (exclusive); the flush policy is unused (break-before-make invalidates
+ * each block before its table is installed).
+ * Returns SLAT_OK, SLAT_E_NOMEM, SLAT_E_ALIGN, SLAT_E_RANGE or
  * SLAT_E_INVAL (@leaf_size not a leaf size of the format).
  */
 SLAT_API int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			uint64_t leaf_size, uint32_t flags,
-			struct slat_page_cache *cache, uint64_t *done);
+			uint64_t leaf_size, struct slat_op *op);
 
 enum slat_recover_strategy {
 	/* Unmap every last-level entry, each with its own invalidation under
@@ -361,22 +404,36 @@ enum slat_recover_strategy {
 /* The lowest-numbered (largest) leaf level the backing allows at @ipa. */
 typedef int (*slat_max_level_fn)(void *arg, slat_ipa_t ipa);
 
+/**
+ * struct slat_recovery - how slat_recover() rebuilds blocks.
+ * @strategy: what becomes of a table whose span may be one block.
+ * @max_level: the largest leaf the backing allows at an IPA (NULL: no
+ *	limit beyond the format's).
+ * @arg: for @max_level.
+ */
+struct slat_recovery {
+	enum slat_recover_strategy strategy;
+	slat_max_level_fn max_level;
+	void *arg;
+};
+
+/* A struct slat_recovery built in place (C only, as SLAT_OP()). */
+#define SLAT_RECOVERY(...) (&(struct slat_recovery){ __VA_ARGS__ })
+
 /*
  * Huge-page recovery when dirty logging ends (seed 001): for every table in
  * [ipa, ipa+size) whose whole span may be one block (a level that allows
- * blocks and @max_level, which may be NULL for no limit), apply @strategy.
- * Invalidation follows @policy; a table is freed only after an
- * invalidation covers it, through the deferred-free hook when the platform
- * has one. Allocates nothing.
+ * blocks and @how->max_level), apply @how->strategy. @op: no flags
+ * (exclusive); invalidation per the flush policy; a table is freed only
+ * after an invalidation covers it, through the deferred-free hook when the
+ * platform has one. Allocates nothing.
  * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE or SLAT_E_INVAL.
  */
 SLAT_API int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			  enum slat_recover_strategy strategy,
-			  enum slat_tlbi_policy policy,
-			  slat_max_level_fn max_level, void *arg);
+			  const struct slat_recovery *how, struct slat_op *op);
 
 /* Operations, for slat_pages_needed(). */
-enum slat_op {
+enum slat_op_kind {
 	SLAT_OP_MAP,
 	SLAT_OP_UNMAP,
 	SLAT_OP_WRPROTECT,
@@ -390,8 +447,9 @@ enum slat_op {
  * whatever the table holds. With that many pages in the cache the operation
  * cannot fail with SLAT_E_NOMEM.
  */
-SLAT_API uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
-				    slat_ipa_t ipa, uint64_t size);
+SLAT_API uint64_t slat_pages_needed(const struct slat_table *t,
+				    enum slat_op_kind op, slat_ipa_t ipa,
+				    uint64_t size);
 
 /*
  * Free an unlinked subtree (a table page at @level and everything below).

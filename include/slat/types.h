@@ -38,10 +38,14 @@ typedef uint64_t slat_pte_t;
  */
 enum slat_status {
 	SLAT_OK = 0,
-	/* map: every page in the range already had this translation (the same
-	 * output address and memory type); nothing was written. Leaves that
-	 * differ only in permissions are left as they are: use relax. */
+	/* The range already was as asked; nothing was written. map: every page
+	 * had this translation (the same output address and memory type;
+	 * leaves that differ only in permissions are left alone: use relax);
+	 * relax, mkyoung, flush: nothing to add, set or clean. */
 	SLAT_NOTHING_TO_DO = 1,
+	/* slat_test_clear_young(): a leaf in the range was young (SLAT_OK:
+	 * none was). */
+	SLAT_WAS_YOUNG = 2,
 
 	SLAT_E_ALIGN = -1,   /* address or size not aligned to the granule */
 	SLAT_E_RANGE = -2,   /* empty range, wraps, beyond the IPA or PA size */

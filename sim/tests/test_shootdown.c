@@ -110,10 +110,11 @@ static void remap_is_never_seen_stale(enum slat_tlbi_policy policy, bool via_map
 		slat_vm_host_write(vm, G0 + to * g, &vals[to], 8);
 		slat_vm_mmu_lock(vm);
 		if (!via_map)
-			CHECK(slat_unmap(t, slat_ipa(G0), g, policy, NULL, NULL) == 0,
+			CHECK(slat_unmap(t, slat_ipa(G0), g,
+					 SLAT_OP(.flush = policy)) == 0,
 			      "unmap");
-		int ret = slat_map(t, slat_ipa(G0), g, pa[to], SLAT_RW, 0,
-				   slat_vm_host_cache(vm, 8), NULL);
+		int ret = slat_map(t, slat_ipa(G0), g, pa[to], SLAT_RW,
+				   SLAT_OP(.cache = slat_vm_host_cache(vm, 8)));
 		CHECK(ret == 0, "map: %s", slat_strerror(ret));
 		slat_vm_mmu_unlock(vm);
 		change_end(&r, p);

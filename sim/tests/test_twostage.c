@@ -135,8 +135,9 @@ static void build_random_layout(struct slat_ts *ts, struct slat_ts_as *as,
 			if (r->moved_ipa[j].ipa == r->moved_ipa[i].ipa)
 				r->moved_ipa[i] = spare; /* not a duplicate */
 		r->moved_pa[i] = slat_ts_ram_pa(ts, spare);
-		REQUIRE(slat_map(s2, r->moved_ipa[i], PAGE, r->moved_pa[i], SLAT_RWX,
-				 0, &none, NULL) >= 0, "stage-2 remap");
+		REQUIRE(slat_map(s2, r->moved_ipa[i], PAGE, r->moved_pa[i],
+				 SLAT_RWX, SLAT_OP(.cache = &none)) >= 0,
+			"stage-2 remap");
 		r->nmoved++;
 	}
 	r->gone = slat_ipa(0);
@@ -144,7 +145,9 @@ static void build_random_layout(struct slat_ts *ts, struct slat_ts_as *as,
 		struct slat_page_cache c = { 0 };
 
 		r->gone = r->ipa[NPAGES - 1];
-		REQUIRE(slat_unmap(s2, r->gone, PAGE, SLAT_FLUSH_NONE, &c, NULL) == 0,
+		REQUIRE(slat_unmap(s2, r->gone, PAGE,
+				   SLAT_OP(.flush = SLAT_FLUSH_NONE,
+					   .cache = &c)) == 0,
 			"stage-2 unmap");
 	}
 	struct slat_ts_tlbi all = { .kind = SLAT_TS_VMALLS12E1IS };

@@ -65,16 +65,15 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 }
 
 int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-		   enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-		   uint64_t *done)
+		   struct slat_op *args)
 {
 	struct core_op op;
-	int ret = core_op_begin(&op, t, ipa, size, 0, 0, policy, cache, done);
+	int ret = core_op_begin(&op, t, ipa, size, args, 0);
 	if (ret)
 		return ret;
 	ret = core_op_walk(&op, wrprotect_visitor, &op, SLAT_VISIT_LEAF,
 			   SLAT_LAST_LEVEL);
-	return core_op_end(&op, ret, done);
+	return core_op_end(&op, ret);
 }
 
 /* ---- relax ---- */
@@ -161,9 +160,9 @@ static int relax_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	if (ret)
 		return op_fail(&d->op, addr, ret);
 	/* A stale entry with fewer permissions would only fault again: on
-	 * Arm, where it may stay cached, invalidate this CPU only; on EPT the
-	 * violation itself removes it. */
-	if (!t->fmt->fault_invalidates)
+	 * Arm, where it may stay cached, invalidate this CPU only (the policy
+	 * is none where the fault itself removes it: EPT). */
+	if (d->op.policy == SLAT_FLUSH_ENTRY)
 		core_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_LOCAL, ctx->stats);
 	return 1;
 }
@@ -215,31 +214,31 @@ static int relax_check_visitor(const struct slat_walk_ctx *ctx,
 }
 
 int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint32_t perms, uint32_t flags, struct slat_page_cache *cache,
-	       uint64_t *done)
+	       uint32_t perms, struct slat_op *args)
 {
 	/* Set field by field: an initializer would zero the op's counters
 	 * with a memset, which the freestanding core does not have. */
 	struct relax_data d;
 	d.perms = perms;
-	int ret = core_op_begin(&d.op, t, ipa, size, flags,
-				SLAT_SHARED | SLAT_SKIP_CMO, SLAT_FLUSH_NONE,
-				cache, done);
+	int ret = core_op_begin(&d.op, t, ipa, size, args,
+				SLAT_SHARED | SLAT_SKIP_CMO);
 	if (ret)
 		return ret;
+	if (t->fmt->fault_invalidates)
+		d.op.policy = SLAT_FLUSH_NONE;
 	/* Whether the result is valid depends on each leaf: checked there. */
 	if (perms & ~SLAT_PERMS)
-		return core_op_end(&d.op, SLAT_E_ATTR, NULL);
+		return core_op_refuse(&d.op, SLAT_E_ATTR);
 
 	/* One page cannot be half changed; a larger range is checked first. */
 	if (size > (1ull << t->geo.granule_shift))
 		ret = core_op_walk(&d.op, relax_check_visitor, &d,
 				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);
 	if (ret)
-		return core_op_end(&d.op, ret, NULL);
+		return core_op_refuse(&d.op, ret);
 	ret = core_op_walk(&d.op, relax_visitor, &d, SLAT_VISIT_LEAF,
 			   SLAT_LAST_LEVEL);
-	ret = core_op_end(&d.op, ret, done);
+	ret = core_op_end(&d.op, ret);
 	return ret ? ret : d.op.changed ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }
 
@@ -298,18 +297,19 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
-			  uint64_t size, bool mkold, uint32_t flags)
+			  uint64_t size, bool mkold, struct slat_op *args)
 {
 	struct core_op op;
 	struct young_data d = { .mkold = mkold };
-	int ret = core_op_begin(&op, t, ipa, size, flags, SLAT_SHARED,
-				SLAT_FLUSH_NONE, NULL, NULL);
+	int ret = core_op_begin(&op, t, ipa, size, args, SLAT_SHARED);
 	if (ret)
 		return ret;
+	/* No invalidation: a stale young entry only delays the next report. */
+	op.policy = SLAT_FLUSH_NONE;
 	ret = core_op_walk(&op, young_visitor, &d, SLAT_VISIT_LEAF,
 			   SLAT_LAST_LEVEL);
-	ret = core_op_end(&op, ret, NULL);
-	return ret ? ret : d.young ? 1 : 0;
+	ret = core_op_end(&op, ret);
+	return ret ? ret : d.young ? SLAT_WAS_YOUNG : SLAT_OK;
 }
 
 int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)

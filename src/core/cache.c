@@ -81,15 +81,14 @@ static int flush_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint32_t flags)
+	       struct slat_op *args)
 {
 	/* Set field by field: an initializer would zero the op's counters
 	 * with a memset, which the freestanding core does not have. */
 	struct flush_data d;
 	d.run = (struct cmo_run){ 0, 0 };
 	d.any = false;
-	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SHARED,
-				SLAT_FLUSH_NONE, NULL, NULL);
+	int ret = core_op_begin(&d.op, t, ipa, size, args, SLAT_SHARED);
 	if (ret)
 		return ret;
 	if (cmo_needed(t)) {
@@ -97,6 +96,7 @@ int slat_flush(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 				   SLAT_LAST_LEVEL);
 		cmo_run_emit(t, d.run, d.op.st);
 	}
-	ret = core_op_end(&d.op, ret, NULL);
+	d.op.policy = SLAT_FLUSH_NONE; /* restricts nothing */
+	ret = core_op_end(&d.op, ret);
 	return ret ? ret : d.any ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }

@@ -90,31 +90,29 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-			uint64_t *bitmap, bool clear,
-			enum slat_tlbi_policy policy, uint32_t flags,
-			struct slat_page_cache *cache)
+			uint64_t *bitmap, size_t words, bool clear,
+			struct slat_op *args)
 {
-	if (!bitmap)
-		return SLAT_E_INVAL;
 	/* Set field by field: an initializer would zero the op's counters
 	 * with a memset, which the freestanding core does not have. */
 	struct dirty_data d;
 	d.bitmap = bitmap;
 	d.clear = clear;
 	d.dirty_pages = 0;
-	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SHARED, policy,
-				cache, NULL);
+	int ret = core_op_begin(&d.op, t, ipa, size, args, SLAT_SHARED);
 	if (ret)
 		return ret;
-	if (!(t->cfg.features & SLAT_FEAT_HWDIRTY))
-		return core_op_end(&d.op, SLAT_E_CONFIG, NULL);
-
 	uint64_t pages = size >> t->geo.granule_shift;
+	if (!bitmap || words < (pages + 63) / 64)
+		return core_op_refuse(&d.op, SLAT_E_INVAL);
+	if (!(t->cfg.features & SLAT_FEAT_HWDIRTY))
+		return core_op_refuse(&d.op, SLAT_E_CONFIG);
+
 	for (uint64_t i = 0; i < (pages + 63) / 64; i++)
 		bitmap[i] = 0;
 	ret = core_op_walk(&d.op, dirty_visitor, &d, SLAT_VISIT_LEAF,
 			   SLAT_LAST_LEVEL);
-	ret = core_op_end(&d.op, ret, NULL);
+	ret = core_op_end(&d.op, ret);
 	return ret ? ret : (int64_t)d.dirty_pages;
 }
 

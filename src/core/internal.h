@@ -313,7 +313,7 @@ static inline enum pte_writers pte_writers_of(const struct slat_table *t,
  * the value it replaces, so that the CPU's access flag and dirty state
  * updates made meanwhile are kept (or, for a change that clears them,
  * consumed: *@was tells); an invalid one the CPU never writes. Otherwise
- * there is no other writer: a plain store. Bulk loops pass @who and masks
+ * there is no other writer: a plain (release) store. Bulk loops pass @who and masks
  * they hoisted into locals: the store may alias any 64-bit field in memory.
  *
  * Return: false only for a shared walker that lost the race; the entry is
@@ -337,9 +337,10 @@ pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
 						    __ATOMIC_RELAXED))
 			;
 	} else {
-		/* No other writer: the caller's exclusion orders it for the
-		 * next walker, the hooks' barriers for the CPU. */
-		__atomic_store_n(ptep, pte_apply(old, clear, set), __ATOMIC_RELAXED);
+		/* No other writer, but the CPU's walker (or the software MMU
+		 * playing it) may read the entry meanwhile: a release store, so
+		 * that a table it publishes is seen as it was filled. */
+		__atomic_store_n(ptep, pte_apply(old, clear, set), __ATOMIC_RELEASE);
 	}
 	*was = old;
 	return true;
@@ -674,6 +675,7 @@ struct core_op {
 	uint32_t flags;
 	enum slat_tlbi_policy policy;
 	struct slat_page_cache *cache;
+	uint64_t *done;        /* the caller's struct slat_op, or NULL */
 	struct slat_stats *st;
 	struct slat_stats local;
 	uint64_t fail_addr;    /* the first IPA not done, when the walk fails */
@@ -681,20 +683,22 @@ struct core_op {
 };
 
 /*
- * Check the arguments (a live table, flags within @allowed, a policy, the
- * range) and set up @op; *@done (may be NULL) is zeroed. SLAT_OK or the
- * error, with nothing done.
+ * Check the arguments (a live table, @args' flags within @allowed, its
+ * policy, the range) and set up @op from them (@args NULL: the defaults);
+ * @args->done is zeroed. SLAT_OK or the error, with nothing done.
  */
 int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
-		  uint64_t size, uint32_t flags, uint32_t allowed,
-		  enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-		  uint64_t *done) SLAT_INTERNAL;
+		  uint64_t size, struct slat_op *args,
+		  uint32_t allowed) SLAT_INTERNAL;
 /* Walk the operation's range with @cb (SLAT_VISIT_* in @visits). */
 int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
 		 uint32_t visits, int stop_level) SLAT_INTERNAL;
-/* Invalidate what it restricted per policy, report *@done, commit the
- * counters; returns @ret. */
-int core_op_end(struct core_op *op, int ret, uint64_t *done) SLAT_INTERNAL;
+/* Invalidate what it restricted per policy, report how far it got, commit
+ * the counters; returns @ret. */
+int core_op_end(struct core_op *op, int ret) SLAT_INTERNAL;
+/* Refuse the operation after core_op_begin(), before it changed anything:
+ * commit the counters, nothing done; returns @ret. */
+int core_op_refuse(struct core_op *op, int ret) SLAT_INTERNAL;
 
 /* The visitor failed with @ret at @addr (clamped to the range's start). */
 static inline int op_fail(struct core_op *op, uint64_t addr, int ret)

@@ -308,9 +308,13 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 struct map_req {
 	uint64_t ipa, size, pa;
 	uint32_t attrs, flags;
-	struct slat_page_cache *cache;
-	uint64_t *done;
+	struct slat_op *op;     /* the caller's, or NULL */
 };
+
+static inline struct slat_page_cache *rq_cache(const struct map_req *rq)
+{
+	return rq->op ? rq->op->cache : NULL;
+}
 
 /* Any range, any layout, through the walker. Not inlined, so that the
  * fault path stays short. */
@@ -326,9 +330,11 @@ map_walk(struct slat_table *t, const struct map_req *rq)
 	d.cmo = cmo_for_attrs(t, rq->attrs);
 	d.no_replace = (rq->flags & SLAT_MAP_NO_REPLACE) != 0;
 	d.wrote = false;
-	int ret = core_op_begin(&d.op, t, slat_ipa(rq->ipa), rq->size, rq->flags,
-				CORE_FLAGS_MAP, SLAT_FLUSH_NONE, rq->cache,
-				rq->done);
+	/* A replaced translation is invalidated before its replacement is
+	 * made: map has no use for a flush policy. */
+	struct slat_op args = { rq->flags, SLAT_FLUSH_NONE, rq_cache(rq), 0 };
+	int ret = core_op_begin(&d.op, t, slat_ipa(rq->ipa), rq->size, &args,
+				CORE_FLAGS_MAP);
 	if (ret)
 		return ret;
 	if (d.no_replace) {
@@ -341,7 +347,9 @@ map_walk(struct slat_table *t, const struct map_req *rq)
 		ret = core_op_walk(&d.op, map_visitor, &d,
 				   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE,
 				   SLAT_LAST_LEVEL);
-	ret = core_op_end(&d.op, ret, rq->done);
+	ret = core_op_end(&d.op, ret);
+	if (rq->op)
+		rq->op->done = args.done;
 	return ret ? ret : d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }
 
@@ -390,12 +398,12 @@ map_checked(struct slat_table *t, const struct map_req *rq,
 	    const struct slat_leaf_memo *m)
 {
 	struct slat_stats *st = !(rq->flags & SLAT_SHARED) ? &t->stats
-				: rq->cache ? rq->cache->stats : NULL;
+				: rq_cache(rq) ? rq_cache(rq)->stats : NULL;
 	if (st) {
 		int ret = map_one_leaf(t, rq, m, st);
 		if (ret != MAP_WALK) {
-			if (rq->done && ret == SLAT_OK)
-				*rq->done = rq->size;
+			if (rq->op && ret == SLAT_OK)
+				rq->op->done = rq->size;
 			return ret;
 		}
 	}
@@ -413,20 +421,21 @@ map_new_attrs(struct slat_table *t, const struct map_req *rq)
 	if (ret)
 		return ret;
 	const struct slat_leaf_memo *m =
-		rq->cache ? memo_fill(t, rq->cache, rq->attrs) : NULL;
+		rq_cache(rq) ? memo_fill(t, rq_cache(rq), rq->attrs) : NULL;
 	return map_checked(t, rq, m);
 }
 
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	     slat_pa_t pa, uint32_t attrs, uint32_t flags,
-	     struct slat_page_cache *cache, uint64_t *done)
+	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
 {
+	uint32_t flags = op ? op->flags : 0;
+	struct slat_page_cache *cache = op ? op->cache : NULL;
 	const struct map_req rq = {
 		.ipa = ipa.ipa, .size = size, .pa = pa.pa, .attrs = attrs,
-		.flags = flags, .cache = cache, .done = done,
+		.flags = flags, .op = op,
 	};
-	if (done)
-		*done = 0;
+	if (op)
+		op->done = 0;
 	if (!t)
 		return SLAT_E_INVAL;
 	/* A vCPU's faults repeat the attributes, which the cache's memo holds
@@ -473,18 +482,17 @@ static int unmap_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 }
 
 int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-	       uint64_t *done)
+	       struct slat_op *args)
 {
 	/* Field by field: the batch's arrays need no zeroing. */
 	struct unmap_data d;
-	int ret = core_op_begin(&d.op, t, ipa, size, 0, 0, policy, cache, done);
+	int ret = core_op_begin(&d.op, t, ipa, size, args, 0);
 	if (ret)
 		return ret;
-	core_batch_init(&d.batch, policy, ipa.ipa, cmo_needed(t));
+	core_batch_init(&d.batch, d.op.policy, ipa.ipa, cmo_needed(t));
 	ret = core_op_walk(&d.op, unmap_visitor, &d,
 			   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE |
 			   SLAT_VISIT_TABLE_POST, SLAT_LAST_LEVEL);
 	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
-	return core_op_end(&d.op, ret, done);
+	return core_op_end(&d.op, ret);
 }

@@ -142,7 +142,7 @@ static uint64_t tables_spanned(const struct slat_table *t, int level,
 	return ((end - 1) >> parent_shift) - (ipa >> parent_shift) + 1;
 }
 
-uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op op,
+uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op_kind op,
 			   slat_ipa_t ipa, uint64_t size)
 {
 	if (!table_live(t) || check_ipa_range(t, ipa.ipa, size))

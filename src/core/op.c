@@ -6,12 +6,14 @@
 #include "internal.h"
 
 int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
-		  uint64_t size, uint32_t flags, uint32_t allowed,
-		  enum slat_tlbi_policy policy, struct slat_page_cache *cache,
-		  uint64_t *done)
+		  uint64_t size, struct slat_op *args, uint32_t allowed)
 {
-	if (done)
-		*done = 0;
+	uint32_t flags = args ? args->flags : 0;
+	enum slat_tlbi_policy policy = args ? args->flush : SLAT_FLUSH_ENTRY;
+	struct slat_page_cache *cache = args ? args->cache : NULL;
+
+	if (args)
+		args->done = 0;
 	if (!table_live(t) || (flags & ~allowed) || !tlbi_policy_ok(policy))
 		return SLAT_E_INVAL;
 	int ret = check_ipa_range(t, ipa.ipa, size);
@@ -23,6 +25,7 @@ int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 	op->flags = flags;
 	op->policy = policy;
 	op->cache = cache;
+	op->done = args ? &args->done : NULL;
 	op->st = stats_begin(t, &op->local, (flags & SLAT_SHARED) != 0, cache);
 	op->fail_addr = op->end;
 	op->changed = false;
@@ -41,14 +44,20 @@ int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
 	return slat_walk(op->t, op->ipa, op->end - op->ipa, &w, op->st);
 }
 
-int core_op_end(struct core_op *op, int ret, uint64_t *done)
+int core_op_end(struct core_op *op, int ret)
 {
 	if (op->changed && op->policy == SLAT_FLUSH_RANGE)
 		core_tlbi_range(op->t, op->ipa, op->end - op->ipa, op->st);
 	else if (op->changed && op->policy == SLAT_FLUSH_VMID)
 		core_tlbi_vmid(op->t, op->st);
-	if (done)
-		*done = (ret < 0 ? op->fail_addr : op->end) - op->ipa;
+	if (op->done)
+		*op->done = (ret < 0 ? op->fail_addr : op->end) - op->ipa;
+	stats_end(op->t, op->st, &op->local);
+	return ret;
+}
+
+int core_op_refuse(struct core_op *op, int ret)
+{
 	stats_end(op->t, op->st, &op->local);
 	return ret;
 }

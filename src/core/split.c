@@ -107,24 +107,25 @@ static int leaf_level_of(const struct slat_table *t, uint64_t leaf_size)
 }
 
 int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	       uint64_t leaf_size, uint32_t flags,
-	       struct slat_page_cache *cache, uint64_t *done)
+	       uint64_t leaf_size, struct slat_op *args)
 {
 	struct split_data d;
-	int ret = core_op_begin(&d.op, t, ipa, size, flags, SLAT_SPLIT_NO_SKIP,
-				SLAT_FLUSH_NONE, cache, done);
+	int ret = core_op_begin(&d.op, t, ipa, size, args, SLAT_SPLIT_NO_SKIP);
 	if (ret)
 		return ret;
+	/* Break-before-make invalidates each block before its table is
+	 * installed: nothing is left for a policy to do. */
+	d.op.policy = SLAT_FLUSH_NONE;
 	d.target = leaf_level_of(t, leaf_size);
 	if (d.target < 0)
-		return core_op_end(&d.op, SLAT_E_INVAL, NULL);
-	d.skip = !(flags & SLAT_SPLIT_NO_SKIP);
+		return core_op_refuse(&d.op, SLAT_E_INVAL);
+	d.skip = !(d.op.flags & SLAT_SPLIT_NO_SKIP);
 	ret = core_op_walk(&d.op, split_visitor, &d,
 			   SLAT_VISIT_LEAF | (d.skip ? SLAT_VISIT_TABLE_PRE |
 					      SLAT_VISIT_TABLE_POST : 0),
 			   /* Entries at the target level cannot be blocks. */
 			   d.skip ? d.target - 1 : SLAT_LAST_LEVEL);
-	return core_op_end(&d.op, ret, done);
+	return core_op_end(&d.op, ret);
 }
 
 /* ---- recover ---- */
@@ -304,22 +305,21 @@ static int recover_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visi
 }
 
 int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-		 enum slat_recover_strategy strategy,
-		 enum slat_tlbi_policy policy, slat_max_level_fn max_level,
-		 void *arg)
+		 const struct slat_recovery *how, struct slat_op *args)
 {
 	/* Field by field: the batch's arrays need no zeroing. */
 	struct recover_data d;
-	int ret = core_op_begin(&d.op, t, ipa, size, 0, 0, policy, NULL, NULL);
+	int ret = core_op_begin(&d.op, t, ipa, size, args, 0);
 	if (ret)
 		return ret;
-	if ((unsigned)strategy > SLAT_RECOVER_PROMOTE)
-		return core_op_end(&d.op, SLAT_E_INVAL, NULL);
+	if (!how || (unsigned)how->strategy > SLAT_RECOVER_PROMOTE)
+		return core_op_refuse(&d.op, SLAT_E_INVAL);
+	enum slat_recover_strategy strategy = how->strategy;
 	d.strategy = strategy;
-	d.max_level = max_level;
-	d.arg = arg;
+	d.max_level = how->max_level;
+	d.arg = how->arg;
 	d.zap_end = 0;
-	core_batch_init(&d.batch, policy, ipa.ipa, false);
+	core_batch_init(&d.batch, d.op.policy, ipa.ipa, false);
 	uint32_t visits = SLAT_VISIT_TABLE_PRE |
 			  (strategy == SLAT_RECOVER_ZAP_TABLE ? SLAT_VISIT_TABLE_POST : 0);
 	int stop = SLAT_LAST_LEVEL - 1;
@@ -332,5 +332,5 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	}
 	ret = core_op_walk(&d.op, recover_visitor, &d, visits, stop);
 	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
-	return core_op_end(&d.op, ret, NULL);
+	return core_op_end(&d.op, ret);
 }

@@ -5,7 +5,8 @@ const char *slat_strerror(int status)
 {
 	switch (status) {
 	case SLAT_OK: return "success";
-	case SLAT_NOTHING_TO_DO: return "nothing to do: already mapped so";
+	case SLAT_NOTHING_TO_DO: return "nothing to do: the range already was as asked";
+	case SLAT_WAS_YOUNG: return "a leaf in the range was young";
 	case SLAT_E_ALIGN: return "address or size not aligned to the granule";
 	case SLAT_E_RANGE: return "range empty, wrapping, or beyond the address size";
 	case SLAT_E_ATTR: return "attributes not valid for this format";

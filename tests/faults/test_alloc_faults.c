@@ -312,12 +312,48 @@ static uint64_t need(struct env *E, const struct op *o)
 {
 	if (o->kind == OP_MKOLD || o->kind == OP_RECOVER)
 		return 0;
-	enum slat_op k = o->kind == OP_MAP ? SLAT_OP_MAP
-			 : o->kind == OP_UNMAP ? SLAT_OP_UNMAP
-			 : o->kind == OP_WRPROTECT ? SLAT_OP_WRPROTECT
-			 : o->kind == OP_SPLIT ? SLAT_OP_SPLIT
-					       : SLAT_OP_RELAX;
+	enum slat_op_kind k = o->kind == OP_MAP		? SLAT_OP_MAP
+			      : o->kind == OP_UNMAP	? SLAT_OP_UNMAP
+			      : o->kind == OP_WRPROTECT ? SLAT_OP_WRPROTECT
+			      : o->kind == OP_SPLIT	? SLAT_OP_SPLIT
+							: SLAT_OP_RELAX;
 	return slat_pages_needed(&E->t, k, slat_ipa(o->ipa), o->size);
+}
+
+static int call_op(struct env *E, const struct op *o, struct slat_page_cache *c,
+		   uint64_t *done)
+{
+	struct slat_op args = { .flush = o->policy, .cache = c };
+	int r;
+
+	switch (o->kind) {
+	case OP_MAP:
+		args.flags = o->flags;
+		args.flush = SLAT_FLUSH_ENTRY;
+		r = slat_map(&E->t, slat_ipa(o->ipa), o->size, slat_pa(o->pa),
+			     o->attrs, &args);
+		break;
+	case OP_UNMAP:
+		r = slat_unmap(&E->t, slat_ipa(o->ipa), o->size, &args);
+		break;
+	case OP_WRPROTECT:
+		r = slat_wrprotect(&E->t, slat_ipa(o->ipa), o->size, &args);
+		break;
+	case OP_RELAX:
+		args.flush = SLAT_FLUSH_ENTRY;
+		r = slat_relax(&E->t, slat_ipa(o->ipa), o->size, o->attrs,
+			       &args);
+		break;
+	case OP_SPLIT:
+		args.flags = o->flags;
+		r = slat_split(&E->t, slat_ipa(o->ipa), o->size, o->leaf_size,
+			       &args);
+		break;
+	default:
+		return SLAT_E_INVAL;
+	}
+	*done = args.done;
+	return r;
 }
 
 static int call(struct env *E, const struct op *o, struct slat_page_cache *c,
@@ -325,29 +361,21 @@ static int call(struct env *E, const struct op *o, struct slat_page_cache *c,
 {
 	switch (o->kind) {
 	case OP_MAP:
-		return slat_map(&E->t, slat_ipa(o->ipa), o->size, slat_pa(o->pa),
-				o->attrs, o->flags, c, done);
 	case OP_UNMAP:
-		return slat_unmap(&E->t, slat_ipa(o->ipa), o->size, o->policy,
-				  c, done);
 	case OP_WRPROTECT:
-		return slat_wrprotect(&E->t, slat_ipa(o->ipa), o->size,
-				      o->policy, c, done);
 	case OP_RELAX:
-		return slat_relax(&E->t, slat_ipa(o->ipa), o->size, o->attrs, 0,
-				  c, done);
+	case OP_SPLIT:
+		return call_op(E, o, c, done);
 	case OP_MKOLD: {
 		*done = o->size;
 		int r = slat_test_clear_young(&E->t, slat_ipa(o->ipa), o->size,
-					      true, 0);
+					      true, NULL);
 		return r < 0 ? r : SLAT_OK;
 	}
-	case OP_SPLIT:
-		return slat_split(&E->t, slat_ipa(o->ipa), o->size, o->leaf_size,
-				  o->flags, c, done);
 	case OP_RECOVER: {
 		int r = slat_recover(&E->t, slat_ipa(o->ipa), o->size,
-				     o->strategy, o->policy, NULL, NULL);
+				     SLAT_RECOVERY(.strategy = o->strategy),
+				     SLAT_OP(.flush = o->policy));
 		*done = r ? 0 : o->size;
 		return r;
 	}
@@ -932,9 +960,10 @@ static void run_round(void)
 			/* recovery over what the split left (all of it split
 			 * now, or part of it): the same translations */
 			S.what = "promoting the split range back";
-			int r3 = slat_recover(&E.t, slat_ipa(R.op.ipa), R.op.size,
-					      SLAT_RECOVER_PROMOTE, R.op.policy,
-					      NULL, NULL);
+			int r3 = slat_recover(
+				&E.t, slat_ipa(R.op.ipa), R.op.size,
+				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+				SLAT_OP(.flush = R.op.policy));
 			CHECK(r3 == SLAT_OK, "promote returned %s",
 			      check_status_name(r3));
 			model_old_to_unknown(E.m, R.op.ipa, R.op.ipa + R.op.size);

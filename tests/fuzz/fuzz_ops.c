@@ -715,7 +715,7 @@ static void set_cache(uint32_t n)
  * what it holds beyond the count, so pages are zeroed only once they were
  * used.
  */
-static bool prepare_cache(struct in *in, enum slat_op op, uint64_t ipa,
+static bool prepare_cache(struct in *in, enum slat_op_kind op, uint64_t ipa,
 			  uint64_t size)
 {
 	uint8_t c = g8(in);
@@ -917,8 +917,10 @@ static void op_map(struct in *in)
 		collect(ipa, ipa + size);
 	uint64_t done = 0xdead;
 	observe_begin(ipa, err ? ipa : ipa + size);
-	int ret = slat_map(&S->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
-			   flags, &S->cache, &done);
+	struct slat_op args = { .flags = flags, .cache = &S->cache };
+	int ret =
+		slat_map(&S->t, slat_ipa(ipa), size, slat_pa(pa), attrs, &args);
+	done = args.done;
 	observe_end();
 	if (err) {
 		CHECK(is_input_error(ret),
@@ -966,17 +968,17 @@ static void op_unmap_wrprotect(struct in *in, bool wrprotect)
 	int err = range_error(ipa, size);
 	if (bad_policy)
 		err = SLAT_E_INVAL;
-	enum slat_op op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
+	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
 	bool shortc = !err && prepare_cache(in, op, ipa, size);
 	uint64_t ts = ipa, te = ipa + size;
 	if (!err)
 		touched(ipa, ipa + size, &ts, &te);
 	uint64_t done = 0xdead;
 	observe_begin(ipa, err ? ipa : ipa + size);
-	int ret = wrprotect ? slat_wrprotect(&S->t, slat_ipa(ipa), size, policy,
-					     &S->cache, &done)
-			    : slat_unmap(&S->t, slat_ipa(ipa), size, policy,
-					 &S->cache, &done);
+	struct slat_op args = { .flush = policy, .cache = &S->cache };
+	int ret = wrprotect ? slat_wrprotect(&S->t, slat_ipa(ipa), size, &args)
+			    : slat_unmap(&S->t, slat_ipa(ipa), size, &args);
+	done = args.done;
 	observe_end();
 	if (err) {
 		CHECK(is_input_error(ret), "bad input (expected %s) returned %s",
@@ -1038,8 +1040,9 @@ static void op_relax(struct in *in)
 	}
 	uint64_t done = 0xdead;
 	observe_begin(ipa, err ? ipa : ipa + size);
-	int ret = slat_relax(&S->t, slat_ipa(ipa), size, perms, flags,
-			     &S->cache, &done);
+	struct slat_op args = { .flags = flags, .cache = &S->cache };
+	int ret = slat_relax(&S->t, slat_ipa(ipa), size, perms, &args);
+	done = args.done;
 	observe_end();
 	if (err) {
 		CHECK(is_input_error(ret), "bad input (expected %s) returned %s",
@@ -1141,7 +1144,7 @@ static void op_tcy(struct in *in)
 		collect(ipa, ipa + size);
 	}
 	int ret = slat_test_clear_young(&S->t, slat_ipa(ipa), size, mkold,
-					flags);
+					SLAT_OP(.flags = flags));
 	if (err) {
 		CHECK(is_input_error(ret), "bad input (expected %s) returned %s",
 		      check_status_name(err), check_status_name(ret));
@@ -1151,8 +1154,9 @@ static void op_tcy(struct in *in)
 	for (size_t i = 0; i < pre.n; i++)
 		if (pre.v[i].attrs & SLAT_YOUNG)
 			young = 1;
+	int want = young ? SLAT_WAS_YOUNG : SLAT_OK;
 	int msum = model_young_summary(S->m, ipa, ipa + size);
-	CHECK(ret == young, "returned %d, the table had %s leaves", ret,
+	CHECK(ret == want, "returned %d, the table had %s leaves", ret,
 	      young ? "young" : "no young");
 	CHECK(msum < 0 || msum == young, "model and table disagree on young");
 	if (mkold)
@@ -1336,8 +1340,9 @@ static void op_split(struct in *in)
 	uint64_t done = 0xdead;
 	observe_begin(ipa, ipa); /* nothing may be freed */
 	X.split = true;
-	int ret = slat_split(&S->t, slat_ipa(ipa), size, leaf_size, flags,
-			     &S->cache, &done);
+	struct slat_op args = { .flags = flags, .cache = &S->cache };
+	int ret = slat_split(&S->t, slat_ipa(ipa), size, leaf_size, &args);
+	done = args.done;
 	observe_end();
 	CHECK(X.ev[SLAT_EV_PAGE_FREE] == 0, "split freed a page");
 	CHECK(X.ev[SLAT_EV_DCACHE_CLEAN_INVAL] + X.ev[SLAT_EV_ICACHE_INVAL] == 0,
@@ -1489,8 +1494,11 @@ static void op_recover(struct in *in)
 		err = SLAT_E_INVAL;
 	if (err) {
 		observe_begin(ipa, ipa);
-		int ret = slat_recover(&S->t, slat_ipa(ipa), size, strategy,
-				       policy, mlf, &ml);
+		int ret = slat_recover(&S->t, slat_ipa(ipa), size,
+				       SLAT_RECOVERY(.strategy = strategy,
+						     .max_level = mlf,
+						     .arg = &ml),
+				       SLAT_OP(.flush = policy));
 		observe_end();
 		CHECK(is_input_error(ret), "bad input (expected %s) returned %s",
 		      check_status_name(err), check_status_name(ret));
@@ -1579,8 +1587,10 @@ static void op_recover(struct in *in)
 	X.active = true;
 
 	uint32_t nr0 = S->cache.nr;
-	int ret = slat_recover(&S->t, slat_ipa(ipa), size, strategy, policy,
-			       mlf, &ml);
+	int ret = slat_recover(&S->t, slat_ipa(ipa), size,
+			       SLAT_RECOVERY(.strategy = strategy,
+					     .max_level = mlf, .arg = &ml),
+			       SLAT_OP(.flush = policy));
 	for (size_t i = 0; i < X.nn; i++)
 		CHECK(!emptied[i] || !node_linked((int)i),
 		      "recover (strategy %d) left table %#" PRIx64 "+%#" PRIx64

@@ -33,7 +33,8 @@ int main(void)
 	struct slat_table t;
 	struct slat_page_cache cache;
 	struct slat_leaf leaf;
-	uint64_t done = 0, need;
+	struct slat_op args = { .cache = &cache };
+	uint64_t need;
 	const char *name;
 	int rc;
 
@@ -57,8 +58,8 @@ int main(void)
 		return fail("page cache", rc);
 
 	rc = slat_map(&t, slat_ipa(IPA), 4096, slat_pa(PA),
-		      SLAT_RW | SLAT_MT_NORMAL, 0, &cache, &done);
-	if (rc != SLAT_OK || done != 4096)
+		      SLAT_RW | SLAT_MT_NORMAL, &args);
+	if (rc != SLAT_OK || args.done != 4096)
 		return fail("slat_map", rc);
 	rc = slat_lookup(&t, slat_ipa(IPA + 0x123), &leaf);
 	if (rc)
@@ -70,7 +71,7 @@ int main(void)
 			(unsigned long long)leaf.size, leaf.level);
 		return 1;
 	}
-	rc = slat_unmap(&t, slat_ipa(IPA), 4096, SLAT_FLUSH_ENTRY, &cache, &done);
+	rc = slat_unmap(&t, slat_ipa(IPA), 4096, &args);
 	if (rc)
 		return fail("slat_unmap", rc);
 	rc = slat_lookup(&t, slat_ipa(IPA), &leaf);

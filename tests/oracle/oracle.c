@@ -209,8 +209,8 @@ static int gen_map(struct gen *g, uint64_t ipa, uint64_t size, uint64_t pa,
 	if (need > g->cache.nr &&
 	    slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
 		return SLAT_E_NOMEM;
-	return slat_map(&g->t, slat_ipa(ipa), size, slat_pa(pa), attrs, flags,
-			&g->cache, NULL);
+	return slat_map(&g->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
+			SLAT_OP(.flags = flags, .cache = &g->cache));
 }
 
 static uint32_t gen_attrs(const struct gen *g, bool exec_ok)
@@ -298,24 +298,28 @@ static void gen_items(struct gen *g)
 						  slat_ipa(ipa), size);
 		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
 			die("arena exhausted");
-		int ret = chance(70)
-				  ? slat_unmap(&g->t, slat_ipa(ipa), size,
-					       SLAT_FLUSH_RANGE, &g->cache, NULL)
-				  : slat_wrprotect(&g->t, slat_ipa(ipa), size,
-						   SLAT_FLUSH_RANGE, &g->cache,
-						   NULL);
+		int ret =
+			chance(70)
+				? slat_unmap(&g->t, slat_ipa(ipa), size,
+					     SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						     .cache = &g->cache))
+				: slat_wrprotect(
+					  &g->t, slat_ipa(ipa), size,
+					  SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						  .cache = &g->cache));
 		if (ret < 0)
 			die("layout unmap/wrprotect: %s", check_status_name(ret));
 	}
 	/* old leaves (the access flag) */
 	if (g->fl == FL_HWDIRTY && chance(70))
 		slat_test_clear_young(&g->t, slat_ipa(g->iwin), g->iwin_size,
-				      true, 0);
+				      true, NULL);
 	else if (chance(50)) {
 		uint64_t ipa = g->iwin + align_down(below(g->iwin_size), g->G);
 		uint64_t size = g->G * (1 + below(64));
 		if (ipa + size <= g->iwin + g->iwin_size)
-			slat_test_clear_young(&g->t, slat_ipa(ipa), size, true, 0);
+			slat_test_clear_young(&g->t, slat_ipa(ipa), size, true,
+					      NULL);
 	}
 	/* clean (hardware-dirty) leaves */
 	if (g->fl == FL_HWDIRTY && chance(80)) {
@@ -327,8 +331,10 @@ static void gen_items(struct gen *g)
 						  slat_ipa(ipa), size);
 		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
 			die("arena exhausted");
-		int64_t r = slat_dirty_read(&g->t, slat_ipa(ipa), size, bm, true,
-					    SLAT_FLUSH_RANGE, 0, &g->cache);
+		int64_t r = slat_dirty_read(&g->t, slat_ipa(ipa), size, bm,
+					    words, true,
+					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						    .cache = &g->cache));
 		free(bm);
 		if (r < 0)
 			die("slat_dirty_read: %s", check_status_name((int)r));

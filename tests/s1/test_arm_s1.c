@@ -110,8 +110,8 @@ static void stage1_leaf_encodings_match_the_architecture(void **state)
 		struct env e;
 		env_init(&e, 4096, 48, 48, cases[i].features);
 		int ret = slat_map(&e.t, slat_ipa(cases[i].va), cases[i].size,
-				   slat_pa(cases[i].pa), cases[i].attrs, 0, &e.c,
-				   NULL);
+				   slat_pa(cases[i].pa), cases[i].attrs,
+				   SLAT_OP(.cache = &e.c));
 		if (ret != SLAT_OK || leaf_of(&e, cases[i].va) != cases[i].pte) {
 			fprintf(stderr, "%s: ret %d pte %#llx, expected %#llx\n",
 				cases[i].what, ret,
@@ -181,8 +181,10 @@ static void stage1_refuses_what_it_cannot_express(void **state)
 				 SLAT_RW | SLAT_XK | SLAT_USER,
 				 SLAT_RW | SLAT_X | SLAT_USER | SLAT_NG };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
-					  bad[i], 0, &e.c, NULL), SLAT_E_ATTR);
+		assert_int_equal(slat_map(&e.t, slat_ipa(0), K4,
+					  slat_pa(0x80000000), bad[i],
+					  SLAT_OP(.cache = &e.c)),
+				 SLAT_E_ATTR);
 	env_fini(&e);
 }
 
@@ -194,11 +196,17 @@ static void stage1_wrprotect_sets_ap2_and_hardware_write_clears_it(void **state)
 	struct env e;
 	env_init(&e, 4096, 48, 48, SLAT_FEAT_HWDIRTY);
 	assert_int_equal(slat_map(&e.t, slat_ipa(0), M2, slat_pa(0x80000000),
-				  SLAT_RW, SLAT_MAP_PAGES, &e.c, NULL), SLAT_OK);
+				  SLAT_RW,
+				  SLAT_OP(.flags = SLAT_MAP_PAGES,
+					  .cache = &e.c)),
+			 SLAT_OK);
 	uint64_t bitmap[M2 / K4 / 64];
 	/* installed dirty, then clean: DBM stays, AP[2] set */
-	assert_int_equal(slat_dirty_read(&e.t, slat_ipa(0), M2, bitmap, true,
-					 SLAT_FLUSH_VMID, 0, &e.c), 512);
+	assert_int_equal(slat_dirty_read(&e.t, slat_ipa(0), M2, bitmap,
+					 M2 / K4 / 64, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &e.c)),
+			 512);
 	assert_int_equal(leaf_of(&e, 0) & (1ull << 7 | 1ull << 51),
 			 1ull << 7 | 1ull << 51);
 	struct slat_hw_result r;
@@ -206,12 +214,17 @@ static void stage1_wrprotect_sets_ap2_and_hardware_write_clears_it(void **state)
 					&r), SLAT_OK);
 	assert_int_equal(r.fault, SLAT_FAULT_NONE);
 	assert_int_equal(leaf_of(&e, 0x3000) & (1ull << 7), 0);
-	assert_int_equal(slat_dirty_read(&e.t, slat_ipa(0), M2, bitmap, true,
-					 SLAT_FLUSH_VMID, 0, &e.c), 1);
+	assert_int_equal(slat_dirty_read(&e.t, slat_ipa(0), M2, bitmap,
+					 M2 / K4 / 64, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &e.c)),
+			 1);
 	assert_int_equal(bitmap[0], 1ull << 3);
 
-	assert_int_equal(slat_wrprotect(&e.t, slat_ipa(0), M2, SLAT_FLUSH_RANGE,
-					&e.c, NULL), SLAT_OK);
+	assert_int_equal(slat_wrprotect(&e.t, slat_ipa(0), M2,
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						.cache = &e.c)),
+			 SLAT_OK);
 	assert_int_equal(leaf_of(&e, 0x3000) & (1ull << 7 | 1ull << 51), 1ull << 7);
 	assert_int_equal(slat_hw_access(&e.t, slat_ipa(0x3000), SLAT_ACCESS_WRITE,
 					&r), SLAT_OK);
@@ -225,8 +238,11 @@ static void stage1_access_flag_fault_without_hardware_update(void **state)
 	struct env e;
 	env_init(&e, 4096, 48, 48, 0);
 	assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
-				  SLAT_R | SLAT_XK, 0, &e.c, NULL), SLAT_OK);
-	assert_int_equal(slat_test_clear_young(&e.t, slat_ipa(0), K4, true, 0), 1);
+				  SLAT_R | SLAT_XK, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(slat_test_clear_young(&e.t, slat_ipa(0), K4, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
 	struct slat_hw_result r;
 	assert_int_equal(slat_hw_access(&e.t, slat_ipa(0), SLAT_ACCESS_READ, &r),
 			 SLAT_OK);

@@ -36,7 +36,8 @@ static void check_against(struct fx *f, const struct model *m)
 	}
 }
 
-static void topup_for(struct fx *f, enum slat_op op, uint64_t ipa, uint64_t size)
+static void topup_for(struct fx *f, enum slat_op_kind op, uint64_t ipa,
+		      uint64_t size)
 {
 	uint64_t need = slat_pages_needed(&f->t, op, slat_ipa(ipa), size);
 	assert_true(need <= f->cache.capacity);
@@ -56,7 +57,8 @@ static void random_layout(struct fx *f, struct model *m)
 					       SLAT_RW | SLAT_MT_DEVICE }[rnd(4)];
 		topup_for(f, SLAT_OP_MAP, ipa, size);
 		int ret = slat_map(&f->t, slat_ipa(ipa), size,
-				   slat_pa(PA_BASE + ipa), attrs, 0, &f->cache, NULL);
+				   slat_pa(PA_BASE + ipa), attrs,
+				   SLAT_OP(.cache = &f->cache));
 		assert_true(ret >= 0);
 		model_map(m, ipa, size, PA_BASE + ipa, attrs);
 	}
@@ -77,14 +79,17 @@ static void split_then_recover_keeps_translations(void **state)
 		check_against(&f, m);
 
 		topup_for(&f, SLAT_OP_SPLIT, 0, 4 * G1);
-		assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0, 0,
-					    &f.cache, NULL), SLAT_OK);
+		assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0,
+					    SLAT_OP(.cache = &f.cache)),
+				 SLAT_OK);
 		check_against(&f, m);
 
-		assert_int_equal(slat_recover(&f.t, slat_ipa(0), 4 * G1,
-					      SLAT_RECOVER_PROMOTE,
-					      SLAT_FLUSH_VMID, NULL, NULL),
-				 SLAT_OK);
+		assert_int_equal(
+			slat_recover(
+				&f.t, slat_ipa(0), 4 * G1,
+				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+				SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+			SLAT_OK);
 		/* Promotion merges access flags: old pages may become young. */
 		model_old_to_unknown(m, 0, 4 * G1);
 		check_against(&f, m);
@@ -101,8 +106,9 @@ static void split_leaves_only_target_size_leaves(void **state)
 	struct model *m = model_new(4096);
 	random_layout(&f, m);
 	topup_for(&f, SLAT_OP_SPLIT, 0, 4 * G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, M2, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, M2,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	check_against(&f, m);
 	for (uint64_t ipa = 0; ipa < 4 * G1; ipa += M2) {
 		struct slat_leaf l;
@@ -127,51 +133,64 @@ static void split_skips_levels_that_cannot_hold_blocks(void **state)
 	/* [0, 1G) as 2M blocks, [1G, 2G) as pages */
 	topup_for(&f, SLAT_OP_MAP, 0, 2 * G1);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
-				  SLAT_RW, SLAT_MAP_CAP(21), &f.cache, NULL),
+				  SLAT_RW,
+				  SLAT_OP(.flags = SLAT_MAP_CAP(21),
+					  .cache = &f.cache)),
 			 SLAT_OK);
 	assert_int_equal(slat_map(&f.t, slat_ipa(G1), G1, slat_pa(PA_BASE + G1),
-				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL),
+				  SLAT_RW,
+				  SLAT_OP(.flags = SLAT_MAP_PAGES,
+					  .cache = &f.cache)),
 			 SLAT_OK);
 
 	/* 2 entries at L1, the 512 at L2 of the blocks' table only. */
 	fx_clear_events(&f);
 	topup_for(&f, SLAT_OP_SPLIT, 0, 2 * G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.visited, 2 + 512);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 512 * 512);
 
 	/* Split again: both L2 tables are known to hold no block. */
 	fx_clear_events(&f);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.visited, 2);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
 
 	/* A block mapped again makes its table worth reading; a split that
 	 * covers only part of a table leaves it marked. */
 	assert_int_equal(slat_unmap(&f.t, slat_ipa(G1 + M2), M2,
-				    SLAT_FLUSH_RANGE, &f.cache, NULL), SLAT_OK);
+				    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					    .cache = &f.cache)),
+			 SLAT_OK);
 	topup_for(&f, SLAT_OP_MAP, G1 + M2, M2);
 	assert_int_equal(slat_map(&f.t, slat_ipa(G1 + M2), M2,
-				  slat_pa(PA_BASE + G1 + M2), SLAT_RW, 0,
-				  &f.cache, NULL), SLAT_OK);
+				  slat_pa(PA_BASE + G1 + M2), SLAT_RW,
+				  SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	fx_clear_events(&f);
 	topup_for(&f, SLAT_OP_SPLIT, G1, M2);
-	assert_int_equal(slat_split(&f.t, slat_ipa(G1), M2, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(G1), M2, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.visited, 1 + 1);
 	fx_clear_events(&f);
 	topup_for(&f, SLAT_OP_SPLIT, 0, 2 * G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.visited, 2 + 512);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 512);
 
 	/* Without skipping, every entry of every level. */
 	fx_clear_events(&f);
 	assert_int_equal(slat_split(&f.t, slat_ipa(0), 2 * G1, 0,
-				    SLAT_SPLIT_NO_SKIP, &f.cache, NULL), SLAT_OK);
+				    SLAT_OP(.flags = SLAT_SPLIT_NO_SKIP,
+					    .cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.visited, 2 + 1024 + 1024 * 512);
 	fx_fini(&f);
 }
@@ -183,11 +202,13 @@ static void split_block_breaks_before_make_on_arm(void **state)
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	topup_for(&f, SLAT_OP_MAP, 0, G1);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
-				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	fx_clear_events(&f);
 	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	/* One block, one subtree of 1 + 512 tables, built off-line. */
 	assert_int_equal(f.t.stats.pages_alloc, 513);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_BREAK], 1);
@@ -206,14 +227,15 @@ static void split_without_pages_stops_at_a_block_and_stays_valid(void **state)
 	struct model *m = model_new(4096);
 	topup_for(&f, SLAT_OP_MAP, 0, 4 * G1);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), 4 * G1, slat_pa(PA_BASE),
-				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	model_map(m, 0, 4 * G1, PA_BASE, SLAT_RW);
 	slat_hosted_cache_drain(&f.h, &f.cache);
 	fx_topup(&f, 513 * 2 + 100); /* two blocks and a bit */
-	uint64_t done = 0;
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0, 0, &f.cache,
-				    &done), SLAT_E_NOMEM);
-	assert_int_equal(done, 2 * G1);
+	struct slat_op args = { .cache = &f.cache };
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, 0, &args),
+			 SLAT_E_NOMEM);
+	assert_int_equal(args.done, 2 * G1);
 	assert_int_equal(f.cache.nr, 100);
 	check_against(&f, m);
 	struct slat_leaf l;
@@ -234,29 +256,33 @@ static void split_refuses_a_leaf_size_no_level_has(void **state)
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	topup_for(&f, SLAT_OP_MAP, 0, G1);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
-				  SLAT_RW, 0, &f.cache, NULL), SLAT_OK);
+				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	fx_clear_events(&f);
 	static const uint64_t bad[] = { 1, 2 * K4, 3 * K4, 4 * M2, 2 * G1,
 					512 * G1, 1ull << 63 };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, bad[i], 0,
-					    &f.cache, NULL),
+		assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, bad[i],
+					    SLAT_OP(.cache = &f.cache)),
 				 SLAT_E_INVAL);
 	assert_int_equal(f.nev, 0);
 	assert_int_equal(f.t.stats.visited, 0);
 	/* 1G is already the leaf: nothing to do at that size */
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, G1, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, G1,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
 	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, M2, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, M2,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	struct slat_leaf l;
 	assert_int_equal(fx_lookup(&f, 0, &l), SLAT_OK);
 	assert_int_equal(l.size, M2);
 	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
-	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0, 0, &f.cache,
-				    NULL), SLAT_OK);
+	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, 0,
+				    SLAT_OP(.cache = &f.cache)),
+			 SLAT_OK);
 	assert_int_equal(fx_lookup(&f, 0, &l), SLAT_OK);
 	assert_int_equal(l.size, K4);
 	fx_fini(&f);
@@ -270,7 +296,9 @@ static void promote_refuses(int spoil)
 	uint64_t pa = PA_BASE + (spoil == 3 ? K4 : 0);
 	topup_for(&f, SLAT_OP_MAP, 0, M2);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), M2, slat_pa(pa), SLAT_RW,
-				  SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+				  SLAT_OP(.flags = SLAT_MAP_PAGES,
+					  .cache = &f.cache)),
+			 SLAT_OK);
 	uint64_t page = 17 * K4;
 	switch (spoil) {
 	case 0: /* a hole */
@@ -278,9 +306,11 @@ static void promote_refuses(int spoil)
 		break;
 	case 1: /* a different attribute */
 		topup_for(&f, SLAT_OP_UNMAP, page, K4);
-		assert_int_equal(slat_wrprotect(&f.t, slat_ipa(page), K4,
-						SLAT_FLUSH_RANGE, &f.cache, NULL),
-				 SLAT_OK);
+		assert_int_equal(
+			slat_wrprotect(&f.t, slat_ipa(page), K4,
+				       SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					       .cache = &f.cache)),
+			SLAT_OK);
 		break;
 	case 2: /* a discontiguous PA */
 		assert_int_equal(fx_map(&f, page, K4, PA_BASE + 0x10000000,
@@ -292,8 +322,11 @@ static void promote_refuses(int spoil)
 	struct slat_leaf before;
 	assert_int_equal(fx_lookup(&f, 0, &before), SLAT_OK);
 	fx_clear_events(&f);
-	assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, SLAT_RECOVER_PROMOTE,
-				      SLAT_FLUSH_VMID, NULL, NULL), SLAT_OK);
+	assert_int_equal(
+		slat_recover(&f.t, slat_ipa(0), G1,
+			     SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+			     SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+		SLAT_OK);
 	struct slat_leaf after;
 	assert_int_equal(fx_lookup(&f, 0, &after), SLAT_OK);
 	assert_int_equal(after.size, K4);
@@ -321,10 +354,17 @@ static void promote_respects_the_backing_limit_and_batches_flushes(void **state)
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	topup_for(&f, SLAT_OP_MAP, 0, G1);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
-				  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL), SLAT_OK);
+				  SLAT_RW,
+				  SLAT_OP(.flags = SLAT_MAP_PAGES,
+					  .cache = &f.cache)),
+			 SLAT_OK);
 	fx_clear_events(&f);
-	assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, SLAT_RECOVER_PROMOTE,
-				      SLAT_FLUSH_VMID, max_2m, NULL), SLAT_OK);
+	assert_int_equal(
+		slat_recover(&f.t, slat_ipa(0), G1,
+			     SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
+					   .max_level = max_2m, .arg = NULL),
+			     SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+		SLAT_OK);
 	struct slat_leaf l;
 	assert_int_equal(fx_lookup(&f, G1 - K4, &l), SLAT_OK);
 	assert_int_equal(l.size, M2);
@@ -344,12 +384,16 @@ static void zap_strategies_remove_what_could_be_blocks(void **state)
 		struct fx f;
 		assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 		topup_for(&f, SLAT_OP_MAP, 0, G1);
-		assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
-					  SLAT_RW, SLAT_MAP_PAGES, &f.cache, NULL),
+		assert_int_equal(slat_map(&f.t, slat_ipa(0), G1,
+					  slat_pa(PA_BASE), SLAT_RW,
+					  SLAT_OP(.flags = SLAT_MAP_PAGES,
+						  .cache = &f.cache)),
 				 SLAT_OK);
 		fx_clear_events(&f);
-		assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, s,
-					      SLAT_FLUSH_ENTRY, NULL, NULL), SLAT_OK);
+		assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1,
+					      SLAT_RECOVERY(.strategy = s),
+					      NULL),
+				 SLAT_OK);
 		struct slat_leaf l;
 		assert_int_equal(fx_lookup(&f, 0, &l), SLAT_E_NOENT);
 		assert_int_equal(slat_hosted_table_pages(&f.h), f.t.geo.root_pages);
@@ -377,10 +421,13 @@ static void zap_table_frees_the_parent_it_empties(void **state)
 			assert_int_equal(fx_init(&f, 4096, 48, 48, 0), 0);
 			topup_for(&f, SLAT_OP_MAP, 0x1000, K4);
 			assert_int_equal(slat_map(&f.t, slat_ipa(0x1000), K4,
-						  slat_pa(PA_BASE), SLAT_RW, 0,
-						  &f.cache, NULL), SLAT_OK);
-			assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1, s,
-						      policy, NULL, NULL),
+						  slat_pa(PA_BASE), SLAT_RW,
+						  SLAT_OP(.cache = &f.cache)),
+					 SLAT_OK);
+			assert_int_equal(slat_recover(&f.t, slat_ipa(0), G1,
+						      SLAT_RECOVERY(.strategy =
+									    s),
+						      SLAT_OP(.flush = policy)),
 					 SLAT_OK);
 			assert_int_equal(slat_hosted_table_pages(&f.h),
 					 f.t.geo.root_pages);
@@ -406,9 +453,11 @@ static void ept_split_in_place_and_promote_back(void **state)
 	assert_int_equal(slat_hosted_cache_init(&c, 2048), SLAT_OK);
 	assert_int_equal(slat_hosted_cache_topup(&h, &c, 2048), SLAT_OK);
 	assert_int_equal(slat_map(&t, slat_ipa(G1), 2 * G1, slat_pa(PA_BASE),
-				  SLAT_RW, 0, &c, NULL), SLAT_OK);
+				  SLAT_RW, SLAT_OP(.cache = &c)),
+			 SLAT_OK);
 	slat_stats_reset(&t);
-	assert_int_equal(slat_split(&t, slat_ipa(G1), 2 * G1, 0, 0, &c, NULL),
+	assert_int_equal(slat_split(&t, slat_ipa(G1), 2 * G1, 0,
+				    SLAT_OP(.cache = &c)),
 			 SLAT_OK);
 	/* No invalidation on x86. With A/D on, each block is locked (not
 	 * present) while its table is built, so no update by the CPU is lost. */
@@ -423,8 +472,11 @@ static void ept_split_in_place_and_promote_back(void **state)
 	assert_int_equal(l.attrs & SLAT_DIRTY, SLAT_DIRTY);
 
 	slat_stats_reset(&t);
-	assert_int_equal(slat_recover(&t, slat_ipa(G1), 2 * G1, SLAT_RECOVER_PROMOTE,
-				      SLAT_FLUSH_VMID, NULL, NULL), SLAT_OK);
+	assert_int_equal(
+		slat_recover(&t, slat_ipa(G1), 2 * G1,
+			     SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+			     SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+		SLAT_OK);
 	/* In place; the one flush comes before the tables are freed. */
 	assert_int_equal(t.stats.written[SLAT_WRITE_BREAK], 0);
 	assert_int_equal(t.stats.tlbi[SLAT_TLBI_VMID], 1);

@@ -232,7 +232,7 @@ static void run_relax(struct round *r)
 	for (unsigned g = 0; g < r->nr_groups; g++) {
 		const struct group *gr = &r->groups[g];
 		int ret = slat_relax(&S.t, slat_ipa(gr->ipa), gr->size,
-				     r->op->arg, 0, &cache, NULL);
+				     r->op->arg, SLAT_OP(.cache = &cache));
 		ST_CHECK(ret == SLAT_OK || ret == SLAT_NOTHING_TO_DO,
 			 "%s %s round %u: slat_relax(%#" PRIx64 ", %#" PRIx64
 			 ") = %s", cur->name, r->op->name, r->number, gr->ipa,
@@ -255,11 +255,12 @@ static void run_mkold(struct round *r)
 	for (unsigned i = 0; i < r->nr_leaves; i++) {
 		const struct leaf *l = &r->leaves[i];
 		int ret = slat_test_clear_young(&S.t, slat_ipa(l->ipa), l->size,
-						true, 0);
-		ST_CHECK(ret == 0 || ret == 1,
+						true, NULL);
+		ST_CHECK(ret == SLAT_OK || ret == SLAT_WAS_YOUNG,
 			 "%s mkold round %u: slat_test_clear_young(%#" PRIx64
-			 ") = %s", cur->name, r->number, l->ipa, status(ret));
-		r->reported_young[i] = ret == 1;
+			 ") = %s",
+			 cur->name, r->number, l->ipa, status(ret));
+		r->reported_young[i] = ret == SLAT_WAS_YOUNG;
 	}
 }
 
@@ -267,9 +268,11 @@ static void run_wrprotect(struct round *r)
 {
 	for (unsigned g = 0; g < r->nr_groups; g++) {
 		const struct group *gr = &r->groups[g];
-		int ret = slat_wrprotect(&S.t, slat_ipa(gr->ipa), gr->size,
-					 (enum slat_tlbi_policy)r->op->arg,
-					 &cache, NULL);
+		int ret =
+			slat_wrprotect(&S.t, slat_ipa(gr->ipa), gr->size,
+				       SLAT_OP(.flush = (enum slat_tlbi_policy)
+								r->op->arg,
+					       .cache = &cache));
 		ST_CHECK(ret == SLAT_OK, "%s %s round %u: slat_wrprotect = %s",
 			 cur->name, r->op->name, r->number, status(ret));
 	}
@@ -280,8 +283,9 @@ static void run_dirty_clear(struct round *r)
 	for (unsigned g = 0; g < r->nr_groups; g++) {
 		const struct group *gr = &r->groups[g];
 		int64_t n = slat_dirty_read(&S.t, slat_ipa(gr->ipa), gr->size,
-					    r->dirty[g], true, r->policy, 0,
-					    &cache);
+					    r->dirty[g], BITMAP_WORDS, true,
+					    SLAT_OP(.flush = r->policy,
+						    .cache = &cache));
 		ST_CHECK(n >= 0, "%s dirty_read round %u: %s", cur->name,
 			 r->number, status((int)n));
 	}
@@ -290,8 +294,8 @@ static void run_dirty_clear(struct round *r)
 static void run_split(struct round *r)
 {
 	const struct group *gr = &r->groups[0];
-	int ret = slat_split(&S.t, slat_ipa(gr->ipa), gr->size, 0, 0, &cache,
-			     NULL);
+	int ret = slat_split(&S.t, slat_ipa(gr->ipa), gr->size, 0,
+			     SLAT_OP(.cache = &cache));
 	ST_CHECK(ret == SLAT_OK, "%s split round %u: slat_split = %s",
 		 cur->name, r->number, status(ret));
 }
@@ -300,7 +304,8 @@ static void run_promote(struct round *r)
 {
 	const struct group *gr = &r->groups[0];
 	int ret = slat_recover(&S.t, slat_ipa(gr->ipa), gr->size,
-			       SLAT_RECOVER_PROMOTE, r->policy, NULL, NULL);
+			       SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE),
+			       SLAT_OP(.flush = r->policy));
 	ST_CHECK(ret == SLAT_OK, "%s promote round %u: slat_recover = %s",
 		 cur->name, r->number, status(ret));
 }
@@ -494,7 +499,9 @@ static void map_groups(const struct round *r)
 		topup(8);
 		int ret = slat_map(&S.t, slat_ipa(gr->ipa), gr->size,
 				   slat_pa(gr->ipa + PA_OFF), attrs,
-				   gr->pages ? SLAT_MAP_PAGES : 0, &cache, NULL);
+				   SLAT_OP(.flags = gr->pages ? SLAT_MAP_PAGES
+							      : 0,
+					   .cache = &cache));
 		ST_CHECK(ret == SLAT_OK, "%s: map of %#" PRIx64 " = %s",
 			 cur->name, gr->ipa, status(ret));
 	}
@@ -517,16 +524,18 @@ static void check_start(const struct round *r, uint64_t ipa, bool young)
 static void reset_leaves(const struct round *r)
 {
 	topup(8);
-	int ret = slat_unmap(&S.t, slat_ipa(PAGES_AT), REGION_END - PAGES_AT,
-			     SLAT_FLUSH_VMID, &cache, NULL);
+	int ret =
+		slat_unmap(&S.t, slat_ipa(PAGES_AT), REGION_END - PAGES_AT,
+			   SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &cache));
 	ST_CHECK(ret == SLAT_OK, "%s: unmap = %s", cur->name, status(ret));
 	map_groups(r);
 	uint64_t bitmap[BITMAP_WORDS * 2];
 	for (unsigned g = 0; g < r->nr_groups; g++) {
 		const struct group *gr = &r->groups[g];
 		int64_t n = slat_dirty_read(&S.t, slat_ipa(gr->ipa), gr->size,
-					    bitmap, true, SLAT_FLUSH_NONE, 0,
-					    &cache);
+					    bitmap, BITMAP_WORDS * 2, true,
+					    SLAT_OP(.flush = SLAT_FLUSH_NONE,
+						    .cache = &cache));
 		ST_CHECK(n >= 0, "%s: dirty_read = %s", cur->name,
 			 status((int)n));
 	}
@@ -534,7 +543,7 @@ static void reset_leaves(const struct round *r)
 		const struct leaf *l = &r->leaves[i];
 		if (!l->young)
 			slat_test_clear_young(&S.t, slat_ipa(l->ipa), l->size,
-					      true, 0);
+					      true, NULL);
 		check_start(r, l->ipa, l->young);
 	}
 	for (unsigned k = 0; k < r->nr_acc; k++)
@@ -834,7 +843,9 @@ static uint64_t run_config(const struct hw_config *c, const char *op_name,
 
 	topup(8);
 	ST_CHECK(slat_unmap(&S.t, slat_ipa(PAGES_AT), REGION_END - PAGES_AT,
-			    SLAT_FLUSH_VMID, &cache, NULL) == SLAT_OK, "unmap");
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID,
+				    .cache = &cache)) == SLAT_OK,
+		 "unmap");
 	slat_hosted_cache_fini(&cache);
 	checker_fini(&CK);
 	st_table_fini(&S);

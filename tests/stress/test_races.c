@@ -131,7 +131,7 @@ static int shared_map(uint64_t ipa, uint64_t size,
 {
 	slat_hosted_rcu_read_lock();
 	int ret = slat_map(&S.t, slat_ipa(ipa), size, slat_pa(ipa + PA_OFF),
-			   ATTRS, SLAT_SHARED, c, NULL);
+			   ATTRS, SLAT_OP(.flags = SLAT_SHARED, .cache = c));
 	slat_hosted_rcu_read_unlock();
 	return ret;
 }
@@ -205,9 +205,10 @@ static void again_a(void)
 	struct st_counts c0 = st_now();
 	struct slat_page_cache none = { 0 };
 	slat_hosted_rcu_read_lock();
+	struct slat_op args = { .flags = SLAT_SHARED, .cache = &none };
 	again_ret = slat_map(&S.t, slat_ipa(32 * GIB), 2 * MIB,
-			     slat_pa(32 * GIB + PA_OFF), ATTRS, SLAT_SHARED,
-			     &none, &again_done);
+			     slat_pa(32 * GIB + PA_OFF), ATTRS, &args);
+	again_done = args.done;
 	slat_hosted_rcu_read_unlock();
 	again_did = st_delta(c0, st_now());
 }
@@ -220,8 +221,10 @@ static void case_again_after_clean(void)
 	uint64_t y = 32 * GIB;
 	/* Exclusive set-up: pages 2..511 of the span. */
 	ST_CHECK(slat_map(&S.t, slat_ipa(y + 2 * G4K), 2 * MIB - 2 * G4K,
-			  slat_pa(y + 2 * G4K + PA_OFF), ATTRS, SLAT_MAP_PAGES,
-			  &c, NULL) == SLAT_OK, "set-up map");
+			  slat_pa(y + 2 * G4K + PA_OFF), ATTRS,
+			  SLAT_OP(.flags = SLAT_MAP_PAGES, .cache = &c)) ==
+			 SLAT_OK,
+		 "set-up map");
 	model_map(M, y + 2 * G4K, 2 * MIB - 2 * G4K, y + 2 * G4K + PA_OFF,
 		  ATTRS);
 
@@ -367,7 +370,7 @@ static void case_relax_hole(double seconds)
 			break;
 		slat_hosted_rcu_read_lock();
 		hunt_relax_ret = slat_relax(&S.t, slat_ipa(p), G4K, SLAT_R,
-					    SLAT_SHARED, NULL, NULL);
+					    SLAT_OP(.flags = SLAT_SHARED));
 		slat_hosted_rcu_read_unlock();
 		pthread_barrier_wait(&hunt_bar);
 		rounds++;
@@ -387,7 +390,8 @@ static void case_relax_hole(double seconds)
 		}
 		st_topup(&S, &xc, 2);
 		ST_CHECK(slat_unmap(&S.t, slat_ipa(span), 2 * MIB,
-				    SLAT_FLUSH_RANGE, &xc, NULL) == SLAT_OK,
+				    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					    .cache = &xc)) == SLAT_OK,
 			 "unmap");
 	}
 	pthread_join(w, NULL);
@@ -411,10 +415,10 @@ static void case_relax_hole(double seconds)
 static void ept_split_c(void)
 {
 	slat_hosted_rcu_read_lock();
-	int ret = slat_test_clear_young(&S.t, slat_ipa(32 * GIB), 2 * MIB,
-					true, SLAT_SHARED);
+	int ret = slat_test_clear_young(&S.t, slat_ipa(32 * GIB), 2 * MIB, true,
+					SLAT_OP(.flags = SLAT_SHARED));
 	slat_hosted_rcu_read_unlock();
-	ST_CHECK(ret == 1, "walker C: test_clear_young = %d", ret);
+	ST_CHECK(ret == SLAT_WAS_YOUNG, "walker C: test_clear_young = %d", ret);
 }
 
 static void case_ept_split_refcount(void)
@@ -424,14 +428,15 @@ static void case_ept_split_refcount(void)
 	ST_CHECK(slat_hosted_cache_init(&c, 8) == SLAT_OK, "cache");
 	st_topup(&S, &c, 8);
 	ST_CHECK(slat_map(&S.t, slat_ipa(y), 2 * MIB, slat_pa(y + PA_OFF),
-			  ATTRS, 0, &c, NULL) == SLAT_OK, "set-up map");
+			  ATTRS, SLAT_OP(.cache = &c)) == SLAT_OK,
+		 "set-up map");
 
 	/* Walker R adds execute to one page: it splits the block. */
 	arm(HOOK_VIRT_TO_PHYS, 1, ept_split_c);
 	void *top = c.pages[c.nr - 1];
 	slat_hosted_rcu_read_lock();
 	int ret = slat_relax(&S.t, slat_ipa(y + G4K), G4K, SLAT_R | SLAT_X,
-			     SLAT_SHARED, &c, NULL);
+			     SLAT_OP(.flags = SLAT_SHARED, .cache = &c));
 	slat_hosted_rcu_read_unlock();
 	ST_CHECK(trigger_on == HOOK_NONE, "the interleaving did not happen");
 	ST_CHECK(ret == SLAT_E_AGAIN, "walker R: relax = %s (want it to lose "
@@ -442,15 +447,18 @@ static void case_ept_split_refcount(void)
 
 	/* A fault elsewhere makes new tables from the cache, that page first. */
 	ST_CHECK(slat_map(&S.t, slat_ipa(z), G4K, slat_pa(z + PA_OFF), ATTRS,
-			  0, &c, NULL) == SLAT_OK, "map");
+			  SLAT_OP(.cache = &c)) == SLAT_OK,
+		 "map");
 	uint32_t used = 0;
 	for (unsigned i = 0; i < 512; i++)
 		used += ((uint64_t *)top)[i] != 0;
 	ST_CHECK(S.h.refcounts[idx] == used,
 		 "the new table made from that page has %u entries but "
 		 "refcount %u", used, S.h.refcounts[idx]);
-	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), 1ull << 48, SLAT_FLUSH_VMID, &c,
-			    NULL) == SLAT_OK, "unmap");
+	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), 1ull << 48,
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &c)) ==
+			 SLAT_OK,
+		 "unmap");
 	slat_hosted_cache_fini(&c);
 	slat_hosted_rcu_barrier();
 	ST_CHECK(slat_hosted_table_pages(&S.h) == S.t.geo.root_pages,
@@ -474,8 +482,9 @@ static void replaced_c(void)
 {
 	struct slat_page_cache none = { 0 };
 	slat_hosted_rcu_read_lock();
-	int ret = slat_map(&S.t, slat_ipa(16 * GIB), GIB, slat_pa(64 * GIB),
-			   ATTRS, SLAT_SHARED, &none, NULL);
+	int ret =
+		slat_map(&S.t, slat_ipa(16 * GIB), GIB, slat_pa(64 * GIB),
+			 ATTRS, SLAT_OP(.flags = SLAT_SHARED, .cache = &none));
 	slat_hosted_rcu_read_unlock();
 	ST_CHECK(ret == SLAT_OK, "walker C: map of the block = %s",
 		 slat_strerror(ret));

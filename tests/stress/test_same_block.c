@@ -129,7 +129,8 @@ static void fault(struct worker *w, uint64_t ipa, uint64_t size, bool distinct)
 		struct st_counts a0 = st_now();
 		slat_hosted_rcu_read_lock();
 		w->ret = slat_map(&S.t, slat_ipa(ipa), size, slat_pa(pa),
-				  C->attrs, flags, &w->cache, NULL);
+				  C->attrs,
+				  SLAT_OP(.flags = flags, .cache = &w->cache));
 		slat_hosted_rcu_read_unlock();
 		if (w->ret != SLAT_E_AGAIN)
 			break;
@@ -362,8 +363,10 @@ static void unmap_range(struct model *m, uint64_t ipa, uint64_t size)
 	struct slat_page_cache c;
 	ST_CHECK(slat_hosted_cache_init(&c, 8) == SLAT_OK, "cache");
 	st_topup(&S, &c, 8);
-	ST_CHECK(slat_unmap(&S.t, slat_ipa(ipa), size, SLAT_FLUSH_VMID, &c,
-			    NULL) == SLAT_OK, "unmap");
+	ST_CHECK(slat_unmap(&S.t, slat_ipa(ipa), size,
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &c)) ==
+			 SLAT_OK,
+		 "unmap");
 	slat_hosted_cache_fini(&c);
 	model_unmap(m, ipa, size);
 }
@@ -430,8 +433,10 @@ static void unmap_all(struct model *m, struct checker *ck)
 	uint64_t all = 1ull << C->cfg.ia_bits;
 	ST_CHECK(slat_hosted_cache_init(&c, 8) == SLAT_OK, "cache");
 	st_topup(&S, &c, 8);
-	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), all, SLAT_FLUSH_VMID, &c,
-			    NULL) == SLAT_OK, "unmap");
+	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), all,
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &c)) ==
+			 SLAT_OK,
+		 "unmap");
 	slat_hosted_cache_fini(&c);
 	model_unmap(m, 0, all);
 	slat_hosted_rcu_barrier();

@@ -338,22 +338,27 @@ static void vcpu_op(struct vcpu *v)
 		switch (e.op) {
 		case OP_MAP:
 			ret = slat_map(&S.t, slat_ipa(e.ipa), e.size,
-				       slat_pa(pa_of(rg, e.ipa, true)), rg->attrs,
-				       SLAT_SHARED, &v->cache, NULL);
+				       slat_pa(pa_of(rg, e.ipa, true)),
+				       rg->attrs,
+				       SLAT_OP(.flags = SLAT_SHARED,
+					       .cache = &v->cache));
 			break;
 		case OP_RELAX:
 			ret = slat_relax(&S.t, slat_ipa(e.ipa), e.size, e.perms,
-					 SLAT_SHARED, &v->cache, NULL);
+					 SLAT_OP(.flags = SLAT_SHARED,
+						 .cache = &v->cache));
 			break;
 		case OP_MKYOUNG:
 			ret = slat_mkyoung(&S.t, slat_ipa(e.ipa), SLAT_SHARED);
 			break;
 		case OP_TCY:
-			ret = slat_test_clear_young(&S.t, slat_ipa(e.ipa), e.size,
-						    e.mkold, SLAT_SHARED);
-			ST_CHECK(ret == 0 || ret == 1,
+			ret = slat_test_clear_young(
+				&S.t, slat_ipa(e.ipa), e.size, e.mkold,
+				SLAT_OP(.flags = SLAT_SHARED));
+			ST_CHECK(ret == SLAT_OK || ret == SLAT_WAS_YOUNG,
 				 "test_clear_young(%#" PRIx64 ", %#" PRIx64
-				 ") = %s", e.ipa, e.size, slat_strerror(ret));
+				 ") = %s",
+				 e.ipa, e.size, slat_strerror(ret));
 			break;
 		default:
 			ret = slat_lookup(&S.t, slat_ipa(e.ipa), &leaf);
@@ -713,8 +718,8 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 						  slat_ipa(ipa), size));
 		uint32_t flags = st_below(rng, 4) ? SLAT_MAP_PAGES : 0;
 		ret = slat_map(&S.t, slat_ipa(ipa), size,
-			       slat_pa(pa_of(rg, ipa, false)), rg->attrs, flags,
-			       c, NULL);
+			       slat_pa(pa_of(rg, ipa, false)), rg->attrs,
+			       SLAT_OP(.flags = flags, .cache = c));
 		if (ret == SLAT_NOTHING_TO_DO)
 			ret = SLAT_OK;
 		newly_mapped[rg - R] += model_map(m, ipa, size,
@@ -727,7 +732,8 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 	} else if (k < 40) {
 		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_OP_WRPROTECT,
 						  slat_ipa(ipa), size));
-		ret = slat_wrprotect(&S.t, slat_ipa(ipa), size, policy, c, NULL);
+		ret = slat_wrprotect(&S.t, slat_ipa(ipa), size,
+				     SLAT_OP(.flush = policy, .cache = c));
 		model_wrprotect(m, ipa, size);
 		xs->wrprotect++;
 		snprintf(last_excl, sizeof(last_excl),
@@ -739,7 +745,8 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 		uint64_t before = model_mapped_bytes(m);
 		unmapping = true;
 		unmap_cleaned = 0;
-		ret = slat_unmap(&S.t, slat_ipa(ipa), size, policy, c, NULL);
+		ret = slat_unmap(&S.t, slat_ipa(ipa), size,
+				 SLAT_OP(.flush = policy, .cache = c));
 		unmapping = false;
 		model_unmap(m, ipa, size);
 		/* Without FWB, every write-back byte taken away is cleaned and
@@ -765,7 +772,8 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 						 slat_ipa(ipa), size);
 		}
 		st_topup(&S, c, need);
-		ret = slat_split(&S.t, slat_ipa(ipa), size, leaf, 0, c, NULL);
+		ret = slat_split(&S.t, slat_ipa(ipa), size, leaf,
+				 SLAT_OP(.cache = c));
 		xs->split++;
 		snprintf(last_excl, sizeof(last_excl),
 			 "split(%#" PRIx64 ", %#" PRIx64 ", leaves %#" PRIx64 ")",
@@ -922,8 +930,10 @@ int main(int argc, char **argv)
 	/* Everything goes, and every page comes back. */
 	st_topup(&S, &xc, 8);
 	unmapping = true;
-	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), 1ull << 40, SLAT_FLUSH_VMID,
-			    &xc, NULL) == SLAT_OK, "unmap");
+	ST_CHECK(slat_unmap(&S.t, slat_ipa(0), 1ull << 40,
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &xc)) ==
+			 SLAT_OK,
+		 "unmap");
 	unmapping = false;
 	model_unmap(m, 0, 1ull << 40);
 	slat_hosted_cache_fini(&xc);

@@ -89,7 +89,7 @@ static void relax_once(void)
 	for (;;) {
 		slat_hosted_rcu_read_lock();
 		R.ret = slat_relax(&S.t, slat_ipa(R.ipa), R.size, R.c->add,
-				   SLAT_SHARED, NULL, NULL);
+				   SLAT_OP(.flags = SLAT_SHARED));
 		slat_hosted_rcu_read_unlock();
 		if (R.ret != SLAT_E_AGAIN || ++R.again == MAX_RELAX_TRIES)
 			return;
@@ -124,11 +124,13 @@ static unsigned age_until_relaxed(unsigned n)
 	while (__atomic_load_n(&relaxed, __ATOMIC_ACQUIRE) != n) {
 		slat_hosted_rcu_read_lock();
 		int y = slat_mkyoung(&S.t, slat_ipa(R.ipa), SLAT_SHARED);
-		int o = slat_test_clear_young(&S.t, slat_ipa(R.ipa), R.size, true,
-					      SLAT_SHARED);
+		int o = slat_test_clear_young(&S.t, slat_ipa(R.ipa), R.size,
+					      true,
+					      SLAT_OP(.flags = SLAT_SHARED));
 		slat_hosted_rcu_read_unlock();
 		ST_CHECK((y == SLAT_OK || y == SLAT_NOTHING_TO_DO ||
-			  y == SLAT_E_AGAIN) && (o == 0 || o == 1),
+			  y == SLAT_E_AGAIN) &&
+				 (o == SLAT_OK || o == SLAT_WAS_YOUNG),
 			 "%s: slat_mkyoung = %s, slat_test_clear_young = %s",
 			 cur->name, check_status_name(y), check_status_name(o));
 		calls += 2;
@@ -148,16 +150,18 @@ static void reset_leaf(struct slat_page_cache *cache)
 {
 	st_topup(&S, cache, 8);
 	int ret = slat_unmap(&S.t, slat_ipa(PAGE_AT), REGION_END - PAGE_AT,
-			     SLAT_FLUSH_VMID, cache, NULL);
+			     SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = cache));
 	ST_CHECK(ret == SLAT_OK, "%s: unmap = %s", cur->name,
 		 check_status_name(ret));
 	ret = slat_map(&S.t, slat_ipa(R.ipa), R.size, slat_pa(R.ipa + PA_OFF),
 		       R.c->start | SLAT_MT_NORMAL,
-		       R.size == G4K ? SLAT_MAP_PAGES : 0, cache, NULL);
+		       SLAT_OP(.flags = R.size == G4K ? SLAT_MAP_PAGES : 0,
+			       .cache = cache));
 	ST_CHECK(ret == SLAT_OK, "%s: map = %s", cur->name,
 		 check_status_name(ret));
-	ret = slat_test_clear_young(&S.t, slat_ipa(R.ipa), R.size, true, 0);
-	ST_CHECK(ret == 1, "%s: a new leaf is not young (%d)", cur->name, ret);
+	ret = slat_test_clear_young(&S.t, slat_ipa(R.ipa), R.size, true, NULL);
+	ST_CHECK(ret == SLAT_WAS_YOUNG, "%s: a new leaf is not young (%d)",
+		 cur->name, ret);
 }
 
 static void check_round(struct yr_stats *st, unsigned round)

@@ -641,7 +641,7 @@ static void advise(const struct script *s, const struct op *op, int rc,
 
 /* ---- running one line ---- */
 
-static void topup(struct script *s, enum slat_op sop, const struct op *op)
+static void topup(struct script *s, enum slat_op_kind sop, const struct op *op)
 {
 	uint64_t need, end = op->ipa + op->size;
 
@@ -702,8 +702,9 @@ static int run_dirty(struct script *s, const struct op *op)
 		fprintf(stderr, "slat-dump: out of memory\n");
 		exit(1);
 	}
+	struct slat_op args = { .flush = op->policy, .cache = &s->cache };
 	rc = slat_dirty_read(&s->t, slat_ipa(op->ipa), op->size, bitmap,
-			     op->clear, op->policy, 0, &s->cache);
+			     pages / 64 + 1, op->clear, &args);
 	if (rc < 0) {
 		free(bitmap);
 		return (int)rc;
@@ -774,29 +775,35 @@ static int run_op(struct script *s, struct op *op)
 {
 	struct slat_table *t = &s->t;
 	enum op_kind k = op->syn->kind;
+	struct slat_op args = { .flush = op->policy, .cache = &s->cache };
 	uint64_t done = 0;
 	int rc;
 
 	switch (k) {
 	case OP_MAP:
 		topup(s, SLAT_OP_MAP, op);
+		args.flags = op->flags;
+		args.flush = SLAT_FLUSH_ENTRY;
 		rc = slat_map(t, slat_ipa(op->ipa), op->size, slat_pa(op->pa),
-			      op->attrs, op->flags, &s->cache, &done);
+			      op->attrs, &args);
+		done = args.done;
 		break;
 	case OP_UNMAP:
 		topup(s, SLAT_OP_UNMAP, op);
-		rc = slat_unmap(t, slat_ipa(op->ipa), op->size, op->policy,
-				&s->cache, &done);
+		rc = slat_unmap(t, slat_ipa(op->ipa), op->size, &args);
+		done = args.done;
 		break;
 	case OP_WRPROTECT:
 		topup(s, SLAT_OP_WRPROTECT, op);
-		rc = slat_wrprotect(t, slat_ipa(op->ipa), op->size, op->policy,
-				    &s->cache, &done);
+		rc = slat_wrprotect(t, slat_ipa(op->ipa), op->size, &args);
+		done = args.done;
 		break;
 	case OP_RELAX:
 		topup(s, SLAT_OP_RELAX, op);
-		rc = slat_relax(t, slat_ipa(op->ipa), op->size, op->attrs, 0,
-				&s->cache, &done);
+		args.flush = SLAT_FLUSH_ENTRY;
+		rc = slat_relax(t, slat_ipa(op->ipa), op->size, op->attrs,
+				&args);
+		done = args.done;
 		break;
 	case OP_MKYOUNG:
 		rc = slat_mkyoung(t, slat_ipa(op->ipa), 0);
@@ -804,7 +811,7 @@ static int run_op(struct script *s, struct op *op)
 	case OP_CLEAR_YOUNG:
 	case OP_TEST_YOUNG:
 		rc = slat_test_clear_young(t, slat_ipa(op->ipa), op->size,
-					   k == OP_CLEAR_YOUNG, 0);
+					   k == OP_CLEAR_YOUNG, NULL);
 		if (rc >= 0) {
 			char sz[32];
 
@@ -834,7 +841,7 @@ static int run_op(struct script *s, struct op *op)
 		rc = run_hw_access(s, op);
 		break;
 	case OP_FLUSH:
-		rc = slat_flush(t, slat_ipa(op->ipa), op->size, 0);
+		rc = slat_flush(t, slat_ipa(op->ipa), op->size, NULL);
 		break;
 	default:
 		rc = SLAT_E_INVAL;

@@ -152,7 +152,7 @@ int bm_main(void)
 	};
 	const uint64_t ipa = 0x40000000, pa = 0x80000000;
 	struct slat_leaf leaf;
-	uint64_t done;
+	struct slat_op args = { .cache = &cache };
 
 	if (!streq(slat_version(), SLAT_VERSION_STRING))
 		return 1;
@@ -163,13 +163,14 @@ int bm_main(void)
 					    slat_ipa(ipa), GRANULE))
 		cache.pages[cache.nr++] = pool_take(1);
 	if (slat_map(&table, slat_ipa(ipa), GRANULE, slat_pa(pa),
-		     SLAT_RW | SLAT_MT_NORMAL, 0, &cache, &done) != SLAT_OK)
+		     SLAT_RW | SLAT_MT_NORMAL, &args) != SLAT_OK ||
+	    args.done != GRANULE)
 		return 3;
 	if (slat_lookup(&table, slat_ipa(ipa + 8), &leaf) != SLAT_OK ||
 	    slat_pa_v(leaf.pa) != pa + 8 || leaf.size != GRANULE)
 		return 4;
-	if (slat_unmap(&table, slat_ipa(ipa), GRANULE, SLAT_FLUSH_ENTRY,
-		       &cache, &done) != SLAT_OK || !tlbis)
+	if (slat_unmap(&table, slat_ipa(ipa), GRANULE, &args) != SLAT_OK ||
+	    !tlbis)
 		return 5;
 	if (slat_lookup(&table, slat_ipa(ipa), &leaf) != SLAT_E_NOENT)
 		return 6;
