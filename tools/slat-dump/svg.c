@@ -408,6 +408,15 @@ int dump_svg(const char *path, const struct dump_info *info,
 	text(f, MARGIN, height - 12, " class=\"small\" fill=\"#555\"", heading);
 	fputs("</svg>\n", f);
 	free(v);
+	/* A write that failed before the last flush leaves only the flag. */
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f)) {
+		int saved = errno ? errno : EIO;
+
+		fclose(f);
+		errno = saved;
+		return -1;
+	}
 	if (fclose(f) != 0)
 		return -1;
 	return 0;
