@@ -27,6 +27,29 @@ bool perf_switch_known(const char *name)
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
+/* --eager-split's CHUNK: a size with an optional k/m/g, or 0 if it is not
+ * one (strtoull alone would take "-1" as 2^64 - 1). */
+static uint64_t parse_chunk(const char *s)
+{
+	unsigned long long x;
+	char *end;
+	int sh = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	switch (tolower((unsigned char)*end)) {
+	case 'k': sh = 10; end++; break;
+	case 'm': sh = 20; end++; break;
+	case 'g': sh = 30; end++; break;
+	default: break;
+	}
+	if (*end || errno || (x << sh) >> sh != x)
+		return 0;
+	return x << sh;
+}
+
 int perf_switch_set(struct perf_switches *sw, const char *name,
 		    const char *v, char *err, size_t errlen)
 {
@@ -78,30 +101,9 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 		else
 			BAD("--eager-split=%s: use off, enable[:CHUNK] or clear[:CHUNK]"
 			    " (CHUNK a block size such as 2M or 1G)", v);
-		if (colon) {
-			char *end;
-			unsigned long long x;
-			int sh = 0;
-
-			/* strtoull would take "-1" as 2^64 - 1 */
-			if (!isdigit((unsigned char)colon[1]))
-				BAD("--eager-split=%s: CHUNK must be a size such "
-				    "as 2M or 1G", v);
-			errno = 0;
-			x = strtoull(colon + 1, &end, 0);
-
-			switch (tolower((unsigned char)*end)) {
-			case 'k': sh = 10; end++; break;
-			case 'm': sh = 20; end++; break;
-			case 'g': sh = 30; end++; break;
-			default: break;
-			}
-			if (end == colon + 1 || *end || !x || errno ||
-			    (x << sh) >> sh != x)
-				BAD("--eager-split=%s: CHUNK must be a size such as "
-				    "2M or 1G", v);
-			sw->eager_chunk = x << sh;
-		}
+		if (colon && !(sw->eager_chunk = parse_chunk(colon + 1)))
+			BAD("--eager-split=%s: CHUNK must be a size such as 2M or "
+			    "1G", v);
 	} else if (!strcmp(name, "mmio-map")) {
 		if (!strcmp(v, "page"))
 			sw->mmio_map = SLAT_VM_MMIO_PAGES;
