@@ -4,6 +4,7 @@
  * Armv8 stage-2 descriptors and Intel EPT entries from the architectures'
  * definitions, not through libslat).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ int raw_image_write(FILE *f, const struct raw_image_header *h,
 	put_le(hdr + 28, h->nr_pages, 4);
 	put_le(hdr + 32, h->root_pa, 8);
 	if (fwrite(hdr, sizeof(hdr), 1, f) != 1)
-		return fail(err, errlen, "write failed");
+		return fail(err, errlen, "write failed: %s", strerror(errno));
 
 	buf = malloc(8 + (size_t)h->granule);
 	if (!buf)
@@ -82,7 +83,8 @@ int raw_image_write(FILE *f, const struct raw_image_header *h,
 			put_le(buf + 8 + 8 * (size_t)j, d[j], 8);
 		if (fwrite(buf, 8 + (size_t)h->granule, 1, f) != 1) {
 			free(buf);
-			return fail(err, errlen, "write failed");
+			return fail(err, errlen, "write failed: %s",
+				    strerror(errno));
 		}
 	}
 	free(buf);
@@ -90,6 +92,13 @@ int raw_image_write(FILE *f, const struct raw_image_header *h,
 }
 
 /* ---- reader ---- */
+
+/* Reading or memory failed: not the image's fault (exit status 1). */
+static int host_fail(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s: %s", what, strerror(errno));
+	return RAW_IMAGE_HOST;
+}
 
 static const struct raw_image *sort_img;
 
@@ -109,17 +118,9 @@ void raw_image_free(struct raw_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen)
+static int parse_header(const uint8_t *hdr, struct raw_image_header *h,
+			char *err, size_t errlen)
 {
-	uint8_t hdr[RAW_IMAGE_HEADER_BYTES], pa8[8];
-	struct raw_image_header *h = &img->h;
-	uint8_t *page = NULL;
-	size_t words;
-
-	memset(img, 0, sizeof(*img));
-	if (fread(hdr, sizeof(hdr), 1, f) != 1)
-		return fail(err, errlen, "shorter than the %d-byte header",
-			    RAW_IMAGE_HEADER_BYTES);
 	if (memcmp(hdr, RAW_IMAGE_MAGIC, 8) != 0)
 		return fail(err, errlen,
 			    "no \"" RAW_IMAGE_MAGIC "\" magic: not a slat raw image");
@@ -158,87 +159,248 @@ int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen)
 		return fail(err, errlen,
 			    "root PA 0x%" PRIx64 " is not aligned to the root size",
 			    h->root_pa);
+	return 0;
+}
 
-	/* Check the size before allocating what the header asks for. */
-	{
-		long here = ftell(f), total;
-		uint64_t want = (uint64_t)h->nr_pages * (8 + (uint64_t)h->granule);
+static unsigned level_shift(unsigned gshift, int level)
+{
+	return (gshift - 3) * (unsigned)(4 - level) + 3;
+}
 
-		if (here >= 0 && fseek(f, 0, SEEK_END) == 0 &&
-		    (total = ftell(f)) >= 0 && fseek(f, here, SEEK_SET) == 0) {
-			if ((uint64_t)(total - here) != want)
-				return fail(err, errlen,
-					    "the header announces %" PRIu32
-					    " records (%" PRIu64 " bytes after "
-					    "it), the file has %ld",
-					    h->nr_pages, want, total - here);
-		} else if (h->nr_pages > (1u << 22)) {
-			return fail(err, errlen,
-				    "%" PRIu32 " records: implausibly many",
-				    h->nr_pages);
-		}
-	}
-	words = h->granule / 8;
-	img->pa = calloc(h->nr_pages, sizeof(*img->pa));
-	img->desc = calloc((size_t)h->nr_pages * words, sizeof(*img->desc));
-	img->by_pa = calloc(h->nr_pages, sizeof(*img->by_pa));
-	page = malloc(h->granule);
-	if (!img->pa || !img->desc || !img->by_pa || !page) {
-		free(page);
-		raw_image_free(img);
-		return fail(err, errlen, "out of memory for %" PRIu32 " pages",
-			    h->nr_pages);
-	}
-	for (uint32_t i = 0; i < h->nr_pages; i++) {
-		if (fread(pa8, 8, 1, f) != 1 ||
-		    fread(page, h->granule, 1, f) != 1) {
-			free(page);
-			raw_image_free(img);
-			return fail(err, errlen,
-				    "truncated in record %" PRIu32 " of %" PRIu32,
-				    i, h->nr_pages);
-		}
-		img->pa[i] = get_le(pa8, 8);
-		if (img->pa[i] % h->granule) {
-			uint64_t bad = img->pa[i];
+/*
+ * The number of root entries the header's geometry implies, or 0 with a
+ * message: the walkers index the root pages with it, and the reader bounds
+ * the record count with it.
+ */
+static uint64_t root_entries(const struct raw_image_header *h, char *err,
+			     size_t errlen)
+{
+	unsigned gshift = (unsigned)__builtin_ctz(h->granule), start_shift;
+	uint64_t entries;
 
-			free(page);
-			raw_image_free(img);
-			return fail(err, errlen,
-				    "record %" PRIu32 ": PA 0x%" PRIx64
-				    " is not granule-aligned", i, bad);
+	if (h->format == RAW_IMAGE_FMT_EPT) {
+		/* 4 KiB tables; a 4-level walk (PML4 at level 0) resolves 48
+		 * bits, a 5-level one (PML5 at -1) 57; one root page */
+		int start = h->ia_bits > 48 ? -1 : 0;
+
+		if (h->granule != 4096 || h->root_pages != 1 ||
+		    h->start_level != start || h->ia_bits < 32 ||
+		    h->ia_bits > 57) {
+			fail(err, errlen,
+			     "an EPT image needs 4K pages, one root page "
+			     "and start level %d for a %u-bit IPA "
+			     "(granule %" PRIu32 ", %u root pages, start "
+			     "level %d)",
+			     start, h->ia_bits, h->granule, h->root_pages,
+			     h->start_level);
+			return 0;
 		}
-		for (size_t j = 0; j < words; j++)
-			img->desc[i * words + j] = get_le(page + 8 * j, 8);
-		img->by_pa[i] = i;
+		start_shift = level_shift(12, start);
+		return h->ia_bits > start_shift
+			       ? 1ull << (h->ia_bits - start_shift) : 1;
 	}
-	free(page);
-	if (fgetc(f) != EOF) {
-		raw_image_free(img);
-		return fail(err, errlen, "trailing bytes after the last record");
+	start_shift = level_shift(gshift, h->start_level);
+	if (h->start_level < 0 || h->ia_bits <= start_shift ||
+	    h->ia_bits > start_shift + (gshift - 3) + 4) {
+		fail(err, errlen,
+		     "start level %d cannot resolve a %u-bit IPA with "
+		     "%u-byte pages", h->start_level, h->ia_bits, h->granule);
+		return 0;
 	}
-	for (uint32_t i = 0; i < h->root_pages; i++) {
-		if (img->pa[i] != h->root_pa + (uint64_t)i * h->granule) {
-			raw_image_free(img);
+	entries = 1ull << (h->ia_bits - start_shift);
+	if (entries > (uint64_t)h->root_pages * (h->granule / 8) ||
+	    entries <= (uint64_t)(h->root_pages - 1) * (h->granule / 8)) {
+		fail(err, errlen,
+		     "%" PRIu64 " root entries do not fill %u root pages",
+		     entries, h->root_pages);
+		return 0;
+	}
+	return entries;
+}
+
+/*
+ * The most page records an image of this geometry can hold: the root pages,
+ * then at most one table per entry of the level above (the last level
+ * holds none), and no more than the PA space has pages.
+ */
+static uint64_t max_pages(const struct raw_image_header *h, uint64_t root)
+{
+	unsigned gshift = (unsigned)__builtin_ctz(h->granule);
+	uint64_t pa_pages = 1ull << (h->pa_bits - gshift);
+	uint64_t total = h->root_pages, entries = root;
+
+	/* entries = 2^(ia - shift(level)) <= 2^57: no overflow */
+	for (int level = h->start_level; level < 3; level++) {
+		total += entries;
+		entries <<= gshift - 3;
+	}
+	return total < pa_pages ? total : pa_pages;
+}
+
+/*
+ * Compare the file's size with the header's count before reading: 1 when it
+ * cannot be known (a pipe), 0 when it matches, else -1 with a message.
+ */
+static int check_size(FILE *f, const struct raw_image_header *h, char *err,
+		      size_t errlen)
+{
+	long here = ftell(f), total;
+	uint64_t want = (uint64_t)h->nr_pages * (8 + (uint64_t)h->granule);
+
+	if (here < 0 || fseek(f, 0, SEEK_END) != 0 || (total = ftell(f)) < 0 ||
+	    fseek(f, here, SEEK_SET) != 0) {
+		clearerr(f);
+		return 1;
+	}
+	if ((uint64_t)(total - here) != want)
+		return fail(err, errlen,
+			    "the header announces %" PRIu32 " records (%" PRIu64
+			    " bytes after it), the file has %ld", h->nr_pages,
+			    want, total - here);
+	return 0;
+}
+
+/* Room for @n records: grown as records arrive when the size is unknown,
+ * so that a header announcing more than the input holds costs nothing. */
+static bool reserve(struct raw_image *img, uint32_t n)
+{
+	size_t words = img->h.granule / 8;
+	uint64_t *pa = realloc(img->pa, n * sizeof(*pa));
+	uint64_t *desc;
+
+	if (!pa)
+		return false;
+	img->pa = pa;
+	desc = realloc(img->desc, (size_t)n * words * sizeof(*desc));
+	if (!desc)
+		return false;
+	img->desc = desc;
+	return true;
+}
+
+/* Record @i: its PA (aligned, inside the PA space) and its descriptors. */
+static int read_record(FILE *f, struct raw_image *img, uint32_t i,
+		       uint8_t *page, char *err, size_t errlen)
+{
+	const struct raw_image_header *h = &img->h;
+	size_t words = h->granule / 8;
+	uint8_t pa8[8];
+	uint64_t pa;
+
+	if (fread(pa8, 8, 1, f) != 1 || fread(page, h->granule, 1, f) != 1) {
+		if (ferror(f))
+			return host_fail(err, errlen, "read failed");
+		return fail(err, errlen,
+			    "truncated in record %" PRIu32 " of the %" PRIu32
+			    " the header announces", i, h->nr_pages);
+	}
+	pa = get_le(pa8, 8);
+	if (pa % h->granule)
+		return fail(err, errlen,
+			    "record %" PRIu32 ": PA 0x%" PRIx64
+			    " is not granule-aligned", i, pa);
+	if (pa >> h->pa_bits)
+		return fail(err, errlen,
+			    "record %" PRIu32 ": PA 0x%" PRIx64 " is beyond the "
+			    "%u-bit PA space", i, pa, h->pa_bits);
+	img->pa[i] = pa;
+	for (size_t j = 0; j < words; j++)
+		img->desc[i * words + j] = get_le(page + 8 * j, 8);
+	return 0;
+}
+
+/* Root records where the header says, and no PA twice. */
+static int check_records(struct raw_image *img, char *err, size_t errlen)
+{
+	const struct raw_image_header *h = &img->h;
+
+	for (uint32_t i = 0; i < h->root_pages; i++)
+		if (img->pa[i] != h->root_pa + (uint64_t)i * h->granule)
 			return fail(err, errlen,
-				    "record %" PRIu32 " should be root page %" PRIu32
-				    " at 0x%" PRIx64, i, i,
+				    "record %" PRIu32 " should be root page %"
+				    PRIu32 " at 0x%" PRIx64, i, i,
 				    h->root_pa + (uint64_t)i * h->granule);
-		}
-	}
+	img->by_pa = malloc(h->nr_pages * sizeof(*img->by_pa));
+	if (!img->by_pa)
+		return host_fail(err, errlen, "out of memory");
+	for (uint32_t i = 0; i < h->nr_pages; i++)
+		img->by_pa[i] = i;
 	sort_img = img;
 	qsort(img->by_pa, h->nr_pages, sizeof(*img->by_pa), cmp_by_pa);
 	sort_img = NULL;
-	for (uint32_t i = 1; i < h->nr_pages; i++) {
-		if (img->pa[img->by_pa[i]] == img->pa[img->by_pa[i - 1]]) {
-			uint64_t dup = img->pa[img->by_pa[i]];
-
-			raw_image_free(img);
+	for (uint32_t i = 1; i < h->nr_pages; i++)
+		if (img->pa[img->by_pa[i]] == img->pa[img->by_pa[i - 1]])
 			return fail(err, errlen, "two records for PA 0x%" PRIx64,
-				    dup);
-		}
-	}
+				    img->pa[img->by_pa[i]]);
 	return 0;
+}
+
+int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen)
+{
+	uint8_t hdr[RAW_IMAGE_HEADER_BYTES], *page = NULL;
+	struct raw_image_header *h = &img->h;
+	uint64_t root, most;
+	uint32_t cap;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	if (fread(hdr, sizeof(hdr), 1, f) != 1) {
+		if (ferror(f))
+			return host_fail(err, errlen, "read failed");
+		return fail(err, errlen, "shorter than the %d-byte header",
+			    RAW_IMAGE_HEADER_BYTES);
+	}
+	if (parse_header(hdr, h, err, errlen) < 0)
+		return RAW_IMAGE_BAD;
+	root = root_entries(h, err, errlen);
+	if (!root)
+		return RAW_IMAGE_BAD;
+	/* A count no table of this shape can reach is the input's fault. */
+	most = max_pages(h, root);
+	if (h->nr_pages > most)
+		return fail(err, errlen,
+			    "the header announces %" PRIu32 " records; a table "
+			    "of this geometry (%u-bit IPA, %u-bit PA, %" PRIu32
+			    "-byte pages) has at most %" PRIu64 " pages",
+			    h->nr_pages, h->ia_bits, h->pa_bits, h->granule,
+			    most);
+	ret = check_size(f, h, err, errlen);
+	if (ret < 0)
+		return RAW_IMAGE_BAD;
+	/* The size is known: all at once; a pipe: as records arrive. */
+	cap = ret == 0 || h->nr_pages < 64 ? h->nr_pages : 64;
+	ret = 0;
+	page = malloc(h->granule);
+	if (!page || !reserve(img, cap)) {
+		ret = host_fail(err, errlen, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < h->nr_pages; i++) {
+		if (i == cap) {
+			cap = cap > h->nr_pages / 2 ? h->nr_pages : 2 * cap;
+			if (!reserve(img, cap)) {
+				ret = host_fail(err, errlen, "out of memory");
+				goto out;
+			}
+		}
+		ret = read_record(f, img, i, page, err, errlen);
+		if (ret < 0)
+			goto out;
+	}
+	if (fgetc(f) != EOF) {
+		ret = fail(err, errlen, "trailing bytes after the last record");
+		goto out;
+	}
+	if (ferror(f)) {
+		ret = host_fail(err, errlen, "read failed");
+		goto out;
+	}
+	ret = check_records(img, err, errlen);
+out:
+	free(page);
+	if (ret < 0)
+		raw_image_free(img);
+	return ret;
 }
 
 static int64_t find_record(const struct raw_image *img, uint64_t pa)
@@ -277,12 +439,59 @@ struct walk {
 	char *err;
 	size_t errlen;
 	unsigned gshift;
-	uint8_t *reached; /* per record */
+	struct parent *parent; /* per record: the entry that points to it */
+	uint64_t budget;       /* entries the image holds, not yet visited */
 };
 
-static unsigned level_shift(unsigned gshift, int level)
+struct parent {
+	uint64_t table_pa;
+	uint32_t index;
+	bool set;
+};
+
+/*
+ * The record of the table that entry @e points to (at @next), or -1 with a
+ * message: a page the image lacks, the root, or a page that another entry
+ * already points to. A table page has one parent; followed twice, four
+ * pages pointing 512 times to the next could list 512^4 leaves.
+ */
+static int64_t enter_table(struct walk *w, const struct raw_entry *e,
+			   uint64_t next)
 {
-	return (gshift - 3) * (unsigned)(4 - level) + 3;
+	int64_t r = find_record(w->img, next);
+	struct parent *p;
+
+	if (r < 0)
+		return fail(w->err, w->errlen,
+			    "0x%016" PRIx64 "[%u] = 0x%016" PRIx64
+			    " points to a table at 0x%" PRIx64
+			    " that the image does not hold",
+			    e->table_pa, e->index, e->pte, next);
+	if (r < w->img->h.root_pages)
+		return fail(w->err, w->errlen,
+			    "0x%016" PRIx64 "[%u] points back to the root",
+			    e->table_pa, e->index);
+	p = &w->parent[r];
+	if (p->set)
+		return fail(w->err, w->errlen,
+			    "table page 0x%" PRIx64 " is reached twice: from "
+			    "0x%016" PRIx64 "[%u] and from 0x%016" PRIx64 "[%u] "
+			    "(a table page has one parent entry)",
+			    next, p->table_pa, p->index, e->table_pa, e->index);
+	*p = (struct parent){ .table_pa = e->table_pa, .index = e->index,
+			      .set = true };
+	return r;
+}
+
+/* A walk visits each entry of the image at most once. */
+static int spend(struct walk *w, uint64_t entries)
+{
+	if (entries > w->budget)
+		return fail(w->err, w->errlen,
+			    "the walk visits more entries than the image holds "
+			    "(a reader bug)");
+	w->budget -= entries;
+	return 0;
 }
 
 /* Levels where the architecture allows a block descriptor. */
@@ -354,6 +563,8 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 	uint64_t epp = w->img->h.granule / 8;
 	unsigned shift = level_shift(w->gshift, level);
 
+	if (spend(w, nr) < 0)
+		return -1;
 	for (uint64_t i = 0; i < nr; i++) {
 		const uint64_t pte = pages[i / epp][i % epp];
 		struct raw_entry e = {
@@ -389,20 +600,11 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 			}
 		} else {
 			uint64_t next = arm_oa(w, pte);
-			int64_t r = find_record(w->img, next);
+			int64_t r = enter_table(w, &e, next);
 			const uint64_t *child;
 
 			if (r < 0)
-				return fail(w->err, w->errlen,
-					    "0x%016" PRIx64 "[%u] = 0x%016" PRIx64
-					    " points to a table at 0x%" PRIx64
-					    " that the image does not hold",
-					    e.table_pa, e.index, pte, next);
-			if (r < w->img->h.root_pages)
-				return fail(w->err, w->errlen,
-					    "0x%016" PRIx64 "[%u] points back to "
-					    "the root", e.table_pa, e.index);
-			w->reached[r] = 1;
+				return -1;
 			e.table = true;
 			e.out = next;
 			if (w->tables)
@@ -513,6 +715,8 @@ static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
 {
 	unsigned shift = level_shift(12, level);
 
+	if (spend(w, nr) < 0)
+		return -1;
 	for (uint64_t i = 0; i < nr; i++) {
 		const uint64_t pte = page[i];
 		struct raw_entry e = {
@@ -537,19 +741,10 @@ static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
 		}
 		if (!leaf) {
 			uint64_t next = pte & EPT_PA;
-			int64_t r = find_record(w->img, next);
+			int64_t r = enter_table(w, &e, next);
 
 			if (r < 0)
-				return fail(w->err, w->errlen,
-					    "0x%016" PRIx64 "[%u] = 0x%016" PRIx64
-					    " points to a table at 0x%" PRIx64
-					    " that the image does not hold",
-					    e.table_pa, e.index, pte, next);
-			if (r < w->img->h.root_pages)
-				return fail(w->err, w->errlen,
-					    "0x%016" PRIx64 "[%u] points back to "
-					    "the root", e.table_pa, e.index);
-			w->reached[r] = 1;
+				return -1;
 			e.table = true;
 			e.out = next;
 			if (w->tables)
@@ -579,69 +774,35 @@ int raw_image_walk(const struct raw_image *img, bool tables,
 		.img = img, .tables = tables, .fn = fn, .arg = arg,
 		.warn = warn, .err = err, .errlen = errlen,
 		.gshift = (unsigned)__builtin_ctz(h->granule),
+		.budget = (uint64_t)h->nr_pages * (h->granule / 8),
 	};
 	const uint64_t *root[16];
-	uint64_t root_pa[16], entries;
-	unsigned start_shift;
+	uint64_t root_pa[16], entries = root_entries(h, err, errlen);
 	int ret;
 
+	if (!entries)
+		return RAW_IMAGE_BAD;
+	w.parent = calloc(h->nr_pages, sizeof(*w.parent));
+	if (!w.parent)
+		return host_fail(err, errlen, "out of memory");
 	if (h->format == RAW_IMAGE_FMT_EPT) {
-		/* 4 KiB tables; a 4-level walk (PML4 at level 0) resolves 48
-		 * bits, a 5-level one (PML5 at -1) 57; one root page */
-		int start = h->ia_bits > 48 ? -1 : 0;
-
-		if (h->granule != 4096 || h->root_pages != 1 ||
-		    h->start_level != start || h->ia_bits < 32 ||
-		    h->ia_bits > 57)
-			return fail(err, errlen,
-				    "an EPT image needs 4K pages, one root page "
-				    "and start level %d for a %u-bit IPA "
-				    "(granule %" PRIu32 ", %u root pages, start "
-				    "level %d)",
-				    start, h->ia_bits, h->granule,
-				    h->root_pages, h->start_level);
-		start_shift = level_shift(12, start);
-		entries = h->ia_bits > start_shift
-				  ? 1ull << (h->ia_bits - start_shift) : 1;
-		w.reached = calloc(h->nr_pages, 1);
-		if (!w.reached)
-			return fail(err, errlen, "out of memory");
-		ret = walk_ept(&w, img->desc, img->pa[0], entries, start, 0);
-		goto out;
+		ret = walk_ept(&w, img->desc, img->pa[0], entries,
+			       h->start_level, 0);
+	} else {
+		for (unsigned i = 0; i < h->root_pages; i++) {
+			root[i] = img->desc + (size_t)i * (h->granule / 8);
+			root_pa[i] = img->pa[i];
+		}
+		ret = walk_arm(&w, root, root_pa, entries, h->start_level, 0);
 	}
-	if (h->format != RAW_IMAGE_FMT_ARM_S2)
-		return fail(err, errlen, "format %" PRIu32 " is unknown",
-			    h->format);
-	start_shift = level_shift(w.gshift, h->start_level);
-	if (h->start_level < 0 || h->ia_bits <= start_shift ||
-	    h->ia_bits > start_shift + (w.gshift - 3) + 4)
-		return fail(err, errlen,
-			    "start level %d cannot resolve a %u-bit IPA with "
-			    "%u-byte pages", h->start_level, h->ia_bits,
-			    h->granule);
-	entries = 1ull << (h->ia_bits - start_shift);
-	if (entries > (uint64_t)h->root_pages * (h->granule / 8) ||
-	    entries <= (uint64_t)(h->root_pages - 1) * (h->granule / 8))
-		return fail(err, errlen,
-			    "%" PRIu64 " root entries do not fill %u root pages",
-			    entries, h->root_pages);
-	for (unsigned i = 0; i < h->root_pages; i++) {
-		root[i] = img->desc + (size_t)i * (h->granule / 8);
-		root_pa[i] = img->pa[i];
-	}
-	w.reached = calloc(h->nr_pages, 1);
-	if (!w.reached)
-		return fail(err, errlen, "out of memory");
-	ret = walk_arm(&w, root, root_pa, entries, h->start_level, 0);
-out:
 	if (ret == 0 && warn) {
 		for (uint32_t i = h->root_pages; i < h->nr_pages; i++)
-			if (!w.reached[i])
+			if (!w.parent[i].set)
 				fprintf(warn,
 					"warning: record %" PRIu32 " (PA 0x%" PRIx64
 					") is not reachable from the root\n",
 					i, img->pa[i]);
 	}
-	free(w.reached);
+	free(w.parent);
 	return ret;
 }

@@ -22,6 +22,10 @@
 #define RAW_IMAGE_FMT_ARM_S2   1
 #define RAW_IMAGE_FMT_EPT      2
 
+/* Failures of raw_image_read() and raw_image_walk(), for the exit status. */
+#define RAW_IMAGE_BAD  (-1)    /* the image is wrong (the message says how) */
+#define RAW_IMAGE_HOST (-2)    /* reading or memory failed */
+
 struct raw_image_header {
 	uint32_t version;    /* RAW_IMAGE_VERSION */
 	uint32_t format;     /* RAW_IMAGE_FMT_* (= enum slat_format_id) */
@@ -73,8 +77,10 @@ int raw_image_write(FILE *f, const struct raw_image_header *h,
 		    size_t errlen);
 
 /*
- * Read and check a whole image. Returns 0, or -1 with a message in @err
- * (nothing to free then).
+ * Read and check a whole image, as untrusted input: the record count is
+ * bounded by the geometry, and memory grows with the records that arrive,
+ * not with the count announced. Returns 0, or RAW_IMAGE_BAD or
+ * RAW_IMAGE_HOST with a message in @err (nothing to free then).
  */
 int raw_image_read(FILE *f, struct raw_image *img, char *err, size_t errlen);
 void raw_image_free(struct raw_image *img);
@@ -88,8 +94,10 @@ const uint64_t *raw_image_page(const struct raw_image *img, uint64_t pa);
  * Oddities the hardware would fault on (Arm: a block where the level allows
  * none, the reserved encoding at the last level; EPT: misconfigurations
  * and reserved bits) are reported to @warn and left out, and so are
- * records that no walk reaches. Returns 0, or -1 with a
- * message in @err (a table the image lacks, a format it cannot walk).
+ * records that no walk reaches. A table page that two entries point to is
+ * refused, so a walk visits each entry of the image at most once. Returns
+ * 0, or RAW_IMAGE_BAD (a table the image lacks or reaches twice, a format
+ * it cannot walk) or RAW_IMAGE_HOST (out of memory) with a message in @err.
  */
 int raw_image_walk(const struct raw_image *img, bool tables,
 		   raw_image_visit_fn fn, void *arg, FILE *warn, char *err,

@@ -267,54 +267,102 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
+/* Advice for a configuration slat_config_geometry() refused. */
+static int config_error(const struct script *s, const char *op, int rc)
+{
+	uint8_t pa_bits = s->cfg.pa_bits ? s->cfg.pa_bits : 48;
+	uint8_t wide = s->cfg.ia_bits > pa_bits ? s->cfg.ia_bits : pa_bits;
+
+	if (s->cfg.format == SLAT_FMT_EPT &&
+	    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC)))
+		return error(s, op, slat_strerror(rc),
+			     "fwb, xnx and dic are Arm features; ept takes ad=, "
+			     "mbec= and xonly=");
+	if (s->cfg.format == SLAT_FMT_EPT)
+		return error(s, op, slat_strerror(rc),
+			     "ept takes granule=4k, ia=32..57 (up to 48 with "
+			     "levels=4, 49..57 with levels=5) and pa=32..52");
+	if (s->cfg.features & (SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY))
+		return error(s, op, slat_strerror(rc),
+			     "mbec and xonly are EPT features; write config "
+			     "ept ... to use them");
+	/* parse_bits() let through only what some format takes */
+	if (wide > 48 && s->cfg.granule != 65536)
+		return error(s, op, slat_strerror(rc),
+			     "%u-bit addresses need granule=64k", wide);
+	if (s->cfg.ia_bits > pa_bits)
+		return error(s, op, slat_strerror(rc),
+			     "ia=%u is larger than pa=%u: the IPA size cannot "
+			     "exceed the PA size; lower ia= or raise pa=",
+			     s->cfg.ia_bits, pa_bits);
+	return error(s, op, slat_strerror(rc),
+		     "arm-s2 takes granule=4k|16k|64k, ia=32..48 and pa=32..48 "
+		     "(up to 52 for both with 64k)");
+}
+
+/*
+ * The arena stands for PAs just below 2^pa_bits: one larger than the PA
+ * space would give table pages PAs no descriptor can hold.
+ */
+static int arena_check(const struct script *s, const struct slat_geometry *geo,
+		       uint64_t arena)
+{
+	uint64_t pa_top = 1ull << geo->pa_bits;
+	unsigned max = s->cfg.format == SLAT_FMT_EPT || geo->granule_shift == 16
+			       ? 52 : 48;
+	char a[32], top[32], more[64] = "";
+
+	if (geo->pa_bits < max)
+		snprintf(more, sizeof(more), ", or raise pa= (up to %u) in "
+			 "the config line", max);
+	if (arena > pa_top) {
+		fprintf(stderr,
+			"slat-dump: --arena %s is larger than the PA space "
+			"(pa=%u: %s): table pages would lie beyond it; give "
+			"--arena %s or less%s\n",
+			dump_size(s->arena_bytes, a), geo->pa_bits,
+			dump_size(pa_top, top), dump_size(pa_top, top), more);
+		return 2;
+	}
+	/* The hosted platform numbers pages with 32 bits. */
+	if (arena / s->cfg.granule >= UINT32_MAX) {
+		fprintf(stderr,
+			"slat-dump: --arena %s holds 2^32 or more %s pages, "
+			"more than the hosted platform counts; give a smaller "
+			"--arena%s\n", dump_size(s->arena_bytes, a),
+			granule_name(s->cfg.granule),
+			s->cfg.format == SLAT_FMT_EPT || s->cfg.granule == 65536
+				? "" : " or a larger granule=");
+		return 2;
+	}
+	return 0;
+}
+
 static int table_setup(struct script *s, const char *op)
 {
 	struct slat_geometry geo;
-	uint8_t pa_bits = s->cfg.pa_bits ? s->cfg.pa_bits : 48;
+	uint8_t pa_bits;
 	uint64_t arena = round_up(s->arena_bytes, 65536);
 	uint64_t pa_top, pa_base = 0;
 	int rc;
 
 	rc = slat_config_geometry(&s->cfg, &geo);
-	if (rc < 0) {
-		if (s->cfg.format == SLAT_FMT_EPT &&
-		    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX |
-					SLAT_FEAT_DIC)))
-			return error(s, op, slat_strerror(rc),
-				     "fwb, xnx and dic are Arm features; ept "
-				     "takes ad=, mbec= and xonly=");
-		if (s->cfg.format == SLAT_FMT_EPT)
-			return error(s, op, slat_strerror(rc),
-				     "ept takes granule=4k, ia=32..57 (up to 48 "
-				     "with levels=4, 49..57 with levels=5) and "
-				     "pa=32..52");
-		if (s->cfg.features & (SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY))
-			return error(s, op, slat_strerror(rc),
-				     "mbec and xonly are EPT features; write "
-				     "config ept ... to use them");
-		if ((s->cfg.ia_bits > 48 || pa_bits > 48) &&
-		    s->cfg.granule != 65536)
-			return error(s, op, slat_strerror(rc),
-				     "52-bit addresses need granule=64k");
-		if (s->cfg.ia_bits > pa_bits)
-			return error(s, op, slat_strerror(rc),
-				     "ia=%u is larger than pa=%u: the IPA size "
-				     "cannot exceed the PA size; lower ia= or "
-				     "raise pa=", s->cfg.ia_bits, pa_bits);
-		return error(s, op, slat_strerror(rc),
-			     "arm-s2 takes granule=4k|16k|64k, ia=32..48 and "
-			     "pa=32..48 (52 for both with 64k)");
-	}
+	if (rc < 0)
+		return config_error(s, op, rc);
+	rc = arena_check(s, &geo, arena);
+	if (rc)
+		return rc;
 	/* Table pages sit at the top of the PA space, away from guest RAM. */
 	pa_bits = geo.pa_bits;
-	pa_top = pa_bits >= 64 ? UINT64_MAX : (1ull << pa_bits);
-	if (arena < pa_top)
-		pa_base = (pa_top - arena) & ~(uint64_t)0xffff;
+	pa_top = 1ull << pa_bits;
+	pa_base = (pa_top - arena) & ~(uint64_t)0xffff;
 	rc = slat_hosted_init(&s->h, arena, s->cfg.granule, pa_base);
 	if (rc < 0) {
+		char a[32];
+
 		fprintf(stderr,
-			"slat-dump: cannot reserve a %" PRIu64
-			"-byte table-page arena: %s\n", arena,
+			"slat-dump: cannot reserve a %s table-page arena: %s "
+			"(give a smaller --arena)\n", dump_size(arena, a),
 			slat_strerror(rc));
 		return 1;
 	}
@@ -373,96 +421,145 @@ int script_fini(struct script *s)
 	return ret;
 }
 
+/* What a config line has set so far: each setting once. */
+enum {
+	SEEN_GRANULE = 1u << 0,
+	SEEN_IA = 1u << 1,
+	SEEN_PA = 1u << 2,
+	SEEN_LEVELS = 1u << 3,
+	SEEN_FEAT_SHIFT = 8, /* then SLAT_FEAT_* << SEEN_FEAT_SHIFT */
+};
+
+static const struct {
+	const char *name;
+	uint32_t feat;
+} config_feats[] = {
+	{ "fwb", SLAT_FEAT_FWB },
+	{ "xnx", SLAT_FEAT_XNX },
+	{ "dic", SLAT_FEAT_DIC },
+	{ "hwdirty", SLAT_FEAT_HWDIRTY },
+	{ "ad", SLAT_FEAT_HWDIRTY },
+	{ "mbec", SLAT_FEAT_EPT_MBEC },
+	{ "xonly", SLAT_FEAT_EPT_XONLY },
+};
+
+/* ia= and pa=: bits no format takes are refused here, with the ranges. */
+static int parse_bits(struct script *s, const char *key, const char *val,
+		      uint8_t *bits)
+{
+	bool ia = key[0] == 'i';
+	unsigned max = ia ? 57 : 52;
+	uint64_t v;
+
+	if (!dump_parse_u64(val, &v))
+		return error(s, "config", "bad address size",
+			     "\"%s=%s\": give the number of bits, e.g. %s=40",
+			     key, val, key);
+	if (v < 32 || v > max)
+		return error(s, "config", "address size out of range",
+			     "%s=%s: %s= takes 32..%u (arm-s2: 32..48, or up "
+			     "to 52 with granule=64k; ept: 32..%u)", key, val,
+			     key, max, max);
+	*bits = (uint8_t)v;
+	return 0;
+}
+
+/* One KEY=VALUE word of a config line. */
+static int parse_setting(struct script *s, const char *key, const char *val,
+			 uint32_t *seen, int *levels)
+{
+	struct slat_config *c = &s->cfg;
+	uint32_t bit = 0, feat = 0;
+	uint64_t v;
+	bool on;
+
+	if (!strcmp(key, "granule"))
+		bit = SEEN_GRANULE;
+	else if (!strcmp(key, "ia"))
+		bit = SEEN_IA;
+	else if (!strcmp(key, "pa"))
+		bit = SEEN_PA;
+	else if (!strcmp(key, "levels"))
+		bit = SEEN_LEVELS;
+	for (size_t j = 0; j < sizeof(config_feats) / sizeof(config_feats[0]); j++)
+		if (!strcmp(key, config_feats[j].name))
+			feat = config_feats[j].feat;
+	if (feat)
+		bit = feat << SEEN_FEAT_SHIFT;
+	if (!bit)
+		return error(s, "config", "unknown setting",
+			     "\"%s\": settings are granule=, ia=, pa=, fwb=, "
+			     "xnx=, dic=, hwdirty= (arm-s2) and levels=, ia=, "
+			     "pa=, ad=, mbec=, xonly= (ept)", key);
+	/* A repeated setting would silently override the first. */
+	if (*seen & bit)
+		return error(s, "config", "setting given twice",
+			     "%s=%s: %s= is set earlier on the line%s; give "
+			     "it once", key, val, key,
+			     feat == SLAT_FEAT_HWDIRTY ? " (hwdirty= and ad= "
+							 "are one setting)" : "");
+	*seen |= bit;
+	if (bit == SEEN_GRANULE) {
+		if (!dump_parse_u64(val, &v) ||
+		    (v != 4096 && v != 16384 && v != 65536))
+			return error(s, "config", "bad granule",
+				     "\"%s\": write granule=4k, 16k or 64k", val);
+		c->granule = (uint32_t)v;
+	} else if (bit == SEEN_IA || bit == SEEN_PA) {
+		return parse_bits(s, key, val,
+				  bit == SEEN_IA ? &c->ia_bits : &c->pa_bits);
+	} else if (bit == SEEN_LEVELS) {
+		if (strcmp(val, "4") && strcmp(val, "5"))
+			return error(s, "config", "bad levels",
+				     "\"levels=%s\": EPT walks have 4 or 5 "
+				     "levels", val);
+		*levels = val[0] - '0';
+	} else {
+		if (!parse_onoff(val, &on))
+			return error(s, "config", "bad feature value",
+				     "\"%s=%s\": write %s=on or %s=off", key,
+				     val, key, key);
+		c->features = on ? (c->features | feat) : (c->features & ~feat);
+	}
+	return 0;
+}
+
 static int parse_config(struct script *s, char **tok, int n)
 {
 	struct slat_config *c = &s->cfg;
-	bool have_ia = false, have_pa = false;
-	int levels = 0;
+	const char *format = NULL;
+	uint32_t seen = 0;
+	int levels = 0, rc;
 
 	for (int i = 1; i < n; i++) {
 		char *eq = strchr(tok[i], '=');
-		uint64_t v;
-		bool on;
 
-		if (!eq) {
-			if (!strcmp(tok[i], "arm-s2") || !strcmp(tok[i], "arm"))
-				c->format = SLAT_FMT_ARM_S2;
-			else if (!strcmp(tok[i], "ept"))
-				c->format = SLAT_FMT_EPT;
-			else
-				return error(s, "config", "unknown format",
-					     "\"%s\": write arm-s2 or ept",
-					     tok[i]);
+		if (eq) {
+			*eq++ = '\0';
+			rc = parse_setting(s, tok[i], eq, &seen, &levels);
+			if (rc)
+				return rc;
 			continue;
 		}
-		*eq++ = '\0';
-		if (!strcmp(tok[i], "granule")) {
-			if (!dump_parse_u64(eq, &v) ||
-			    (v != 4096 && v != 16384 && v != 65536))
-				return error(s, "config", "bad granule",
-					     "\"%s\": write granule=4k, 16k or 64k",
-					     eq);
-			c->granule = (uint32_t)v;
-		} else if (!strcmp(tok[i], "ia") || !strcmp(tok[i], "pa")) {
-			if (!dump_parse_u64(eq, &v) || v < 16 || v > 64)
-				return error(s, "config", "bad address size",
-					     "\"%s=%s\": give the number of bits, "
-					     "e.g. %s=40", tok[i], eq, tok[i]);
-			if (tok[i][0] == 'i') {
-				c->ia_bits = (uint8_t)v;
-				have_ia = true;
-			} else {
-				c->pa_bits = (uint8_t)v;
-				have_pa = true;
-			}
-		} else if (!strcmp(tok[i], "levels")) {
-			if (strcmp(eq, "4") && strcmp(eq, "5"))
-				return error(s, "config", "bad levels",
-					     "\"levels=%s\": EPT walks have 4 or "
-					     "5 levels", eq);
-			levels = eq[0] - '0';
-		} else if (!strcmp(tok[i], "fwb") || !strcmp(tok[i], "xnx") ||
-			   !strcmp(tok[i], "dic") || !strcmp(tok[i], "hwdirty") ||
-			   !strcmp(tok[i], "ad") || !strcmp(tok[i], "mbec") ||
-			   !strcmp(tok[i], "xonly")) {
-			static const struct {
-				const char *name;
-				uint32_t feat;
-			} feats[] = {
-				{ "fwb", SLAT_FEAT_FWB },
-				{ "xnx", SLAT_FEAT_XNX },
-				{ "dic", SLAT_FEAT_DIC },
-				{ "hwdirty", SLAT_FEAT_HWDIRTY },
-				{ "ad", SLAT_FEAT_HWDIRTY },
-				{ "mbec", SLAT_FEAT_EPT_MBEC },
-				{ "xonly", SLAT_FEAT_EPT_XONLY },
-			};
-			uint32_t f = 0;
-
-			for (size_t j = 0; j < sizeof(feats) / sizeof(feats[0]); j++)
-				if (!strcmp(tok[i], feats[j].name))
-					f = feats[j].feat;
-			if (!parse_onoff(eq, &on))
-				return error(s, "config", "bad feature value",
-					     "\"%s=%s\": write %s=on or %s=off",
-					     tok[i], eq, tok[i], tok[i]);
-			c->features = on ? (c->features | f) : (c->features & ~f);
-		} else {
-			return error(s, "config", "unknown setting",
-				     "\"%s\": settings are granule=, ia=, pa=, "
-				     "fwb=, xnx=, dic=, hwdirty= (arm-s2) and "
-				     "levels=, ia=, pa=, ad=, mbec=, xonly= "
-				     "(ept)", tok[i]);
-		}
+		if (strcmp(tok[i], "arm-s2") && strcmp(tok[i], "arm") &&
+		    strcmp(tok[i], "ept"))
+			return error(s, "config", "unknown format",
+				     "\"%s\": write arm-s2 or ept", tok[i]);
+		if (format)
+			return error(s, "config", "two formats",
+				     "\"%s\" after \"%s\": give one format word, "
+				     "arm-s2 or ept", tok[i], format);
+		format = tok[i];
+		c->format = strcmp(tok[i], "ept") ? SLAT_FMT_ARM_S2 : SLAT_FMT_EPT;
 	}
 	if (levels && c->format != SLAT_FMT_EPT)
 		return error(s, "config", "levels= is for ept",
 			     "arm-s2 derives its levels from granule= and ia=");
 	if (c->format == SLAT_FMT_EPT) {
 		/* EPT: 4-level (48-bit) unless told otherwise */
-		if (!have_ia)
+		if (!(seen & SEEN_IA))
 			c->ia_bits = levels == 5 ? 57 : 48;
-		if (!have_pa)
+		if (!(seen & SEEN_PA))
 			c->pa_bits = 0; /* 48, or 52 for a 5-level walk */
 		if (levels == 4 && c->ia_bits > 48)
 			return error(s, "config", "levels=4 with ia > 48",
@@ -1052,6 +1149,16 @@ int script_run(struct script *s, FILE *in, const char *path)
 		int n = 0;
 
 		s->line++;
+		/* C strings would end the line there, unseen. */
+		if (memchr(line, '\0', (size_t)len)) {
+			fprintf(stderr,
+				"%s:%u: NUL byte at column %zu (a script is text; "
+				"remove the byte, or check that this is the "
+				"script)\n", script_name(s), s->line,
+				strlen(line) + 1);
+			rc = 2;
+			goto out;
+		}
 		if ((hash = strchr(line, '#')))
 			*hash = '\0';
 		for (w = strtok_r(line, " \t\r\n", &save); w;

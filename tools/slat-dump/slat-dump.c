@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slat/hosted.h>
 #include <slat/slat.h>
@@ -33,12 +34,14 @@ static const char usage[] =
 "  --hex             also list table entries, and show every descriptor in\n"
 "                    hex with the PA of its table page and its [index]\n"
 "  --raw FILE        write the table as a raw image (docs/raw-image.md)\n"
-"  --read-raw FILE   instead of a script: load a raw image, print its header\n"
-"                    and list its leaves with slat-dump's own walker\n"
+"  --read-raw FILE   instead of a script: load a raw image ('-' for stdin),\n"
+"                    print its header and list its leaves with slat-dump's\n"
+"                    own walker (with --hex and --map-svg as for a script)\n"
 "  --stats           print the table's counters (struct slat_stats)\n"
 "  --map-svg FILE    draw the IPA space as SVG: one box per leaf, colored by\n"
 "                    permission, blocks framed bold, holes hatched\n"
-"  --arena SIZE      table-page arena (default 1G, committed lazily)\n"
+"  --arena SIZE      table-page arena (default 1G, committed lazily; at\n"
+"                    most the PA space, pa= in the config line)\n"
 "  -v, --verbose     print each operation's status\n"
 "  -h, --help        this text\n"
 "  --version         print slat-dump's version and exit\n"
@@ -67,15 +70,19 @@ static const char usage[] =
 "       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on or\n"
 "       mbec=on); EPT also ,uc ,wc ,wb (= device, nc, normal) ,ipat ,sve.\n"
 "\n"
-"Exit status: 0 success, 1 host failure (I/O, memory, a leak in libslat),\n"
-"2 error in the script or the command line (reported as\n"
-"SCRIPT:LINE: op: error (what to do)).\n";
+"Exit status: 0 success; 1 host failure (a file cannot be opened, read or\n"
+"written, stdout included; out of memory; a leak in libslat); 2 an error\n"
+"in the input (the script, reported as SCRIPT:LINE: op: error (what to\n"
+"do), or a raw image) or on the command line.\n";
 
 struct options {
 	const char *script, *raw_out, *raw_in, *svg;
 	uint64_t arena;
-	bool hex, stats, verbose;
+	bool hex, stats, verbose, have_arena;
 };
+
+/* No PA space is larger than 52 bits (Arm with 64K pages, EPT). */
+#define ARENA_MAX (1ull << 52)
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -112,12 +119,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			slot = &o->svg;
 		} else if (!strcmp(a, "--arena")) {
 			if (i + 1 == argc)
-				return usage_error("%s needs a size", a);
+				return usage_error("%s needs a size, e.g. 4G", a);
+			if (o->have_arena)
+				return usage_error("--arena %s: give --arena "
+						   "once", argv[i + 1]);
+			o->have_arena = true;
 			if (!dump_parse_u64(argv[++i], &o->arena) ||
-			    o->arena < (1u << 20))
-				return usage_error("--arena %s: give a size of "
-						   "at least 1M, e.g. 4G",
-						   argv[i]);
+			    o->arena < (1u << 20) || o->arena > ARENA_MAX)
+				return usage_error("--arena %s: give a size from "
+						   "1M to 4P (the largest PA "
+						   "space), e.g. 4G", argv[i]);
 		} else if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option %s", a);
 		} else if (o->script) {
@@ -129,6 +140,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (slot) {
 			if (i + 1 == argc)
 				return usage_error("%s needs a file name", a);
+			if (*slot)
+				return usage_error("%s: give it once", a);
 			*slot = argv[++i];
 		}
 	}
@@ -138,6 +151,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (o->raw_in && o->raw_out)
 		return usage_error("%s: --raw writes the table a script built; "
 				   "it does not copy an image", o->raw_out);
+	/* Options that would do nothing are mistakes worth reporting. */
+	if (o->raw_in && (o->stats || o->verbose || o->have_arena))
+		return usage_error("%s: --stats, --verbose and --arena are about "
+				   "the libslat table a script builds; an image "
+				   "is read without libslat", o->raw_in);
 	if (!o->raw_in && !o->script)
 		return usage_error("%s", "no script given ('-' reads stdin)");
 	return 0;
@@ -162,7 +180,9 @@ static int read_raw(const struct options *o)
 	struct dump_list list = { 0 };
 	struct dump_info info;
 	char err[512];
-	FILE *f = fopen(o->raw_in, "rb");
+	bool std_in = !strcmp(o->raw_in, "-");
+	const char *name = std_in ? "<stdin>" : o->raw_in;
+	FILE *f = std_in ? stdin : fopen(o->raw_in, "rb");
 	int ret = 0;
 
 	if (!f) {
@@ -170,12 +190,13 @@ static int read_raw(const struct options *o)
 			strerror(errno));
 		return 1;
 	}
-	if (raw_image_read(f, &img, err, sizeof(err)) < 0) {
+	ret = raw_image_read(f, &img, err, sizeof(err));
+	if (!std_in)
 		fclose(f);
-		fprintf(stderr, "slat-dump: %s: %s\n", o->raw_in, err);
-		return 2;
+	if (ret < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", name, err);
+		return ret == RAW_IMAGE_HOST ? 1 : 2;
 	}
-	fclose(f);
 	info = (struct dump_info){
 		.format = img.h.format, .granule = img.h.granule,
 		.ia_bits = img.h.ia_bits, .pa_bits = img.h.pa_bits,
@@ -185,15 +206,16 @@ static int read_raw(const struct options *o)
 	};
 	dump_set_format(img.h.format);
 	printf("# raw image %s: version %" PRIu32 ", %" PRIu32
-	       " page records\n", o->raw_in, img.h.version, img.h.nr_pages);
+	       " page records\n", name, img.h.version, img.h.nr_pages);
 	dump_print_info(stdout, &info, o->hex);
-	if (raw_image_walk(&img, o->hex, raw_visit, &list, stderr, err,
-			   sizeof(err)) < 0) {
-		fprintf(stderr, "slat-dump: %s: %s\n", o->raw_in, err);
-		ret = 2;
+	ret = raw_image_walk(&img, o->hex, raw_visit, &list, stderr, err,
+			     sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", name, err);
+		ret = ret == RAW_IMAGE_HOST ? 1 : 2;
 	} else {
 		dump_print_list(stdout, &list, o->hex);
-		if (o->svg && dump_svg(o->svg, &info, &list, o->raw_in) < 0) {
+		if (o->svg && dump_svg(o->svg, &info, &list, name) < 0) {
 			fprintf(stderr, "slat-dump: %s: %s\n", o->svg,
 				strerror(errno));
 			ret = 1;
@@ -221,8 +243,10 @@ static int write_raw(struct script *s, const struct dump_list *list,
 
 	slat_config_geometry(&s->cfg, &geo);
 	pages = calloc(geo.root_pages + list->n, sizeof(*pages));
-	if (!pages)
+	if (!pages) {
+		fprintf(stderr, "slat-dump: %s: out of memory\n", path);
 		return 1;
+	}
 	/* Root pages first, in PA order, then tables in walk order. */
 	for (uint32_t i = 0; i < geo.root_pages; i++) {
 		/* libslat has no accessor for the root: read the fields. */
@@ -267,6 +291,25 @@ static int write_raw(struct script *s, const struct dump_list *list,
 	return ret;
 }
 
+/*
+ * At exit, whatever the path: output lost to a full disk or a closed
+ * descriptor must not end with status 0.
+ */
+static void check_stdout(void)
+{
+	bool bad = ferror(stdout);
+
+	errno = 0;
+	bad |= fflush(stdout) != 0;
+	bad |= fclose(stdout) != 0;
+	if (!bad)
+		return;
+	fprintf(stderr, "slat-dump: writing the output failed%s%s (check where "
+		"stdout goes and the space there)\n", errno ? ": " : "",
+		errno ? strerror(errno) : "");
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -277,6 +320,7 @@ int main(int argc, char **argv)
 	FILE *in;
 	int ret, rc;
 
+	atexit(check_stdout);
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret;

@@ -282,6 +282,24 @@ static void legend(FILE *f, int y)
 	text(f, x + 28, y, " class=\"small\"", "unmapped");
 }
 
+/*
+ * fclose, and also report a write that failed before the last flush (it
+ * leaves only the stream's error flag). Returns 0, or -1 with errno set.
+ */
+static int close_checked(FILE *f)
+{
+	int bad, saved;
+
+	errno = 0;
+	bad = fflush(f) != 0 || ferror(f);
+	saved = errno ? errno : EIO;
+	if (fclose(f) != 0 && !bad)
+		return -1;
+	if (bad)
+		errno = saved;
+	return bad ? -1 : 0;
+}
+
 int dump_svg(const char *path, const struct dump_info *info,
 	     const struct dump_list *l, const char *title)
 {
@@ -408,7 +426,5 @@ int dump_svg(const char *path, const struct dump_info *info,
 	text(f, MARGIN, height - 12, " class=\"small\" fill=\"#555\"", heading);
 	fputs("</svg>\n", f);
 	free(v);
-	if (fclose(f) != 0)
-		return -1;
-	return 0;
+	return close_checked(f);
 }

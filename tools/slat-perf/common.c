@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,29 @@ bool perf_switch_known(const char *name)
 }
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+
+/* --eager-split's CHUNK: a size with an optional k/m/g, or 0 if it is not
+ * one (strtoull alone would take "-1" as 2^64 - 1). */
+static uint64_t parse_chunk(const char *s)
+{
+	unsigned long long x;
+	char *end;
+	int sh = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	switch (tolower((unsigned char)*end)) {
+	case 'k': sh = 10; end++; break;
+	case 'm': sh = 20; end++; break;
+	case 'g': sh = 30; end++; break;
+	default: break;
+	}
+	if (*end || errno || (x << sh) >> sh != x)
+		return 0;
+	return x << sh;
+}
 
 int perf_switch_set(struct perf_switches *sw, const char *name,
 		    const char *v, char *err, size_t errlen)
@@ -77,22 +101,9 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 		else
 			BAD("--eager-split=%s: use off, enable[:CHUNK] or clear[:CHUNK]"
 			    " (CHUNK a block size such as 2M or 1G)", v);
-		if (colon) {
-			char *end;
-			unsigned long long x = strtoull(colon + 1, &end, 0);
-			int sh = 0;
-
-			switch (tolower((unsigned char)*end)) {
-			case 'k': sh = 10; end++; break;
-			case 'm': sh = 20; end++; break;
-			case 'g': sh = 30; end++; break;
-			default: break;
-			}
-			if (end == colon + 1 || *end || !x || (x << sh) >> sh != x)
-				BAD("--eager-split=%s: CHUNK must be a size such as "
-				    "2M or 1G", v);
-			sw->eager_chunk = x << sh;
-		}
+		if (colon && !(sw->eager_chunk = parse_chunk(colon + 1)))
+			BAD("--eager-split=%s: CHUNK must be a size such as 2M or "
+			    "1G", v);
 	} else if (!strcmp(name, "mmio-map")) {
 		if (!strcmp(v, "page"))
 			sw->mmio_map = SLAT_VM_MMIO_PAGES;
@@ -265,7 +276,9 @@ void perf_cost_default(struct perf_cost *c)
 	c->entry_write = 0.3;
 }
 
-int perf_cost_load(struct perf_cost *c, const char *path)
+/* One `key = value` line of a cost file: 0, or -1 after a message. */
+static int cost_line(struct perf_cost *c, const char *path, int lineno,
+		     char *p)
 {
 	static const struct { const char *key; size_t off; } keys[] = {
 #define K(n) { #n, offsetof(struct perf_cost, n) }
@@ -274,68 +287,88 @@ int perf_cost_load(struct perf_cost *c, const char *path)
 		K(entry_visit), K(entry_write),
 #undef K
 	};
+	char key[64], *eq, *end;
+	size_t n, i;
+	double v;
+
+	if ((eq = strchr(p, '#')))
+		*eq = 0;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p)
+		return 0;
+	eq = strchr(p, '=');
+	if (!eq)
+		goto bad;
+	n = (size_t)(eq - p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	if (!n || n >= sizeof(key))
+		goto bad;
+	memcpy(key, p, n);
+	key[n] = 0;
+	errno = 0;
+	v = strtod(eq + 1, &end);
+	while (isspace((unsigned char)*end))
+		end++;
+	/* strtod also takes "nan" and "inf" */
+	if (end == eq + 1 || *end || errno || !isfinite(v) || v < 0)
+		goto bad;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i].key))
+			break;
+	if (i == sizeof(keys) / sizeof(keys[0])) {
+		fprintf(stderr, "slat-perf: %s:%d: unknown key '%s' (keys: "
+			"tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
+			"clean_line, cache_line, fault_exit, entry_visit, "
+			"entry_write)\n", path, lineno, key);
+		return -1;
+	}
+	*(double *)((char *)c + keys[i].off) = v;
+	return 0;
+bad:
+	fprintf(stderr, "slat-perf: %s:%d: expected `key = value` with a "
+		"non-negative number\n", path, lineno);
+	return -1;
+}
+
+int perf_cost_load(struct perf_cost *c, const char *path)
+{
 	FILE *f = fopen(path, "r");
-	char line[256];
-	int lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int lineno = 0, ret = 0;
 
 	if (!f) {
 		fprintf(stderr, "slat-perf: --cost %s: %s (give a file of "
 			"`key = value` lines)\n", path, strerror(errno));
-		return -1;
+		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char key[64], *p = line, *eq, *end;
-		size_t n, i;
-		double v;
-
+	while (!ret && (len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
-		if ((eq = strchr(p, '#')))
-			*eq = 0;
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			continue;
-		eq = strchr(p, '=');
-		if (!eq)
-			goto bad;
-		n = (size_t)(eq - p);
-		while (n && isspace((unsigned char)p[n - 1]))
-			n--;
-		if (!n || n >= sizeof(key))
-			goto bad;
-		memcpy(key, p, n);
-		key[n] = 0;
-		errno = 0;
-		v = strtod(eq + 1, &end);
-		while (isspace((unsigned char)*end))
-			end++;
-		if (end == eq + 1 || *end || errno || v < 0)
-			goto bad;
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (!strcmp(key, keys[i].key))
-				break;
-		if (i == sizeof(keys) / sizeof(keys[0])) {
-			fprintf(stderr, "slat-perf: %s:%d: unknown key '%s' (keys: "
-				"tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
-				"clean_line, cache_line, fault_exit, entry_visit, "
-				"entry_write)\n", path, lineno, key);
-			fclose(f);
-			return -1;
+		/* a NUL would end the line unseen */
+		if (memchr(line, '\0', (size_t)len)) {
+			fprintf(stderr, "slat-perf: %s:%d: a NUL byte (a cost "
+				"file is text: `key = value` lines)\n", path,
+				lineno);
+			ret = 2;
+		} else if (cost_line(c, path, lineno, line) < 0) {
+			ret = 2;
 		}
-		*(double *)((char *)c + keys[i].off) = v;
-		continue;
-bad:
-		fprintf(stderr, "slat-perf: %s:%d: expected `key = value` with a "
-			"non-negative number\n", path, lineno);
-		fclose(f);
-		return -1;
 	}
+	if (!ret && ferror(f)) {
+		fprintf(stderr, "slat-perf: --cost %s: %s\n", path,
+			strerror(errno));
+		ret = 1;
+	}
+	free(line);
 	fclose(f);
-	if (c->cache_line < 1) {
+	if (!ret && c->cache_line < 1) {
 		fprintf(stderr, "slat-perf: %s: cache_line must be at least 1\n", path);
-		return -1;
+		ret = 2;
 	}
-	return 0;
+	return ret;
 }
 
 uint64_t perf_vm_tlbi(const struct slat_vm_stats *s)

@@ -308,6 +308,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 				"0x%llx)\n", (unsigned long long)chunk,
 				(unsigned long long)slat_level_size(slat_vm_table(vm), 2),
 				(unsigned long long)slat_level_size(slat_vm_table(vm), 1));
+			rc = 2; /* a usage error, found once the table exists */
 			goto out;
 		}
 		/* The simulator splits where KVM does: when logging is
@@ -333,6 +334,7 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 			fprintf(stderr, "slat-perf: --dirty=ring: a vCPU dirties %llu "
 				"pages per pass, more than a 16M-entry ring holds; "
 				"lower -b\n", (unsigned long long)per);
+			rc = 2;
 			goto out;
 		}
 		ret = slat_vm_enable_cap(vm, SLAT_VM_CAP_DIRTY_LOG_RING,
@@ -366,8 +368,10 @@ static int run_mode(struct dl_state *s, const struct perf_opts *o,
 		if (ret)
 			{ rc = fail(vm, "creating a memslot", ret); goto out; }
 	}
-	if (!bitmaps)
+	if (!bitmaps) {
+		fprintf(stderr, "slat-perf: out of memory for dirty bitmaps\n");
 		goto out;
+	}
 
 	memset(&ms, 0, sizeof(ms));
 	ms.gpa = gpa;

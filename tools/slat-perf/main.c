@@ -7,6 +7,7 @@
  */
 #include "perf.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,7 +89,44 @@ static void help(FILE *f)
 "  slat-perf page-table -m 6 -s synthetic_2mb -b 4G -v 4\n"
 "  slat-perf mmio --compare mmio-map=page,block\n"
 "\n"
+"Exit status: 0 success; 1 host failure (a file cannot be read or written,\n"
+"stdout included; out of memory; a failed run); 2 a usage error.\n"
+"\n"
 "Details, the cost table and its sources: docs/slat-perf.md\n", f);
+}
+
+/*
+ * At exit, whatever the path (the commands' -h exit too): output lost to a
+ * full disk or a closed descriptor must not end with status 0.
+ */
+static void check_stdout(void)
+{
+	bool bad = ferror(stdout);
+
+	errno = 0;
+	bad |= fflush(stdout) != 0;
+	bad |= fclose(stdout) != 0;
+	if (!bad)
+		return;
+	fprintf(stderr, "slat-perf: writing the output failed%s%s (check where "
+		"stdout goes and the space there)\n", errno ? ": " : "",
+		errno ? strerror(errno) : "");
+	_exit(1);
+}
+
+static void out_of_memory(void)
+{
+	fprintf(stderr, "slat-perf: out of memory\n");
+	exit(1);
+}
+
+static void *alloc_or_exit(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		out_of_memory();
+	return p;
 }
 
 static const char *const valued[] = {
@@ -104,6 +142,7 @@ int main(int argc, char **argv)
 	int nrest = 0, first = 1, nruns, rc = 0;
 	void *state;
 
+	atexit(check_stdout);
 	memset(&o, 0, sizeof(o));
 	o.sw.split_skip = true;
 	o.repeat = 1;
@@ -122,7 +161,7 @@ int main(int argc, char **argv)
 		first = 2;
 	}
 	o.cmd = cmd->name;
-	rest = calloc((size_t)argc + 1, sizeof(*rest));
+	rest = alloc_or_exit((size_t)argc + 1, sizeof(*rest));
 	rest[nrest++] = argv[0];
 	for (int i = first; i < argc; i++) {
 		char name[64], *val = NULL;
@@ -174,6 +213,8 @@ int main(int argc, char **argv)
 
 			free(cmpdup);
 			cmpdup = strdup(val);
+			if (!cmpdup)
+				out_of_memory();
 			eq = strchr(cmpdup, '=');
 			if (!eq)
 				perf_usage_error("--compare %s: use SWITCH=A,B (e.g. "
@@ -213,15 +254,15 @@ int main(int argc, char **argv)
 				perf_usage_error("--ept-levels %s: use 4 or 5", val);
 		}
 	}
-	if (o.cost_file && perf_cost_load(&o.cost, o.cost_file))
-		return 2;
+	if (o.cost_file && (rc = perf_cost_load(&o.cost, o.cost_file)))
+		return rc;
 	o.argc = nrest;
 	o.argv = rest;
 	if (cmd->prepare(&o, &state))
 		return 1;
 
 	nruns = o.cmp_name ? o.cmp_n * o.repeat : o.repeat;
-	runs = calloc((size_t)nruns, sizeof(*runs));
+	runs = alloc_or_exit((size_t)nruns, sizeof(*runs));
 	for (int r = 0; r < nruns && !rc; r++) {
 		struct perf_run *run = &runs[r];
 

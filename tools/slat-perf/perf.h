@@ -58,8 +58,9 @@ struct perf_cost {
 };
 
 void perf_cost_default(struct perf_cost *c);
-/* Read `key = value` lines (# comments) from @path into @c. Returns 0 or
- * -1 with a message on stderr. */
+/* Read `key = value` lines (# comments) from @path into @c. Returns 0, or
+ * the exit status after a message on stderr: 1 the file cannot be read, 2
+ * its contents are wrong. */
 int perf_cost_load(struct perf_cost *c, const char *path);
 
 /* ---- phases and runs ---- */

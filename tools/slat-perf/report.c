@@ -311,6 +311,24 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 #undef U
 }
 
+/*
+ * fclose, and also report a write that failed before the last flush (it
+ * leaves only the stream's error flag). Returns 0, or -1 with errno set.
+ */
+static int close_checked(FILE *f)
+{
+	int bad, saved;
+
+	errno = 0;
+	bad = fflush(f) != 0 || ferror(f);
+	saved = errno ? errno : EIO;
+	if (fclose(f) != 0 && !bad)
+		return -1;
+	if (bad)
+		errno = saved;
+	return bad ? -1 : 0;
+}
+
 int perf_write_json(const char *path, const struct perf_opts *o,
 		    const struct perf_cmd *cmd, void *state,
 		    const struct perf_run *runs, int nruns)
@@ -369,7 +387,7 @@ int perf_write_json(const char *path, const struct perf_opts *o,
 		fprintf(f, "     ]}%s\n", r + 1 < nruns ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
-	if (fclose(f)) {
+	if (close_checked(f)) {
 		fprintf(stderr, "slat-perf: --json %s: %s\n", path, strerror(errno));
 		return -1;
 	}
@@ -463,7 +481,7 @@ int perf_write_svg(const char *path, const struct perf_opts *o,
 			o->cmp_name ? o->cmp_vals[v] : "this run");
 	}
 	fprintf(f, "</svg>\n");
-	if (fclose(f)) {
+	if (close_checked(f)) {
 		fprintf(stderr, "slat-perf: --svg %s: %s\n", path, strerror(errno));
 		return -1;
 	}

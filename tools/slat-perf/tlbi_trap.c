@@ -10,6 +10,7 @@
 #include <slat/twostage.h>
 
 #include <getopt.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,8 @@ static double parse_double(const char *what, const char *s, double min)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || *end || v < min)
+	/* strtod also takes "nan" (which no comparison refuses) and "inf" */
+	if (end == s || *end || !isfinite(v) || v < min)
 		perf_usage_error("%s: '%s' is not a number of at least %g", what, s, min);
 	return v;
 }

@@ -194,7 +194,12 @@ def t_errors(exe):
              (["--recover=fast"], r"zap-leaf"),
              (["--compare", "recover=promote"], r"at least two values"),
              (["--compare", "speed=a,b"], r"unknown switch"),
-             (["--cost", "/nonexistent/cost"], r"key = value")]
+             (["--cost", "/nonexistent/cost"], r"key = value"),
+             (["--eager-split=clear:-1"], r"CHUNK must be a size"),
+             (["--eager-split=clear:99999999999999999999"],
+              r"CHUNK must be a size"),
+             (["tlbi-trap", "-x", "hz=nan"], r"not a number"),
+             (["tlbi-trap", "-L", "nan"], r"not a number")]
     for args, rx in cases:
         p = run(exe, args, ok=False)
         if p.returncode == 0 or not re.search(rx, p.stderr):
@@ -202,6 +207,14 @@ def t_errors(exe):
                      f"want {rx!r}")
     d = tempfile.mkdtemp()
     cf = os.path.join(d, "cost")
+    # strtod's nan and inf are not costs; a NUL byte does not end a line
+    for text, rx in [("dsb = nan\n", "non-negative number"),
+                     ("dsb = inf\n", "non-negative number"),
+                     ("dsb = 1\0\nwhat = 3\n", "NUL byte")]:
+        open(cf, "w").write(text)
+        p = run(exe, ["--cost", cf, "dirty-log"], ok=False)
+        if p.returncode != 2 or not re.search(rx, p.stderr):
+            sys.exit(f"FAIL: cost {text!r}: exit {p.returncode}, {p.stderr!r}")
     open(cf, "w").write("tlbi_ipa = 5\nwhat = 3\n")
     p = run(exe, ["--cost", cf, "dirty-log"], ok=False)
     if p.returncode == 0 or "unknown key 'what'" not in p.stderr:
@@ -213,6 +226,23 @@ def t_errors(exe):
                                "entry_write"]) + "fault_exit = 1000000\n")
     out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "--cost", cf]).stdout
     in_order(out, [r"modeled hardware time \(s\) +0\.512000000 .*"])
+
+
+def t_stdout_full(exe):
+    """A failed write to stdout is exit status 1 with a message, on every
+    path (the commands' -h exit early)."""
+    for args in [["--help"], ["--version"], ["mmio", "-h"], ["dirty-log", "-h"],
+                 ["mmio", "-b", "2M"], ["mmio", "--no-counts", "-b", "2M"]]:
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([exe] + args, stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=120)
+        if p.returncode != 1 or "writing the output failed" not in p.stderr:
+            sys.exit(f"FAIL: {args} > /dev/full: exit {p.returncode}, "
+                     f"stderr {p.stderr!r}")
+    for opt in ["--json", "--svg"]:
+        p = run(exe, ["mmio", "-b", "2M", opt, "/dev/full"], ok=False)
+        if p.returncode != 1 or "No space left" not in p.stderr:
+            sys.exit(f"FAIL: {opt} /dev/full: exit {p.returncode}, {p.stderr!r}")
 
 
 def t_help(exe):
