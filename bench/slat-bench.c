@@ -369,7 +369,8 @@ static void env_init(struct env *e)
 	rc = slat_hosted_init(&e->h, arena, opt.granule, 0xf000000000ull);
 	if (rc < 0)
 		die("slat_hosted_init", rc);
-	rc = slat_table_init(&e->t, &opt.cfg, slat_hosted_ops(), &e->h);
+	/* its shared scenarios run on this thread alone */
+	rc = slat_table_init(&e->t, &opt.cfg, slat_hosted_ops_serial(), &e->h);
 	if (rc < 0)
 		die("slat_table_init", rc);
 	e->h.table = &e->t;

@@ -818,3 +818,29 @@ const struct slat_mm_ops *slat_hosted_ops(void)
 	return &hosted_ops;
 }
 
+/* Shared calls from one thread at a time: no other walker can still be
+ * reading an unlinked table, so its grace period is over at once. */
+static void h_free_now(void *ctx, void *va, int level)
+{
+	struct slat_hosted *h = ctx;
+	if (!h->table)
+		slat_hosted__die("free_deferred(%p): slat_hosted_ops_serial() "
+				 "needs the arena's table in h->table", va);
+	slat_free_unlinked(h->table, va, level);
+}
+
+static struct slat_mm_ops hosted_ops_serial;
+static pthread_once_t serial_once = PTHREAD_ONCE_INIT;
+
+static void serial_init(void)
+{
+	hosted_ops_serial = hosted_ops;
+	hosted_ops_serial.free_deferred = h_free_now;
+}
+
+const struct slat_mm_ops *slat_hosted_ops_serial(void)
+{
+	pthread_once(&serial_once, serial_init);
+	return &hosted_ops_serial;
+}
+

@@ -66,7 +66,7 @@ static inline int fx_init_cfg(struct fx *f, const struct slat_config *cfg,
 		abort();
 	}
 	slat_hosted_set_observer(&f->h, fx_observe, f);
-	int ret = slat_table_init(&f->t, &f->cfg, slat_hosted_ops(), &f->h);
+	int ret = slat_table_init(&f->t, &f->cfg, slat_hosted_ops_serial(), &f->h);
 	if (ret) {
 		slat_hosted_fini(&f->h);
 		return ret;

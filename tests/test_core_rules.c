@@ -309,6 +309,150 @@ static void dirty_read_refuses_a_short_bitmap(void **state)
 	fx_done(f);
 }
 
+/* The hooks slat_table_init() needs depend on the format and features:
+ * the first one missing is named, and the table is not made. */
+static void init_names_the_missing_hook(void **state)
+{
+	(void)state;
+	static const struct {
+		const struct slat_config *cfg;
+		int drop; /* 0 dcache, 1 icache, 2 tlbi_ipa, 3 tlbi_range */
+		const char *missing;
+	} cases[] = {
+		{ &arm40, 0, "dcache_clean_inval_poc" },
+		{ &arm40_fwb, 0, NULL },
+		{ &arm40, 1, "icache_inval_pou" },
+		{ &arm40, 2, "tlbi_ipa" },
+		{ &arm40, 3, "tlbi_range" },
+		{ &ept48, 0, NULL },
+		{ &ept48, 1, NULL },
+		{ &ept48, 2, NULL },
+		{ &ept48, 3, NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct slat_mm_ops ops = *slat_hosted_ops();
+		switch (cases[i].drop) {
+		case 0: ops.dcache_clean_inval_poc = NULL; break;
+		case 1: ops.icache_inval_pou = NULL; break;
+		case 2: ops.tlbi_ipa = NULL; break;
+		default: ops.tlbi_range = NULL; break;
+		}
+		const char *m = slat_mm_ops_missing(&ops, cases[i].cfg);
+		if (cases[i].missing ? !m || strcmp(m, cases[i].missing) : !!m)
+			fail_msg("case %zu: missing %s, expected %s", i,
+				 m ? m : "nothing",
+				 cases[i].missing ? cases[i].missing : "nothing");
+		struct slat_hosted h;
+		struct slat_table t;
+		assert_int_equal(slat_hosted_init(&h, 64 * K4, 4096, 0x80000000),
+				 SLAT_OK);
+		int ret = slat_table_init(&t, cases[i].cfg, &ops, &h);
+		assert_int_equal(ret, m ? SLAT_E_INVAL : SLAT_OK);
+		if (ret == SLAT_OK)
+			slat_table_destroy(&t);
+		slat_hosted_fini(&h);
+	}
+	assert_string_equal(slat_mm_ops_missing(NULL, &arm40), "slat_mm_ops");
+}
+
+/* Without free_deferred nothing could free a table another walker still
+ * reads: every SLAT_SHARED call is refused, the fault path's too once the
+ * cache's memo knows the attributes. */
+static void shared_needs_free_deferred(void **state)
+{
+	(void)state;
+	struct slat_hosted h;
+	struct slat_table t;
+	struct slat_page_cache c;
+	assert_int_equal(slat_hosted_init(&h, 256 * K4, 4096, 0x80000000),
+			 SLAT_OK);
+	assert_int_equal(slat_table_init(&t, &arm40, slat_hosted_ops(), &h),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_cache_init(&c, 16), SLAT_OK);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 8), SLAT_OK);
+	/* warm the memo with an exclusive map of the same attributes */
+	assert_int_equal(slat_map(&t, slat_ipa(G1), K4, slat_pa(0x100000000ull),
+				  SLAT_RW, SLAT_OP(.cache = &c)),
+			 SLAT_OK);
+	struct slat_op op = { .flags = SLAT_SHARED, .cache = &c, .done = 77 };
+	slat_ipa_t a = slat_ipa(G1 + K4);
+	assert_int_equal(slat_map(&t, a, K4, slat_pa(0x100001000ull), SLAT_RW,
+				  &op),
+			 SLAT_E_INVAL);
+	assert_int_equal(op.done, 0);
+	assert_int_equal(slat_relax(&t, slat_ipa(G1), K4, SLAT_X, &op),
+			 SLAT_E_INVAL);
+	assert_int_equal(slat_test_clear_young(&t, slat_ipa(G1), K4, true, &op),
+			 SLAT_E_INVAL);
+	assert_int_equal(slat_flush(&t, slat_ipa(G1), K4, &op), SLAT_E_INVAL);
+	assert_int_equal(slat_mkyoung(&t, slat_ipa(G1), SLAT_SHARED),
+			 SLAT_E_INVAL);
+	struct slat_leaf l;
+	assert_int_equal(slat_lookup(&t, a, &l), SLAT_E_NOENT);
+	slat_hosted_cache_fini(&c);
+	slat_table_destroy(&t);
+	slat_hosted_fini(&h);
+}
+
+/* A page that enters a cache with a stale count word (left from its last
+ * use by the platform) still makes a table that is freed when empty. */
+static void stale_count_word_is_reset(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	slat_hosted_cache_drain(&f->h, &f->cache);
+	fx_topup(f, 4);
+	for (uint32_t i = 0; i < f->cache.nr; i++)
+		*slat_hosted_ops()->refcount(&f->h, f->cache.pages[i]) = 7;
+	uint64_t before = slat_hosted_table_pages(&f->h);
+	assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_unmap(f, G1, K4, SLAT_FLUSH_VMID), SLAT_OK);
+	assert_int_equal(slat_hosted_table_pages(&f->h), before);
+	fx_done(f);
+}
+
+static int count_visit(const struct slat_walk_ctx *ctx, enum slat_visit v);
+
+/* A walker must ask for something; a stop level is honoured only when
+ * asked for, and must lie in the table; the counters are optional. */
+static void walk_checks_its_walker(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40); /* start level 1 */
+	assert_int_equal(fx_map(f, G1, K4, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	struct slat_walker zero = { 0 };
+	assert_int_equal(slat_walk(&f->t, slat_ipa(0), G1 * 2, &zero, NULL),
+			 SLAT_E_INVAL);
+	struct slat_walker w = { count_visit, NULL, SLAT_VISIT_LEAF, 0 };
+	struct slat_stats st;
+	memset(&st, 0, sizeof(st));
+	/* no stop level asked: the walk reaches the page */
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, &st), SLAT_OK);
+	assert_int_equal(st.visited, 3);
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, NULL), SLAT_OK);
+	w.flags |= SLAT_WALK_STOP_LEVEL;
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, NULL),
+			 SLAT_E_INVAL); /* level 0 is above the start level */
+	w.stop_level = 1;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, &st), SLAT_OK);
+	assert_int_equal(st.visited, 1);
+	w.stop_level = SLAT_LAST_LEVEL + 1;
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, NULL),
+			 SLAT_E_INVAL);
+	w.flags = SLAT_VISIT_LEAF | (1u << 20);
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1), K4, &w, NULL),
+			 SLAT_E_INVAL);
+	/* and the level sizes of the levels it has only */
+	assert_int_equal(slat_level_size(&f->t, 0), 0);
+	assert_int_equal(slat_level_size(&f->t, 1), G1);
+	assert_int_equal(slat_level_size(&f->t, SLAT_LAST_LEVEL), K4);
+	assert_int_equal(slat_level_size(&f->t, SLAT_LAST_LEVEL + 1), 0);
+	fx_done(f);
+}
+
 /* ------------------------------------------------------------ EPT split */
 
 #define EPT_XK (1ull << 2)
@@ -768,7 +912,7 @@ static void destroyed_table_refuses_every_operation(void **state)
 		assert_int_equal(slat_lookup(t, a, &l), SLAT_E_INVAL);
 		assert_int_equal(slat_hw_access(t, a, SLAT_ACCESS_READ, &hr),
 				 SLAT_E_INVAL);
-		assert_int_equal(slat_walk(t, G1, M2, &w, &st), SLAT_E_INVAL);
+		assert_int_equal(slat_walk(t, a, M2, &w, &st), SLAT_E_INVAL);
 		for (int op = SLAT_OP_MAP; op <= SLAT_OP_SPLIT; op++)
 			assert_int_equal(slat_pages_needed(t,
 							   (enum slat_op_kind)
@@ -945,6 +1089,10 @@ int main(void)
 		cmocka_unit_test(op_defaults_and_refused_flags),
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
+		cmocka_unit_test(init_names_the_missing_hook),
+		cmocka_unit_test(shared_needs_free_deferred),
+		cmocka_unit_test(stale_count_word_is_reset),
+		cmocka_unit_test(walk_checks_its_walker),
 		cmocka_unit_test(ept_split_keeps_user_execute_on_every_leaf),
 		cmocka_unit_test(
 			ept_split_of_supervisor_execute_block_adds_no_user_execute),

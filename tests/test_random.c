@@ -3507,7 +3507,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 		      SLAT_OK,
 	      "slat_hosted_init");
 	slat_hosted_set_observer(&R.h, observe, NULL);
-	int ret = slat_table_init(&R.t, &rc->cfg, slat_hosted_ops(), &R.h);
+	int ret = slat_table_init(&R.t, &rc->cfg, slat_hosted_ops_serial(), &R.h);
 	CHECK(ret == SLAT_OK, "slat_table_init: %s", check_status_name(ret));
 	R.h.table = &R.t;
 	CHECK(checker_init(&R.ck, &R.t, &R.h) == 0, "%s", R.ck.msg);

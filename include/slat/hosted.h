@@ -169,8 +169,18 @@ SLAT_API void slat_hosted_fini(struct slat_hosted *h);
  */
 SLAT_API int slat_hosted_reset(struct slat_hosted *h);
 
-/* The hooks; pass @h as mm_ctx. free_deferred is NULL (frees at once). */
+/* The hooks; pass @h as mm_ctx. free_deferred is NULL: the core frees at
+ * once, and refuses SLAT_SHARED. */
 SLAT_API const struct slat_mm_ops *slat_hosted_ops(void);
+
+/*
+ * The same hooks with a free_deferred that frees at once, for SLAT_SHARED
+ * calls made from one thread at a time (tests of the shared paths, a
+ * single-threaded benchmark of the fault path): no other walker can be
+ * reading what one unlinked. Needs h->table set to the arena's table.
+ * Never for concurrent walkers: use slat_hosted_ops_rcu().
+ */
+SLAT_API const struct slat_mm_ops *slat_hosted_ops_serial(void);
 
 /*
  * The same hooks with free_deferred set: an unlinked subtree is handed to

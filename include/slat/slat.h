@@ -125,17 +125,36 @@ struct slat_table {
 	uint8_t level_shift[SLAT_LAST_LEVEL + 2];
 	/* Unique per slat_table_init(): keys the page caches' leaf memos. */
 	uint64_t id;
+	/* The flags map refuses: the unknown ones, and SLAT_SHARED when the
+	 * platform cannot defer frees (one test on the fault path). */
+	uint32_t map_flags_refused;
 };
 
 /*
  * Check @cfg, derive the geometry (start level, root concatenation) and
  * allocate a zeroed root through @mm->zalloc_root.
  * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration), SLAT_E_INVAL
- * (NULL or missing hooks) or SLAT_E_NOMEM.
+ * (NULL, or a hook missing: slat_mm_ops_missing() names it) or
+ * SLAT_E_NOMEM.
  */
 SLAT_API int slat_table_init(struct slat_table *t,
 			     const struct slat_config *cfg,
 			     const struct slat_mm_ops *mm, void *mm_ctx);
+
+/*
+ * The first hook of @mm that slat_table_init() needs for @cfg and @mm lacks
+ * ("tlbi_range", ...), or NULL when it has all of them; "slat_mm_ops" for a
+ * NULL @mm or an unknown format. Always needed: zalloc_root, free_root,
+ * free_page, refcount, virt_to_phys, phys_to_virt, tlbi_vmid; tlbi_ipa and
+ * tlbi_range where the architecture invalidates by address (not EPT);
+ * dcache_clean_inval_poc on Arm stage 2 without FEAT_S2FWB,
+ * icache_inval_pou on Arm stage 2 without CTR_EL0.DIC. Optional:
+ * refcount_array, linear_offset, and free_deferred, without which every
+ * call with SLAT_SHARED is refused (SLAT_E_INVAL): nothing could free a
+ * table another walker may still read.
+ */
+SLAT_API const char *slat_mm_ops_missing(const struct slat_mm_ops *mm,
+					 const struct slat_config *cfg);
 
 /*
  * Derive the geometry for @cfg without allocating anything.
@@ -150,7 +169,8 @@ SLAT_API int slat_config_geometry(const struct slat_config *cfg,
  */
 SLAT_API void slat_table_destroy(struct slat_table *t);
 
-/* Bytes mapped by one entry at @level. */
+/* Bytes mapped by one entry at @level; 0 for a level outside the table
+ * (below its start level or past SLAT_LAST_LEVEL). */
 SLAT_API uint64_t slat_level_size(const struct slat_table *t, int level);
 
 /* The root: host address, PA, and size in bytes (root_pages x granule). */

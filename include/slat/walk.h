@@ -21,6 +21,8 @@ enum slat_visit {
 
 /* Walker flags, beside the visits wanted. */
 #define SLAT_WALK_SHARED   (1u << 8)  /* concurrent walkers: atomic updates */
+#define SLAT_WALK_STOP_LEVEL (1u << 9) /* honour stop_level (else: to the
+					   leaves) */
 
 struct slat_walk_ctx {
 	struct slat_table *t;
@@ -51,17 +53,22 @@ struct slat_walker {
 	slat_visitor_fn cb;
 	void *arg;
 	uint32_t flags;    /* SLAT_VISIT_* | SLAT_WALK_* */
-	int stop_level;    /* never descend into tables below this level
-			      (their entries are not visited); SLAT_LAST_LEVEL
-			      for no limit */
+	int stop_level;    /* with SLAT_WALK_STOP_LEVEL: never descend into
+			      tables below this level (their entries are not
+			      visited), from the table's start level to
+			      SLAT_LAST_LEVEL; without it the walk reaches
+			      every leaf */
 };
 
 /*
  * Walk [ipa, ipa+size) of @t in address order. Counters go to @stats
- * (which the caller adds to the table's). Returns the first negative
- * visitor status, or SLAT_OK.
+ * (which the caller adds to the table's; NULL: not counted). @w needs a
+ * callback and at least one SLAT_VISIT_*, and with SLAT_WALK_STOP_LEVEL a
+ * stop level inside the table: a zeroed walker is refused.
+ * Returns the first negative visitor status, SLAT_OK, or SLAT_E_INVAL,
+ * SLAT_E_ALIGN, SLAT_E_RANGE for the arguments.
  */
-SLAT_API int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
+SLAT_API int slat_walk(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		       const struct slat_walker *w, struct slat_stats *stats);
 
 /* Format-neutral decoding, for visitors. */

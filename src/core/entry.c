@@ -213,7 +213,7 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 		     struct slat_page_cache *cache)
 {
 	struct slat_table *t = ctx->t;
-	slat_pte_t *page = core_cache_pop(cache, ctx->stats);
+	slat_pte_t *page = core_cache_pop(ctx->t, cache, ctx->stats);
 	if (!page)
 		return SLAT_E_NOMEM;
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));

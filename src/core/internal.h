@@ -432,8 +432,9 @@ void core_table_blocks_gone(struct slat_table *t, void *table) SLAT_INTERNAL;
 
 /* ---- Table pages ---- */
 
-/* Pop a zeroed page; NULL when the cache is empty. */
-void *core_cache_pop(struct slat_page_cache *cache,
+/* Pop a zeroed page for @t, its count word zeroed; NULL when the cache is
+ * empty. */
+void *core_cache_pop(const struct slat_table *t, struct slat_page_cache *cache,
 		     struct slat_stats *st) SLAT_INTERNAL;
 /* Give back a page popped but never published (a lost race), zeroed. */
 void core_cache_unpop(struct slat_page_cache *cache, void *page,
@@ -690,6 +691,11 @@ struct core_op {
 int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 		  uint64_t size, struct slat_op *args,
 		  uint32_t allowed) SLAT_INTERNAL;
+/* slat_walk() without its argument checks, for the core's own walkers
+ * (whose stop level may be above the start level: only the root's entries
+ * are visited then). */
+int core_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
+	      const struct slat_walker *w, struct slat_stats *stats) SLAT_INTERNAL;
 /* Walk the operation's range with @cb (SLAT_VISIT_* in @visits). */
 int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
 		 uint32_t visits, int stop_level) SLAT_INTERNAL;

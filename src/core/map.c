@@ -26,7 +26,7 @@ static inline unsigned map_cap_shift(uint32_t flags)
 static __attribute__((noinline, cold)) int map_input_error(const struct slat_table *t, uint64_t ipa,
 			   uint64_t size, uint64_t pa, uint32_t flags)
 {
-	if (flags & ~CORE_FLAGS_MAP)
+	if (flags & t->map_flags_refused)
 		return SLAT_E_INVAL;
 	int ret = check_ipa_range(t, ipa, size);
 	if (ret)
@@ -50,7 +50,7 @@ static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
 				  uint32_t flags, bool attrs_checked)
 {
 	uint64_t last = size - 1; /* size 0 fails the address sizes */
-	uint64_t bad = (flags & ~CORE_FLAGS_MAP) |
+	uint64_t bad = (flags & t->map_flags_refused) |
 		       ((ipa | size | pa) & granule_mask(t)) |
 		       ((ipa | last | (ipa + last)) >> t->geo.ia_bits) |
 		       ((pa | last | (pa + last)) >> t->geo.pa_bits);
@@ -238,7 +238,7 @@ static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
 	if (!cache || cache->nr < (uint32_t)chain)
 		return op_fail(&d->op, addr, SLAT_E_NOMEM);
 
-	void *page = core_cache_pop(cache, ctx->stats);
+	void *page = core_cache_pop(ctx->t, cache, ctx->stats);
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
 	if (!pte_try_set(t, walk_writers(ctx), ctx->ptep, ctx->old, ~0ull, table,
 			 &was)) {

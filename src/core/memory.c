@@ -19,12 +19,18 @@ void slat_page_cache_init(struct slat_page_cache *c, void **pages,
 		c->memo.leaf[level] = 0;
 }
 
-void *core_cache_pop(struct slat_page_cache *cache, struct slat_stats *st)
+void *core_cache_pop(const struct slat_table *t, struct slat_page_cache *cache,
+		     struct slat_stats *st)
 {
 	if (!cache || cache->nr == 0)
 		return NULL;
 	st->pages_alloc++;
-	return cache->pages[--cache->nr];
+	void *page = cache->pages[--cache->nr];
+	/* The core owns the word from here until it frees the page: a stale
+	 * count from the page's last use would keep its table (and what it
+	 * will hold) from ever being freed. */
+	*table_refcount(t, page) = 0;
+	return page;
 }
 
 void core_cache_unpop(struct slat_page_cache *cache, void *page,

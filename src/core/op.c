@@ -14,7 +14,8 @@ int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 
 	if (args)
 		args->done = 0;
-	if (!table_live(t) || (flags & ~allowed) || !tlbi_policy_ok(policy))
+	if (!table_live(t) || (flags & ~allowed) || !tlbi_policy_ok(policy) ||
+	    ((flags & SLAT_SHARED) && !t->mm->free_deferred))
 		return SLAT_E_INVAL;
 	int ret = check_ipa_range(t, ipa.ipa, size);
 	if (ret)
@@ -41,7 +42,9 @@ int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,
 		.flags = visits | (op_shared(op) ? SLAT_WALK_SHARED : 0),
 		.stop_level = stop_level,
 	};
-	return slat_walk(op->t, op->ipa, op->end - op->ipa, &w, op->st);
+	if (stop_level != SLAT_LAST_LEVEL)
+		w.flags |= SLAT_WALK_STOP_LEVEL;
+	return core_walk(op->t, op->ipa, op->end - op->ipa, &w, op->st);
 }
 
 int core_op_end(struct core_op *op, int ret)

@@ -29,7 +29,7 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 				 struct slat_page_cache *cache,
 				 struct slat_stats *st)
 {
-	slat_pte_t *page = core_cache_pop(cache, st);
+	slat_pte_t *page = core_cache_pop(t, cache, st);
 	if (level + 1 == target) {
 		core_fill_split(t, page, leaf, level, st);
 		return page;

@@ -31,12 +31,39 @@ int slat_config_geometry(const struct slat_config *cfg,
 /* Where table ids come from: never 0, never reused. */
 static uint64_t table_ids;
 
-static bool hooks_complete(const struct slat_mm_ops *mm)
+/* A hook the core calls for @cfg, by name, in the order of the struct. */
+struct hook_need {
+	const char *name;
+	bool present;
+	bool needed;
+};
+
+const char *slat_mm_ops_missing(const struct slat_mm_ops *mm,
+				const struct slat_config *cfg)
 {
-	return mm && mm->zalloc_root && mm->free_root && mm->free_page &&
-	       mm->refcount && mm->virt_to_phys && mm->phys_to_virt &&
-	       mm->dcache_clean_inval_poc && mm->icache_inval_pou && mm->tlbi_ipa &&
-	       mm->tlbi_range && mm->tlbi_vmid;
+	const struct slat_format *f = cfg ? format_of(cfg->format) : NULL;
+	if (!mm || !f)
+		return "slat_mm_ops";
+	uint32_t feat = cfg->features;
+	bool dcache = f->cache_maintenance && !(feat & SLAT_FEAT_FWB);
+	bool icache = f->cache_maintenance && !(feat & SLAT_FEAT_DIC);
+	const struct hook_need hooks[] = {
+		{ "zalloc_root", mm->zalloc_root, true },
+		{ "free_root", mm->free_root, true },
+		{ "free_page", mm->free_page, true },
+		{ "refcount", mm->refcount, true },
+		{ "virt_to_phys", mm->virt_to_phys, true },
+		{ "phys_to_virt", mm->phys_to_virt, true },
+		{ "dcache_clean_inval_poc", mm->dcache_clean_inval_poc, dcache },
+		{ "icache_inval_pou", mm->icache_inval_pou, icache },
+		{ "tlbi_ipa", mm->tlbi_ipa, f->tlbi_by_address },
+		{ "tlbi_range", mm->tlbi_range, f->tlbi_by_address },
+		{ "tlbi_vmid", mm->tlbi_vmid, true },
+	};
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (hooks[i].needed && !hooks[i].present)
+			return hooks[i].name;
+	return NULL;
 }
 
 /* Two sample leaves and a table agree with the masks the core applies in
@@ -78,13 +105,15 @@ void core_stats_clear(struct slat_stats *s)
 int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 		    const struct slat_mm_ops *mm, void *mm_ctx)
 {
-	if (!t || !cfg || !hooks_complete(mm))
+	if (!t || !cfg)
 		return SLAT_E_INVAL;
 
 	struct slat_geometry geo;
 	int ret = slat_config_geometry(cfg, &geo);
 	if (ret)
 		return ret;
+	if (slat_mm_ops_missing(mm, cfg))
+		return SLAT_E_INVAL;
 
 	size_t bytes = (size_t)geo.root_pages << geo.granule_shift;
 	void *root = mm->zalloc_root(mm_ctx, bytes);
@@ -98,6 +127,8 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->cfg.pa_bits = geo.pa_bits;
 	t->geo = geo;
 	t->page_mask = (1ull << geo.granule_shift) - 1;
+	t->map_flags_refused = ~(uint32_t)CORE_FLAGS_MAP |
+			       (mm->free_deferred ? 0 : SLAT_SHARED);
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
@@ -153,6 +184,9 @@ void slat_table_destroy(struct slat_table *t)
 
 uint64_t slat_level_size(const struct slat_table *t, int level)
 {
+	if (!table_live(t) || level < t->geo.start_level ||
+	    level > SLAT_LAST_LEVEL)
+		return 0;
 	return level_size(t, level);
 }
 

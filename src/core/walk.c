@@ -13,6 +13,7 @@ struct walk {
 	const struct slat_walker *w;
 	struct slat_stats *stats;
 	uint64_t start, end;
+	int stop_level;         /* SLAT_LAST_LEVEL without SLAT_WALK_STOP_LEVEL */
 };
 
 static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
@@ -40,7 +41,7 @@ static int descend(struct walk *wk, struct slat_walk_ctx *ctx, uint64_t addr,
 
 static bool may_descend(const struct walk *wk, int level)
 {
-	return level + 1 <= wk->w->stop_level;
+	return level + 1 <= wk->stop_level;
 }
 
 static int walk_entry(struct walk *wk, struct slat_walk_ctx *ctx,
@@ -118,19 +119,47 @@ static int walk_table(struct walk *wk, slat_pte_t *table, uint32_t nr_entries,
 	return SLAT_OK;
 }
 
-int slat_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
+int core_walk(struct slat_table *t, uint64_t ipa, uint64_t size,
 	      const struct slat_walker *w, struct slat_stats *stats)
 {
-	if (!table_live(t) || !w || !stats)
-		return SLAT_E_INVAL;
-	int ret = check_ipa_range(t, ipa, size);
-	if (ret)
-		return ret;
 	struct walk wk = {
 		.t = t, .w = w, .stats = stats, .start = ipa, .end = ipa + size,
+		.stop_level = (w->flags & SLAT_WALK_STOP_LEVEL) ? w->stop_level
+								: SLAT_LAST_LEVEL,
 	};
 	return walk_table(&wk, t->root, t->geo.root_entries, t->geo.start_level,
 			  0, ipa, ipa + size);
+}
+
+/* A walker that visits something, with a callback, and a stop level in the
+ * table if it asks for one: a zeroed one is refused. */
+static bool walker_ok(const struct slat_table *t, const struct slat_walker *w)
+{
+	const uint32_t visits = SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE |
+				SLAT_VISIT_TABLE_POST;
+	if (!w || !w->cb || !(w->flags & visits) ||
+	    (w->flags & ~(visits | SLAT_WALK_SHARED | SLAT_WALK_STOP_LEVEL)))
+		return false;
+	return !(w->flags & SLAT_WALK_STOP_LEVEL) ||
+	       (w->stop_level >= t->geo.start_level &&
+		w->stop_level <= SLAT_LAST_LEVEL);
+}
+
+int slat_walk(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	      const struct slat_walker *w, struct slat_stats *stats)
+{
+	struct slat_stats none;
+
+	if (!table_live(t) || !walker_ok(t, w))
+		return SLAT_E_INVAL;
+	int ret = check_ipa_range(t, ipa.ipa, size);
+	if (ret)
+		return ret;
+	if (!stats) {
+		core_stats_clear(&none);
+		stats = &none;
+	}
+	return core_walk(t, ipa.ipa, size, w, stats);
 }
 
 bool slat_pte_is_valid(const struct slat_table *t, slat_pte_t pte)

@@ -1697,7 +1697,8 @@ static bool slot_open(size_t i)
 			     (uint32_t)s->G, pa_base))
 		fuzz_fail("slat_hosted_init");
 	plain_fmt_open(s);
-	int ret = slat_table_init(&s->t, &s->cfg, slat_hosted_ops(), &s->h);
+	int ret = slat_table_init(&s->t, &s->cfg, slat_hosted_ops_serial(),
+				  &s->h);
 	if (ret == SLAT_E_CONFIG) {
 		slat_hosted_fini(&s->h);
 		return false;
@@ -1736,7 +1737,8 @@ static void input_begin(void)
 		return; /* the slot's first input */
 	CHECK(slat_hosted_reset(&S->h) == SLAT_OK,
 	      "the arena is not empty at the start of an input");
-	int ret = slat_table_init(&S->t, &S->cfg, slat_hosted_ops(), &S->h);
+	int ret = slat_table_init(&S->t, &S->cfg, slat_hosted_ops_serial(),
+				  &S->h);
 	CHECK(ret == SLAT_OK, "slat_table_init: %s", check_status_name(ret));
 	shadow_sync(S);
 	S->live = true;

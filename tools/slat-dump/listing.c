@@ -106,7 +106,7 @@ int dump_collect(struct slat_table *t, const struct slat_mm_ops *mm,
 
 	if (rc < 0)
 		return rc;
-	return slat_walk(t, 0, 1ull << geo.ia_bits, &w, &scratch);
+	return slat_walk(t, slat_ipa(0), 1ull << geo.ia_bits, &w, &scratch);
 }
 
 /* ---- formatting ---- */
