@@ -133,12 +133,17 @@ static const char *const valued[] = {
 	"compare", "repeat", "cost", "json", "svg", "ept-levels", NULL,
 };
 
+/* The leftover arguments and the --compare copy: static, so that an error
+ * that exits from the parsers leaves them reachable, not leaked. */
+static char **rest;
+static char *cmpdup;
+
 int main(int argc, char **argv)
 {
 	struct perf_opts o;
 	const struct perf_cmd *cmd = &perf_cmd_dirty_log;
 	struct perf_run *runs;
-	char **rest, err[256], *cmpdup = NULL;
+	char err[256];
 	int nrest = 0, first = 1, nruns, rc = 0;
 	void *state;
 
