@@ -226,71 +226,6 @@ static int read_raw(const struct options *o)
 	return ret;
 }
 
-/* ---- --raw ---- */
-
-static int write_raw(struct script *s, const struct dump_list *list,
-		     const char *path)
-{
-	const struct slat_table *t = &s->t;
-	const struct slat_mm_ops *mm = slat_hosted_ops();
-	struct slat_geometry geo;
-	struct raw_image_header h;
-	struct raw_image_page *pages;
-	uint32_t n = 0;
-	char err[256];
-	FILE *f;
-	int ret = 0;
-
-	slat_config_geometry(&s->cfg, &geo);
-	pages = calloc(geo.root_pages + list->n, sizeof(*pages));
-	if (!pages) {
-		fprintf(stderr, "slat-dump: %s: out of memory\n", path);
-		return 1;
-	}
-	/* Root pages first, in PA order, then tables in walk order. */
-	for (uint32_t i = 0; i < geo.root_pages; i++) {
-		/* libslat has no accessor for the root: read the fields. */
-		pages[n].pa = slat_pa_v(t->root_pa) + (uint64_t)i * s->cfg.granule;
-		pages[n++].data = (const uint8_t *)t->root +
-				  (size_t)i * s->cfg.granule;
-	}
-	for (size_t i = 0; i < list->n; i++) {
-		if (!list->v[i].table)
-			continue;
-		pages[n].pa = list->v[i].out;
-		pages[n++].data = mm->phys_to_virt(&s->h,
-						   slat_pa(list->v[i].out));
-	}
-	h = (struct raw_image_header){
-		.version = RAW_IMAGE_VERSION,
-		.format = s->cfg.format,
-		.granule = s->cfg.granule,
-		.ia_bits = geo.ia_bits,
-		.pa_bits = geo.pa_bits,
-		.start_level = geo.start_level,
-		.root_pages = geo.root_pages,
-		.features = s->cfg.features,
-		.nr_pages = n,
-		.root_pa = slat_pa_v(t->root_pa),
-	};
-	f = fopen(path, "wb");
-	if (!f) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
-		free(pages);
-		return 1;
-	}
-	if (raw_image_write(f, &h, pages, err, sizeof(err)) < 0) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, err);
-		ret = 1;
-	}
-	if (fclose(f) != 0 && !ret) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
-		ret = 1;
-	}
-	free(pages);
-	return ret;
-}
-
 /*
  * At exit, whatever the path: output lost to a full disk or a closed
  * descriptor must not end with status 0.
@@ -354,8 +289,7 @@ int main(int argc, char **argv)
 		.start_level = geo.start_level, .root_pages = geo.root_pages,
 		.features = s.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
 	};
-	rc = dump_collect(&s.t, slat_hosted_ops(), &s.h, o.hex || o.raw_out,
-			  &list);
+	rc = dump_collect(&s.t, slat_hosted_ops(), &s.h, o.hex, &list);
 	if (rc < 0) {
 		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
 			slat_strerror(rc));
@@ -365,8 +299,15 @@ int main(int argc, char **argv)
 	dump_print_list(stdout, &list, o.hex);
 	if (o.stats)
 		script_print_stats(&s, stdout);
-	if (o.raw_out && write_raw(&s, &list, o.raw_out))
-		ret = 1;
+	if (o.raw_out) {
+		char err[512];
+
+		if (script_write_raw(&s, o.raw_out, NULL, NULL, err,
+				     sizeof(err))) {
+			fprintf(stderr, "slat-dump: %s\n", err);
+			ret = 1;
+		}
+	}
 	if (o.svg && dump_svg(o.svg, &info, &list, o.script) < 0) {
 		fprintf(stderr, "slat-dump: %s: %s\n", o.svg, strerror(errno));
 		ret = 1;
