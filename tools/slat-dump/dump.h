@@ -22,7 +22,8 @@ struct dump_entry {
 	uint64_t table_pa; /* PA of the table page that holds the entry */
 	uint32_t index;    /* its index in that page */
 	uint32_t attrs;    /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG,
-			      SLAT_DIRTY, SLAT_IPAT, SLAT_SVE */
+			      SLAT_DIRTY, SLAT_IPAT, SLAT_SVE, SLAT_USER,
+			      SLAT_NG */
 	int level;
 	bool table;        /* a table descriptor (only collected for --hex) */
 };
@@ -67,14 +68,14 @@ const char *dump_memtype(uint32_t attrs);
 const char *dump_size(uint64_t bytes, char buf[32]);
 /* "0x40000000" without leading zeros. */
 const char *dump_hex(uint64_t v, char buf[24]);
-/* "arm-s2" or "ept". */
+/* "arm-s2", "arm-s1" or "ept". */
 const char *dump_format_name(uint32_t format);
 
 /*
  * One entry as a line (no newline):
  * 0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young
- * (then " ipat", " sve", " sw=N" after the memory type and " dirty" at the
- * end when they apply). With @hex, "  pte 0x... @ 0xTABLEPA[index]" is
+ * (then " ipat", " sve", " user", " ng", " sw=N" after the memory type and
+ * " dirty" at the end when they apply). With @hex, "  pte 0x... @ 0xTABLEPA[index]" is
  * appended.
  */
 void dump_format_entry(const struct dump_entry *e, bool hex, char *buf,
