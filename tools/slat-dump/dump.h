@@ -93,6 +93,21 @@ void dump_print_list(FILE *f, const struct dump_list *l, bool hex);
 int dump_svg(const char *path, const struct dump_info *info,
 	     const struct dump_list *l, const char *title);
 
+/*
+ * --json (docs/slat-dump.md): dump_json_open() starts the document with
+ * the source ("script" or "raw-image"), its name and the configuration;
+ * then the optional parts (dump_json_output: the lines a script printed as
+ * it ran; dump_json_entries: every table entry and leaf; the stats), each
+ * starting with a comma; dump_json_close() ends it.
+ */
+void dump_json_open(FILE *f, const char *source, const char *name,
+		    const struct dump_info *info);
+void dump_json_output(FILE *f, const char *buf, size_t len);
+void dump_json_entries(FILE *f, const struct dump_list *l);
+void dump_json_close(FILE *f);
+/* A JSON string (quoted, escaped; bytes that are not UTF-8 as U+FFFD). */
+void dump_json_str(FILE *f, const char *s);
+
 /* Numbers: 0x hex (with optional '_'), or decimal with a K/M/G/T suffix. */
 bool dump_parse_u64(const char *s, uint64_t *v);
 

@@ -417,7 +417,7 @@ static int table_setup(struct script *s, const char *op)
 	s->ready = true;
 	dump_set_format(s->cfg.format);
 	/* The header goes first: lookups print as the script runs. */
-	if (s->out) {
+	if (s->out && !s->no_header) {
 		struct dump_info info = {
 			.format = s->cfg.format, .granule = s->cfg.granule,
 			.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
@@ -1513,6 +1513,37 @@ int script_run(struct script *s, FILE *in, const char *path)
 out:
 	free(line);
 	return rc;
+}
+
+/* The counters as the "stats" member of the --json document. */
+void script_json_stats(const struct script *s, FILE *f)
+{
+	const struct slat_stats *st = &s->t.stats;
+
+	fprintf(f,
+		",\n \"stats\": {\"visited\": %" PRIu64 ",\n  \"writes\": "
+		"{\"leaf\": %" PRIu64 ", \"table\": %" PRIu64 ", \"clear\": %"
+		PRIu64 ", \"break\": %" PRIu64 ", \"attr\": %" PRIu64 "},\n",
+		st->visited, st->written[SLAT_WRITE_LEAF],
+		st->written[SLAT_WRITE_TABLE], st->written[SLAT_WRITE_CLEAR],
+		st->written[SLAT_WRITE_BREAK], st->written[SLAT_WRITE_ATTR]);
+	fprintf(f,
+		"  \"tlbi\": {\"ipa\": %" PRIu64 ", \"ipa_local\": %" PRIu64
+		", \"range\": %" PRIu64 ", \"vmid\": %" PRIu64 "},\n",
+		st->tlbi[SLAT_TLBI_IPA], st->tlbi[SLAT_TLBI_IPA_LOCAL],
+		st->tlbi[SLAT_TLBI_RANGE], st->tlbi[SLAT_TLBI_VMID]);
+	fprintf(f,
+		"  \"dcache\": {\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64
+		"}, \"icache\": {\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64
+		"}, \"cmo_skipped\": %" PRIu64 ",\n",
+		st->dcache_calls, st->dcache_bytes, st->icache_calls,
+		st->icache_bytes, st->cmo_skipped);
+	fprintf(f,
+		"  \"pages\": {\"allocated\": %" PRIu64 ", \"freed\": %"
+		PRIu64 ", \"deferred\": %" PRIu64 ", \"in_use\": %" PRIu64
+		"}, \"retries\": %" PRIu64 "}",
+		st->pages_alloc, st->pages_freed, st->pages_deferred,
+		slat_hosted_table_pages(&s->h), st->retries);
 }
 
 void script_print_stats(const struct script *s, FILE *f)

@@ -18,6 +18,7 @@ struct script {
 	uint64_t arena_bytes; /* table-page arena, committed lazily */
 	bool verbose;         /* print every operation's status */
 	bool hex;             /* the header shows the root's PA */
+	bool no_header;       /* print no "# config" header (--json) */
 	FILE *out;            /* where lookup and friends print */
 
 	/* The table, valid once @ready. */

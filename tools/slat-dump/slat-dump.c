@@ -78,7 +78,7 @@ static const char usage[] =
 struct options {
 	const char *script, *raw_out, *raw_in, *svg;
 	uint64_t arena;
-	bool hex, stats, verbose, have_arena;
+	bool hex, stats, verbose, have_arena, json;
 };
 
 /* No PA space is larger than 52 bits (Arm with 64K pages, EPT). */
@@ -109,6 +109,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->hex = true;
 		} else if (!strcmp(a, "--stats")) {
 			o->stats = true;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			o->verbose = true;
 		} else if (!strcmp(a, "--raw")) {
@@ -156,6 +158,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("%s: --stats, --verbose and --arena are about "
 				   "the libslat table a script builds; an image "
 				   "is read without libslat", o->raw_in);
+	if (o->json && o->hex)
+		return usage_error("%s", "--json lists every table entry and "
+				   "descriptor already; drop --hex");
 	if (!o->raw_in && !o->script)
 		return usage_error("%s", "no script given ('-' reads stdin)");
 	return 0;
@@ -172,6 +177,16 @@ static void raw_visit(void *arg, const struct raw_entry *r)
 	};
 
 	dump_list_push(arg, &e);
+}
+
+static void json_raw(const struct raw_image *img, const struct dump_info *info,
+		     const struct dump_list *list, const char *name)
+{
+	dump_json_open(stdout, "raw-image", name, info);
+	printf(",\n \"image\": {\"version\": %" PRIu32 ", \"records\": %"
+	       PRIu32 "}", img->h.version, img->h.nr_pages);
+	dump_json_entries(stdout, list);
+	dump_json_close(stdout);
 }
 
 static int read_raw(const struct options *o)
@@ -205,16 +220,22 @@ static int read_raw(const struct options *o)
 		.root_pa = img.h.root_pa,
 	};
 	dump_set_format(img.h.format);
-	printf("# raw image %s: version %" PRIu32 ", %" PRIu32
-	       " page records\n", name, img.h.version, img.h.nr_pages);
-	dump_print_info(stdout, &info, o->hex);
-	ret = raw_image_walk(&img, o->hex, raw_visit, &list, stderr, err,
-			     sizeof(err));
+	if (!o->json) {
+		printf("# raw image %s: version %" PRIu32 ", %" PRIu32
+		       " page records\n", name, img.h.version,
+		       img.h.nr_pages);
+		dump_print_info(stdout, &info, o->hex);
+	}
+	ret = raw_image_walk(&img, o->hex || o->json, raw_visit, &list,
+			     stderr, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "slat-dump: %s: %s\n", name, err);
 		ret = ret == RAW_IMAGE_HOST ? 1 : 2;
 	} else {
-		dump_print_list(stdout, &list, o->hex);
+		if (o->json)
+			json_raw(&img, &info, &list, name);
+		else
+			dump_print_list(stdout, &list, o->hex);
 		if (o->svg && dump_svg(o->svg, &info, &list, name) < 0) {
 			fprintf(stderr, "slat-dump: %s: %s\n", o->svg,
 				strerror(errno));
@@ -245,15 +266,64 @@ static void check_stdout(void)
 	_exit(1);
 }
 
+/* After the script: the listing (text or JSON), the image, the map. */
+static int show_script(const struct options *o, struct script *s,
+		       const char *output, size_t output_len)
+{
+	struct dump_list list = { 0 };
+	struct slat_geometry geo;
+	struct dump_info info;
+	char err[512];
+	int ret = 0, rc;
+
+	slat_config_geometry(&s->cfg, &geo);
+	info = (struct dump_info){
+		.format = s->cfg.format, .granule = s->cfg.granule,
+		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
+		.start_level = geo.start_level, .root_pages = geo.root_pages,
+		.features = s->cfg.features, .root_pa = slat_pa_v(s->t.root_pa),
+	};
+	rc = dump_collect(&s->t, slat_hosted_ops(), &s->h, o->hex || o->json,
+			  &list);
+	if (rc < 0) {
+		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
+			slat_strerror(rc));
+		dump_list_free(&list);
+		return 1;
+	}
+	if (o->json) {
+		dump_json_open(stdout, "script", o->script, &info);
+		dump_json_output(stdout, output, output_len);
+		dump_json_entries(stdout, &list);
+		if (o->stats)
+			script_json_stats(s, stdout);
+		dump_json_close(stdout);
+	} else {
+		dump_print_list(stdout, &list, o->hex);
+		if (o->stats)
+			script_print_stats(s, stdout);
+	}
+	if (o->raw_out &&
+	    script_write_raw(s, o->raw_out, NULL, NULL, err, sizeof(err))) {
+		fprintf(stderr, "slat-dump: %s\n", err);
+		ret = 1;
+	}
+	if (o->svg && dump_svg(o->svg, &info, &list, o->script) < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o->svg, strerror(errno));
+		ret = 1;
+	}
+	dump_list_free(&list);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct script s = { 0 };
-	struct dump_list list = { 0 };
-	struct slat_geometry geo;
-	struct dump_info info;
+	char *output = NULL;
+	size_t output_len = 0;
 	FILE *in;
-	int ret, rc;
+	int ret;
 
 	atexit(check_stdout);
 	ret = parse_args(argc, argv, &o);
@@ -274,46 +344,25 @@ int main(int argc, char **argv)
 	s.verbose = o.verbose;
 	s.hex = o.hex;
 	s.out = stdout;
+	/* JSON: what the script prints goes into the document. */
+	if (o.json) {
+		s.no_header = true;
+		s.out = open_memstream(&output, &output_len);
+		if (!s.out) {
+			fprintf(stderr, "slat-dump: out of memory\n");
+			return 1;
+		}
+	}
 	ret = script_run(&s, in, o.script);
 	if (in != stdin)
 		fclose(in);
-	if (ret) {
-		script_fini(&s);
-		return ret;
-	}
-
-	slat_config_geometry(&s.cfg, &geo);
-	info = (struct dump_info){
-		.format = s.cfg.format, .granule = s.cfg.granule,
-		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
-		.start_level = geo.start_level, .root_pages = geo.root_pages,
-		.features = s.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
-	};
-	rc = dump_collect(&s.t, slat_hosted_ops(), &s.h, o.hex, &list);
-	if (rc < 0) {
-		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
-			slat_strerror(rc));
-		ret = 1;
-		goto out;
-	}
-	dump_print_list(stdout, &list, o.hex);
-	if (o.stats)
-		script_print_stats(&s, stdout);
-	if (o.raw_out) {
-		char err[512];
-
-		if (script_write_raw(&s, o.raw_out, NULL, NULL, err,
-				     sizeof(err))) {
-			fprintf(stderr, "slat-dump: %s\n", err);
-			ret = 1;
-		}
-	}
-	if (o.svg && dump_svg(o.svg, &info, &list, o.script) < 0) {
-		fprintf(stderr, "slat-dump: %s: %s\n", o.svg, strerror(errno));
+	if (o.json && fclose(s.out) != 0 && !ret) {
+		fprintf(stderr, "slat-dump: out of memory\n");
 		ret = 1;
 	}
-out:
-	dump_list_free(&list);
+	if (!ret)
+		ret = show_script(&o, &s, output, output_len);
+	free(output);
 	if (script_fini(&s) && !ret)
 		ret = 1;
 	return ret;
