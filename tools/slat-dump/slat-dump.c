@@ -28,7 +28,7 @@ static const char usage[] =
 "  0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young\n"
 "  (IPA range, level, page or block, output PA, permissions r w x, where\n"
 "  xu/xk mean execute at EL0/EL1 (user/supervisor) only, memory type,\n"
-"  ipat, sve, sw=N, young or old, dirty)\n"
+"  ipat, sve, user, ng, sw=N, young or old, dirty)\n"
 "\n"
 "Options:\n"
 "  --hex             also list table entries, and show every descriptor in\n"
@@ -38,6 +38,9 @@ static const char usage[] =
 "                    print its header and list its leaves with slat-dump's\n"
 "                    own walker (with --hex and --map-svg as for a script)\n"
 "  --stats           print the table's counters (struct slat_stats)\n"
+"  --json            print the listing (every table entry and leaf, with\n"
+"                    its descriptor) and --stats as one JSON document\n"
+"                    instead of text (schema: docs/slat-dump.md)\n"
 "  --map-svg FILE    draw the IPA space as SVG: one box per leaf, colored by\n"
 "                    permission, blocks framed bold, holes hatched\n"
 "  --arena SIZE      table-page arena (default 1G, committed lazily; at\n"
@@ -51,6 +54,8 @@ static const char usage[] =
 "                                    first, if at all (these are the defaults)\n"
 "  config ept levels=4 ad=off mbec=off xonly=off\n"
 "                                    Intel EPT (levels=5: ia=57; or give ia=)\n"
+"  config arm-s1 granule=4k ia=48 pa=48 hwdirty=off\n"
+"                                    Armv8 stage 1, a guest's own tables\n"
 "  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]\n"
 "  unmap IPA SIZE [flush=entry|range|vmid|none]     (default entry)\n"
 "  wrprotect IPA SIZE [flush=entry|range|vmid|none]\n"
@@ -65,10 +70,18 @@ static const char usage[] =
 "                                    setting the access flag and dirty state\n"
 "  flush IPA SIZE                    clean+invalidate the D-cache for the\n"
 "                                    cacheable leaves (Arm without FWB)\n"
+"  split IPA SIZE [leaf=SIZE] [no-skip]\n"
+"                                    turn blocks into leaves of SIZE (default\n"
+"                                    the granule); no-skip walks every level\n"
+"  recover IPA SIZE zap-leaf|zap-table|promote [max-level=N] [flush=...]\n"
+"                                    rebuild blocks from tables (max-level:\n"
+"                                    the largest leaf the backing allows)\n"
+"  snapshot FILE                     write the raw image of the table now\n"
 "Numbers: hex (0x4000_0000) or decimal with K/M/G/T (4K, 2M, 1G).\n"
 "ATTRS: rw, rwx, r-x, rx, ro, none, then ,device ,nc ,normal ,sw=0..15\n"
 "       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on or\n"
-"       mbec=on); EPT also ,uc ,wc ,wb (= device, nc, normal) ,ipat ,sve.\n"
+"       mbec=on, not on arm-s1); EPT also ,uc ,wc ,wb (= device, nc,\n"
+"       normal) ,ipat ,sve; arm-s1 ,user (EL0 access) ,ng (not global).\n"
 "\n"
 "Exit status: 0 success; 1 host failure (a file cannot be opened, read or\n"
 "written, stdout included; out of memory; a leak in libslat); 2 an error\n"
@@ -253,13 +266,18 @@ static int read_raw(const struct options *o)
  */
 static void check_stdout(void)
 {
-	bool bad = ferror(stdout);
+	/* A write that already failed (one larger than the buffer, such as
+	 * --help) left its errno, unless something overwrote it since. */
+	int earlier = errno;
+	bool failed = ferror(stdout), bad = failed;
 
 	errno = 0;
 	bad |= fflush(stdout) != 0;
 	bad |= fclose(stdout) != 0;
 	if (!bad)
 		return;
+	if (!errno && failed)
+		errno = earlier;
 	fprintf(stderr, "slat-dump: writing the output failed%s%s (check where "
 		"stdout goes and the space there)\n", errno ? ": " : "",
 		errno ? strerror(errno) : "");
