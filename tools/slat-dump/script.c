@@ -56,7 +56,8 @@ static const struct op_syntax {
 	  "unmap IPA SIZE [flush=entry|range|vmid|none]" },
 	{ "wrprotect", OP_WRPROTECT, 2, 3, ARG_IPA | ARG_SIZE,
 	  "wrprotect IPA SIZE [flush=entry|range|vmid|none]" },
-	{ "relax", OP_RELAX, 3, 3, ARG_IPA | ARG_SIZE, "relax IPA SIZE PERMS" },
+	{ "relax", OP_RELAX, 3, 5, ARG_IPA | ARG_SIZE,
+	  "relax IPA SIZE PERMS [flush=entry|range|vmid|none] [skip-cmo]" },
 	{ "mkyoung", OP_MKYOUNG, 1, 1, ARG_IPA, "mkyoung IPA" },
 	{ "clear-young", OP_CLEAR_YOUNG, 2, 2, ARG_IPA | ARG_SIZE,
 	  "clear-young IPA SIZE" },
@@ -1084,7 +1085,7 @@ static int run_range_op(struct script *s, const struct op *op,
 		break;
 	case OP_RELAX:
 		topup(s, SLAT_OP_RELAX, op);
-		args.flush = SLAT_FLUSH_ENTRY;
+		args.flags = op->flags;
 		rc = slat_relax(t, ipa, op->size, op->attrs, &args);
 		break;
 	case OP_SPLIT:
@@ -1282,6 +1283,22 @@ static int parse_access(struct script *s, struct op *op, const char *w)
 		     "EL1/supervisor) or xu (execute, EL0/user)", w);
 }
 
+/* relax: flush= (this CPU's invalidations only) and skip-cmo. */
+static int parse_relax_args(struct script *s, struct op *op, char **tok,
+			    int n)
+{
+	for (int a = 0; a < n; a++) {
+		if (!strcmp(tok[a], "skip-cmo"))
+			op->flags |= SLAT_SKIP_CMO;
+		else if (!parse_policy(tok[a], &op->policy))
+			return error(s, "relax", "unknown flag",
+				     "\"%s\": after PERMS, relax takes "
+				     "flush=entry, flush=range, flush=vmid, "
+				     "flush=none and skip-cmo", tok[a]);
+	}
+	return 0;
+}
+
 /* split: leaf=SIZE, no-skip; flush= is refused, not ignored. */
 static int parse_split_args(struct script *s, struct op *op, char **tok,
 			    int n)
@@ -1380,7 +1397,7 @@ static int parse_rest(struct script *s, struct op *op, char **tok, int n)
 		if (!parse_attrs(tok[0], true, &op->attrs, why, sizeof(why)))
 			return error(s, op->syn->name, why,
 				     "PERMS is like w, rw, x, rwx, xu or xk");
-		return 0;
+		return parse_relax_args(s, op, tok + 1, n - 1);
 	case OP_SPLIT:
 		return parse_split_args(s, op, tok, n);
 	case OP_RECOVER:
