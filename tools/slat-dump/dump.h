@@ -22,7 +22,8 @@ struct dump_entry {
 	uint64_t table_pa; /* PA of the table page that holds the entry */
 	uint32_t index;    /* its index in that page */
 	uint32_t attrs;    /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG,
-			      SLAT_DIRTY, SLAT_IPAT, SLAT_SVE */
+			      SLAT_DIRTY, SLAT_IPAT, SLAT_SVE, SLAT_USER,
+			      SLAT_NG */
 	int level;
 	bool table;        /* a table descriptor (only collected for --hex) */
 };
@@ -67,14 +68,14 @@ const char *dump_memtype(uint32_t attrs);
 const char *dump_size(uint64_t bytes, char buf[32]);
 /* "0x40000000" without leading zeros. */
 const char *dump_hex(uint64_t v, char buf[24]);
-/* "arm-s2" or "ept". */
+/* "arm-s2", "arm-s1" or "ept". */
 const char *dump_format_name(uint32_t format);
 
 /*
  * One entry as a line (no newline):
  * 0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young
- * (then " ipat", " sve", " sw=N" after the memory type and " dirty" at the
- * end when they apply). With @hex, "  pte 0x... @ 0xTABLEPA[index]" is
+ * (then " ipat", " sve", " user", " ng", " sw=N" after the memory type and
+ * " dirty" at the end when they apply). With @hex, "  pte 0x... @ 0xTABLEPA[index]" is
  * appended.
  */
 void dump_format_entry(const struct dump_entry *e, bool hex, char *buf,
@@ -91,6 +92,21 @@ void dump_print_list(FILE *f, const struct dump_list *l, bool hex);
 /* Draw the IPA space; returns 0 or -1 with errno set (I/O). */
 int dump_svg(const char *path, const struct dump_info *info,
 	     const struct dump_list *l, const char *title);
+
+/*
+ * --json (docs/slat-dump.md): dump_json_open() starts the document with
+ * the source ("script" or "raw-image"), its name and the configuration;
+ * then the optional parts (dump_json_output: the lines a script printed as
+ * it ran; dump_json_entries: every table entry and leaf; the stats), each
+ * starting with a comma; dump_json_close() ends it.
+ */
+void dump_json_open(FILE *f, const char *source, const char *name,
+		    const struct dump_info *info);
+void dump_json_output(FILE *f, const char *buf, size_t len);
+void dump_json_entries(FILE *f, const struct dump_list *l);
+void dump_json_close(FILE *f);
+/* A JSON string (quoted, escaped; bytes that are not UTF-8 as U+FFFD). */
+void dump_json_str(FILE *f, const char *s);
 
 /* Numbers: 0x hex (with optional '_'), or decimal with a K/M/G/T suffix. */
 bool dump_parse_u64(const char *s, uint64_t *v);

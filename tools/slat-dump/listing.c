@@ -194,6 +194,8 @@ const char *dump_format_name(uint32_t format)
 		return "arm-s2";
 	case SLAT_FMT_EPT:
 		return "ept";
+	case SLAT_FMT_ARM_S1:
+		return "arm-s1";
 	default:
 		return "unknown";
 	}
@@ -209,12 +211,14 @@ void dump_format_leaf(uint64_t ipa, uint64_t size, int level, uint64_t pa,
 		snprintf(sw, sizeof(sw), " sw=%u", swn);
 	snprintf(buf, len,
 		 "0x%016" PRIx64 "-0x%016" PRIx64 " L%d %s -> 0x%016" PRIx64
-		 " %s %s%s%s%s %s%s",
+		 " %s %s%s%s%s%s%s %s%s",
 		 ipa, ipa + size, level,
 		 level == SLAT_LAST_LEVEL ? "page" : "block", pa,
 		 dump_perms(attrs, perms), dump_memtype(attrs),
 		 (attrs & SLAT_IPAT) ? " ipat" : "",
-		 (attrs & SLAT_SVE) ? " sve" : "", sw,
+		 (attrs & SLAT_SVE) ? " sve" : "",
+		 (attrs & SLAT_USER) ? " user" : "",
+		 (attrs & SLAT_NG) ? " ng" : "", sw,
 		 (attrs & SLAT_YOUNG) ? "young" : "old",
 		 (attrs & SLAT_DIRTY) ? " dirty" : "");
 }
@@ -256,6 +260,10 @@ void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 			4 - info->start_level, info->ia_bits, info->pa_bits,
 			ONOFF(SLAT_FEAT_HWDIRTY), ONOFF(SLAT_FEAT_EPT_MBEC),
 			ONOFF(SLAT_FEAT_EPT_XONLY));
+	else if (info->format == SLAT_FMT_ARM_S1)
+		fprintf(f, "# config arm-s1 granule=%s ia=%u pa=%u hwdirty=%s\n",
+			dump_size(info->granule, g), info->ia_bits,
+			info->pa_bits, ONOFF(SLAT_FEAT_HWDIRTY));
 	else
 		fprintf(f, "# config %s granule=%s ia=%u pa=%u fwb=%s xnx=%s "
 			"dic=%s hwdirty=%s\n",

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Raw table images: writer, reader, and a walker of its own (it decodes
- * Armv8 stage-2 descriptors and Intel EPT entries from the architectures'
- * definitions, not through libslat).
+ * Armv8 stage-2 and stage-1 descriptors and Intel EPT entries from the
+ * architectures' definitions, not through libslat).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -138,8 +138,11 @@ static int parse_header(const uint8_t *hdr, struct raw_image_header *h,
 	if (h->version != RAW_IMAGE_VERSION)
 		return fail(err, errlen, "version %" PRIu32 " (this reader knows %d)",
 			    h->version, RAW_IMAGE_VERSION);
-	if (h->format != RAW_IMAGE_FMT_ARM_S2 && h->format != RAW_IMAGE_FMT_EPT)
-		return fail(err, errlen, "unknown format %" PRIu32, h->format);
+	if (h->format != RAW_IMAGE_FMT_ARM_S2 && h->format != RAW_IMAGE_FMT_EPT &&
+	    h->format != RAW_IMAGE_FMT_ARM_S1)
+		return fail(err, errlen,
+			    "unknown format %" PRIu32 " (this reader knows 1 "
+			    "arm-s2, 2 ept and 3 arm-s1)", h->format);
 	if (!granule_ok(h->granule))
 		return fail(err, errlen, "granule %" PRIu32 " is not 4K, 16K or 64K",
 			    h->granule);
@@ -198,6 +201,12 @@ static uint64_t root_entries(const struct raw_image_header *h, char *err,
 		start_shift = level_shift(12, start);
 		return h->ia_bits > start_shift
 			       ? 1ull << (h->ia_bits - start_shift) : 1;
+	}
+	if (h->format == RAW_IMAGE_FMT_ARM_S1 && h->root_pages != 1) {
+		fail(err, errlen,
+		     "an arm-s1 image has one root page (stage 1 concatenates "
+		     "none), not %u", h->root_pages);
+		return 0;
 	}
 	start_shift = level_shift(gshift, h->start_level);
 	if (h->start_level < 0 || h->ia_bits <= start_shift ||
@@ -556,6 +565,77 @@ static uint32_t arm_attrs(const struct walk *w, uint64_t pte)
 	return a;
 }
 
+/* MAIR_EL1 as libslat's stage 1 assumes it (docs/design.md). */
+static uint32_t s1_memtype(uint64_t pte)
+{
+	switch ((pte >> 2) & 7) {
+	case 0: return SLAT_MT_NORMAL;    /* 0xff */
+	case 1: return SLAT_MT_DEVICE;    /* 0x04, Device-nGnRE */
+	case 2: return SLAT_MT_NORMAL_NC; /* 0x44 */
+	default: return SLAT_MT_MASK;     /* an index libslat does not use */
+	}
+}
+
+/*
+ * A stage-1 leaf (D8.4 of the Arm ARM): AP[2:1] in bits 7:6 (AP[2]
+ * read-only, AP[1] EL0 access), PXN 53, UXN 54, nG 11. EL1 can always
+ * read; memory EL0 can write is never executable at EL1.
+ */
+static uint32_t s1_attrs(const struct walk *w, uint64_t pte)
+{
+	bool hd = w->img->h.features & SLAT_FEAT_HWDIRTY;
+	bool ro = pte & (1ull << 7), user = pte & (1ull << 6);
+	bool dbm = hd && (pte & (1ull << 51));
+	uint32_t a = SLAT_R | s1_memtype(pte);
+
+	if (!ro || dbm)
+		a |= SLAT_W;
+	if (!ro && dbm)
+		a |= SLAT_DIRTY;
+	if (!(pte & (1ull << 53)) && !(user && !ro))
+		a |= SLAT_XK;
+	if (!(pte & (1ull << 54)))
+		a |= SLAT_XU;
+	if (user)
+		a |= SLAT_USER;
+	if (pte & (1ull << 11))
+		a |= SLAT_NG;
+	if (pte & (1ull << 10))
+		a |= SLAT_YOUNG;
+	a |= SLAT_SW((pte >> 55) & 0xf);
+	return a;
+}
+
+static void arm_warn(const struct walk *w, const struct raw_entry *e,
+		     const char *what)
+{
+	if (w->warn)
+		fprintf(w->warn,
+			"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64 " %s\n",
+			e->table_pa, e->index, e->pte, what);
+}
+
+/* A leaf's attributes, and what the listing cannot show of it. */
+static uint32_t arm_leaf(const struct walk *w, const struct raw_entry *e)
+{
+	if (w->img->h.format != RAW_IMAGE_FMT_ARM_S1)
+		return arm_attrs(w, e->pte);
+	if (s1_memtype(e->pte) == SLAT_MT_MASK)
+		arm_warn(w, e, "has an AttrIndx other than 0, 1 or 2, which "
+			 "the MAIR_EL1 layout of libslat's stage 1 does not "
+			 "define (listed as mt3)");
+	return s1_attrs(w, e->pte);
+}
+
+/* Stage 1's hierarchical controls, which libslat never sets. */
+static void s1_table_check(const struct walk *w, const struct raw_entry *e)
+{
+	if (w->img->h.format == RAW_IMAGE_FMT_ARM_S1 && (e->pte >> 59))
+		arm_warn(w, e, "sets NSTable, APTable, UXNTable or PXNTable "
+			 "(bits 63:59), which libslat never writes; the "
+			 "leaves below are listed without them");
+}
+
 static int walk_arm(struct walk *w, const uint64_t *const *pages,
 		    const uint64_t *page_pa, uint64_t nr, int level,
 		    uint64_t base)
@@ -580,22 +660,19 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 			continue; /* invalid: the other bits are the software's */
 		if (level == SLAT_LAST_LEVEL) {
 			if (!(pte & 2)) {
-				if (w->warn)
-					fprintf(w->warn,
-						"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64
-						" uses the reserved last-level encoding 0b01 "
-						"(the hardware faults)\n",
-						e.table_pa, e.index, pte);
+				arm_warn(w, &e, "uses the reserved last-level "
+					 "encoding 0b01 (the hardware faults)");
 				continue;
 			}
 		} else if (!(pte & 2)) {
 			if (!arm_block_allowed(w, level)) {
-				if (w->warn)
-					fprintf(w->warn,
-						"warning: 0x%016" PRIx64 "[%u]: 0x%016" PRIx64
-						" is a block at L%d, where this granule "
-						"allows none (the hardware faults)\n",
-						e.table_pa, e.index, pte, level);
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "is a block at L%d, where this granule "
+					 "allows none (the hardware faults)",
+					 level);
+				arm_warn(w, &e, what);
 				continue;
 			}
 		} else {
@@ -607,6 +684,7 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 				return -1;
 			e.table = true;
 			e.out = next;
+			s1_table_check(w, &e);
 			if (w->tables)
 				w->fn(w->arg, &e);
 			child = w->img->desc + (size_t)r * epp;
@@ -616,7 +694,7 @@ static int walk_arm(struct walk *w, const uint64_t *const *pages,
 		}
 		/* A leaf: its output address is aligned to its size. */
 		e.out = arm_oa(w, pte) & ~(e.size - 1);
-		e.attrs = arm_attrs(w, pte);
+		e.attrs = arm_leaf(w, &e);
 		w->fn(w->arg, &e);
 	}
 	return 0;

@@ -21,6 +21,7 @@
 #define RAW_IMAGE_HEADER_BYTES 64
 #define RAW_IMAGE_FMT_ARM_S2   1
 #define RAW_IMAGE_FMT_EPT      2
+#define RAW_IMAGE_FMT_ARM_S1   3
 
 /* Failures of raw_image_read() and raw_image_walk(), for the exit status. */
 #define RAW_IMAGE_BAD  (-1)    /* the image is wrong (the message says how) */
@@ -61,7 +62,8 @@ struct raw_entry {
 	uint64_t table_pa;   /* PA of the page holding the descriptor */
 	uint32_t index;      /* its index there */
 	uint32_t attrs;      /* leaf: SLAT_R/W/X, SLAT_MT_*, SLAT_SW(n), SLAT_YOUNG,
-				SLAT_DIRTY, SLAT_IPAT, SLAT_SVE */
+				SLAT_DIRTY, SLAT_IPAT, SLAT_SVE, SLAT_USER,
+				SLAT_NG */
 	int level;
 	bool table;
 };
@@ -94,7 +96,9 @@ const uint64_t *raw_image_page(const struct raw_image *img, uint64_t pa);
  * Oddities the hardware would fault on (Arm: a block where the level allows
  * none, the reserved encoding at the last level; EPT: misconfigurations
  * and reserved bits) are reported to @warn and left out, and so are
- * records that no walk reaches. A table page that two entries point to is
+ * records that no walk reaches. What a listing line cannot show (Arm stage
+ * 1: hierarchical table controls, an AttrIndx libslat does not use) is
+ * reported too, the entries listed. A table page that two entries point to is
  * refused, so a walk visits each entry of the image at most once. Returns
  * 0, or RAW_IMAGE_BAD (a table the image lacks or reaches twice, a format
  * it cannot walk) or RAW_IMAGE_HOST (out of memory) with a message in @err.

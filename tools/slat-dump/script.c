@@ -30,34 +30,53 @@ enum op_kind {
 	OP_DIRTY,
 	OP_HW_ACCESS,
 	OP_FLUSH,
+	OP_SPLIT,
+	OP_RECOVER,
+	OP_SNAPSHOT,
 };
+
+/* What an operation's first words are. */
+enum { ARG_IPA = 1u << 0, ARG_SIZE = 1u << 1 };
 
 static const struct op_syntax {
 	const char *name;
 	enum op_kind kind;
 	int min_args, max_args;
+	unsigned args; /* ARG_* */
 	const char *usage;
 } ops[] = {
-	{ "config", OP_CONFIG, 0, 8,
+	{ "config", OP_CONFIG, 0, 8, 0,
 	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS fwb=on|off "
-	  "xnx=on|off dic=on|off hwdirty=on|off, or config ept levels=4|5 "
-	  "ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
-	{ "map", OP_MAP, 4, 8,
+	  "xnx=on|off dic=on|off hwdirty=on|off, or config arm-s1 "
+	  "granule=4k|16k|64k ia=BITS pa=BITS hwdirty=on|off, or config ept "
+	  "levels=4|5 ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
+	{ "map", OP_MAP, 4, 8, ARG_IPA | ARG_SIZE,
 	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]" },
-	{ "unmap", OP_UNMAP, 2, 3,
+	{ "unmap", OP_UNMAP, 2, 3, ARG_IPA | ARG_SIZE,
 	  "unmap IPA SIZE [flush=entry|range|vmid|none]" },
-	{ "wrprotect", OP_WRPROTECT, 2, 3,
+	{ "wrprotect", OP_WRPROTECT, 2, 3, ARG_IPA | ARG_SIZE,
 	  "wrprotect IPA SIZE [flush=entry|range|vmid|none]" },
-	{ "relax", OP_RELAX, 3, 3, "relax IPA SIZE PERMS" },
-	{ "mkyoung", OP_MKYOUNG, 1, 1, "mkyoung IPA" },
-	{ "clear-young", OP_CLEAR_YOUNG, 2, 2, "clear-young IPA SIZE" },
-	{ "test-young", OP_TEST_YOUNG, 2, 2, "test-young IPA SIZE" },
-	{ "lookup", OP_LOOKUP, 1, 1, "lookup IPA" },
-	{ "dirty", OP_DIRTY, 2, 4,
+	{ "relax", OP_RELAX, 3, 5, ARG_IPA | ARG_SIZE,
+	  "relax IPA SIZE PERMS [flush=entry|range|vmid|none] [skip-cmo]" },
+	{ "mkyoung", OP_MKYOUNG, 1, 1, ARG_IPA, "mkyoung IPA" },
+	{ "clear-young", OP_CLEAR_YOUNG, 2, 2, ARG_IPA | ARG_SIZE,
+	  "clear-young IPA SIZE" },
+	{ "test-young", OP_TEST_YOUNG, 2, 2, ARG_IPA | ARG_SIZE,
+	  "test-young IPA SIZE" },
+	{ "lookup", OP_LOOKUP, 1, 1, ARG_IPA, "lookup IPA" },
+	{ "dirty", OP_DIRTY, 2, 4, ARG_IPA | ARG_SIZE,
 	  "dirty IPA SIZE [clear] [flush=entry|range|vmid|none]" },
-	{ "hw-access", OP_HW_ACCESS, 2, 2, "hw-access IPA r|w|x|xu|xk" },
-	{ "flush", OP_FLUSH, 2, 2, "flush IPA SIZE" },
+	{ "hw-access", OP_HW_ACCESS, 2, 2, ARG_IPA, "hw-access IPA r|w|x|xu|xk" },
+	{ "flush", OP_FLUSH, 2, 2, ARG_IPA | ARG_SIZE, "flush IPA SIZE" },
+	{ "split", OP_SPLIT, 2, 4, ARG_IPA | ARG_SIZE,
+	  "split IPA SIZE [leaf=SIZE] [no-skip]" },
+	{ "recover", OP_RECOVER, 3, 5, ARG_IPA | ARG_SIZE,
+	  "recover IPA SIZE zap-leaf|zap-table|promote [max-level=N] "
+	  "[flush=entry|range|vmid|none]" },
+	{ "snapshot", OP_SNAPSHOT, 1, 1, 0, "snapshot FILE" },
 };
+
+#define NR_OPS (sizeof(ops) / sizeof(ops[0]))
 
 /* One parsed operation. */
 struct op {
@@ -65,11 +84,15 @@ struct op {
 	uint64_t ipa, size, pa;
 	bool has_size, has_pa;
 	uint32_t attrs;  /* map: attributes; relax: permissions */
-	uint32_t flags;  /* map: SLAT_MAP_* */
+	uint32_t flags;  /* map: SLAT_MAP_*; split: SLAT_SPLIT_NO_SKIP */
 	enum slat_tlbi_policy policy;
 	bool clear;      /* dirty */
 	unsigned access; /* hw-access: SLAT_ACCESS_* */
 	const char *access_word; /* hw-access: as written (r, w, x, ...) */
+	uint64_t leaf_size;      /* split: leaf=, 0 for the granule */
+	enum slat_recover_strategy strategy; /* recover */
+	int max_level;           /* recover: max-level=, or -99 for none */
+	const char *file;        /* snapshot */
 };
 
 /* ---- messages ---- */
@@ -174,9 +197,10 @@ static int log2_exact(uint64_t v)
 /*
  * ATTRS: comma-separated words: the permissions ("rw", "rwx", "r-x", "rx",
  * "ro", "none"), a memory type ("normal", "nc", "device", or EPT's names
- * "wb", "wc", "uc"), "sw=N", "xu"/"xk" (execute at EL0/EL1 only), and EPT's
- * "ipat" (ignore PAT) and "sve" (suppress #VE). With @perms_only, only
- * permissions and xu/xk.
+ * "wb", "wc", "uc"), "sw=N", "xu"/"xk" (execute at EL0/EL1 only), EPT's
+ * "ipat" (ignore PAT) and "sve" (suppress #VE), and stage 1's "user" (EL0
+ * access) and "ng" (not global). With @perms_only, only permissions and
+ * xu/xk.
  */
 static bool parse_attrs(const char *arg, bool perms_only, uint32_t *out,
 			char *why, size_t whylen)
@@ -229,6 +253,10 @@ static bool parse_attrs(const char *arg, bool perms_only, uint32_t *out,
 			extra |= SLAT_IPAT;
 		} else if (!perms_only && !strcmp(w, "sve")) {
 			extra |= SLAT_SVE;
+		} else if (!perms_only && !strcmp(w, "user")) {
+			extra |= SLAT_USER;
+		} else if (!perms_only && !strcmp(w, "ng")) {
+			extra |= SLAT_NG;
 		} else if (!perms_only && !strncmp(w, "sw=", 3)) {
 			uint64_t n;
 
@@ -286,18 +314,24 @@ static int config_error(const struct script *s, const char *op, int rc)
 		return error(s, op, slat_strerror(rc),
 			     "mbec and xonly are EPT features; write config "
 			     "ept ... to use them");
+	if (s->cfg.format == SLAT_FMT_ARM_S1 &&
+	    (s->cfg.features & ~SLAT_FEAT_HWDIRTY))
+		return error(s, op, slat_strerror(rc),
+			     "fwb, xnx and dic are stage-2 features; arm-s1 "
+			     "takes granule=, ia=, pa= and hwdirty=");
 	/* parse_bits() let through only what some format takes */
 	if (wide > 48 && s->cfg.granule != 65536)
 		return error(s, op, slat_strerror(rc),
 			     "%u-bit addresses need granule=64k", wide);
-	if (s->cfg.ia_bits > pa_bits)
+	if (s->cfg.ia_bits > pa_bits && s->cfg.format == SLAT_FMT_ARM_S2)
 		return error(s, op, slat_strerror(rc),
 			     "ia=%u is larger than pa=%u: the IPA size cannot "
 			     "exceed the PA size; lower ia= or raise pa=",
 			     s->cfg.ia_bits, pa_bits);
 	return error(s, op, slat_strerror(rc),
-		     "arm-s2 takes granule=4k|16k|64k, ia=32..48 and pa=32..48 "
-		     "(up to 52 for both with 64k)");
+		     "%s takes granule=4k|16k|64k, ia=32..48 and pa=32..48 "
+		     "(up to 52 for both with 64k)",
+		     dump_format_name(s->cfg.format));
 }
 
 /*
@@ -384,7 +418,7 @@ static int table_setup(struct script *s, const char *op)
 	s->ready = true;
 	dump_set_format(s->cfg.format);
 	/* The header goes first: lookups print as the script runs. */
-	if (s->out) {
+	if (s->out && !s->no_header) {
 		struct dump_info info = {
 			.format = s->cfg.format, .granule = s->cfg.granule,
 			.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
@@ -457,8 +491,8 @@ static int parse_bits(struct script *s, const char *key, const char *val,
 			     key, val, key);
 	if (v < 32 || v > max)
 		return error(s, "config", "address size out of range",
-			     "%s=%s: %s= takes 32..%u (arm-s2: 32..48, or up "
-			     "to 52 with granule=64k; ept: 32..%u)", key, val,
+			     "%s=%s: %s= takes 32..%u (arm-s2, arm-s1: 32..48, "
+			     "or up to 52 with granule=64k; ept: 32..%u)", key, val,
 			     key, max, max);
 	*bits = (uint8_t)v;
 	return 0;
@@ -489,7 +523,8 @@ static int parse_setting(struct script *s, const char *key, const char *val,
 	if (!bit)
 		return error(s, "config", "unknown setting",
 			     "\"%s\": settings are granule=, ia=, pa=, fwb=, "
-			     "xnx=, dic=, hwdirty= (arm-s2) and levels=, ia=, "
+			     "xnx=, dic=, hwdirty= (arm-s2; arm-s1 takes "
+			     "granule=, ia=, pa=, hwdirty=) and levels=, ia=, "
 			     "pa=, ad=, mbec=, xonly= (ept)", key);
 	/* A repeated setting would silently override the first. */
 	if (*seen & bit)
@@ -542,19 +577,26 @@ static int parse_config(struct script *s, char **tok, int n)
 			continue;
 		}
 		if (strcmp(tok[i], "arm-s2") && strcmp(tok[i], "arm") &&
-		    strcmp(tok[i], "ept"))
+		    strcmp(tok[i], "arm-s1") && strcmp(tok[i], "ept"))
 			return error(s, "config", "unknown format",
-				     "\"%s\": write arm-s2 or ept", tok[i]);
+				     "\"%s\": write arm-s2, arm-s1 or ept",
+				     tok[i]);
 		if (format)
 			return error(s, "config", "two formats",
 				     "\"%s\" after \"%s\": give one format word, "
-				     "arm-s2 or ept", tok[i], format);
+				     "arm-s2, arm-s1 or ept", tok[i], format);
 		format = tok[i];
-		c->format = strcmp(tok[i], "ept") ? SLAT_FMT_ARM_S2 : SLAT_FMT_EPT;
+		c->format = !strcmp(tok[i], "ept")    ? SLAT_FMT_EPT :
+			    !strcmp(tok[i], "arm-s1") ? SLAT_FMT_ARM_S1 :
+							SLAT_FMT_ARM_S2;
 	}
+	/* A guest's own tables: a 48-bit VA unless told otherwise. */
+	if (c->format == SLAT_FMT_ARM_S1 && !(seen & SEEN_IA))
+		c->ia_bits = 48;
 	if (levels && c->format != SLAT_FMT_EPT)
 		return error(s, "config", "levels= is for ept",
-			     "arm-s2 derives its levels from granule= and ia=");
+			     "%s derives its levels from granule= and ia=",
+			     dump_format_name(c->format));
 	if (c->format == SLAT_FMT_EPT) {
 		/* EPT: 4-level (48-bit) unless told otherwise */
 		if (!(seen & SEEN_IA))
@@ -575,127 +617,230 @@ static int parse_config(struct script *s, char **tok, int n)
 
 /* ---- advice for a failed operation ---- */
 
-static void advise(const struct script *s, const struct op *op, int rc,
-		   char *buf, size_t len)
+static void advise_align(const struct script *s, const struct op *op,
+			 char *buf, size_t len)
 {
 	uint64_t g = s->cfg.granule;
+	const char *gn = granule_name(s->cfg.granule);
+	enum op_kind k = op->syn->kind;
+
+	if (op->ipa % g && k != OP_LOOKUP && k != OP_MKYOUNG)
+		snprintf(buf, len,
+			 "IPA 0x%" PRIx64 " is not aligned to the %s granule; "
+			 "use 0x%" PRIx64 " or 0x%" PRIx64, op->ipa, gn,
+			 op->ipa / g * g, round_up(op->ipa, g));
+	else if (op->has_size && op->size % g)
+		snprintf(buf, len,
+			 "size 0x%" PRIx64 " is not a multiple of the %s "
+			 "granule; round it to 0x%" PRIx64, op->size, gn,
+			 round_up(op->size, g));
+	else if (op->has_pa && op->pa % g)
+		snprintf(buf, len,
+			 "PA 0x%" PRIx64 " is not aligned to the %s granule; "
+			 "use 0x%" PRIx64 " or 0x%" PRIx64, op->pa, gn,
+			 op->pa / g * g, round_up(op->pa, g));
+	else
+		snprintf(buf, len,
+			 "addresses and sizes must be multiples of the %s "
+			 "granule", gn);
+}
+
+static void advise_range(const struct script *s, const struct op *op,
+			 char *buf, size_t len)
+{
 	const char *gn = granule_name(s->cfg.granule);
 	uint8_t pa_bits = s->t.geo.pa_bits;
 	uint64_t ia_end = 1ull << s->cfg.ia_bits;
 	uint64_t pa_end = pa_bits >= 64 ? UINT64_MAX : 1ull << pa_bits;
+
+	if (op->has_size && op->size == 0)
+		snprintf(buf, len, "the size is 0; give at least one %s page",
+			 gn);
+	else if (op->has_size && op->ipa + op->size < op->ipa)
+		snprintf(buf, len,
+			 "IPA 0x%" PRIx64 " + size 0x%" PRIx64 " wraps around",
+			 op->ipa, op->size);
+	else if (!op->has_size && op->ipa >= ia_end)
+		snprintf(buf, len,
+			 "IPA 0x%" PRIx64 " is beyond the %u-bit IPA space "
+			 "(0x%" PRIx64 "); lower it or raise ia= in the config "
+			 "line", op->ipa, s->cfg.ia_bits, ia_end);
+	else if (op->ipa >= ia_end ||
+		 (op->has_size && op->ipa + op->size > ia_end))
+		snprintf(buf, len,
+			 "the range ends at 0x%" PRIx64 ", beyond the %u-bit "
+			 "IPA space (0x%" PRIx64 "); lower it or raise ia= in "
+			 "the config line",
+			 op->ipa + (op->has_size ? op->size : 1),
+			 s->cfg.ia_bits, ia_end);
+	else if (op->has_pa &&
+		 (op->pa + op->size < op->pa || op->pa + op->size > pa_end))
+		snprintf(buf, len,
+			 "the PA range ends at 0x%" PRIx64 ", beyond the %u-bit "
+			 "PA space (0x%" PRIx64 "); lower it or raise pa= in "
+			 "the config line", op->pa + op->size, pa_bits, pa_end);
+	else
+		snprintf(buf, len,
+			 "keep IPA ranges inside 0..0x%" PRIx64 " and PA ranges "
+			 "inside 0..0x%" PRIx64, ia_end, pa_end);
+}
+
+/* Stage 1's own rules; false when none of them explains the refusal. */
+static bool advise_attr_s1(const struct op *op, char *buf, size_t len)
+{
+	uint32_t a = op->attrs;
+
+	if (a & (SLAT_IPAT | SLAT_SVE))
+		snprintf(buf, len,
+			 "ipat and sve are EPT bits; arm-s1 has no such "
+			 "attribute");
+	else if (op->syn->kind == OP_MAP && !(a & SLAT_R))
+		snprintf(buf, len,
+			 "a valid stage-1 entry always lets EL1 read; add r, "
+			 "e.g. r or rw");
+	else if ((a & SLAT_USER) && (a & SLAT_W) && (a & SLAT_XK))
+		snprintf(buf, len,
+			 "memory EL0 can write is never executable at EL1 "
+			 "(AP[2:1] = 01 implies PXN); write xu instead of x, "
+			 "or drop the w or the user");
+	else if (op->syn->kind == OP_RELAX && (a & SLAT_PERMS))
+		snprintf(buf, len,
+			 "these leaves cannot take that permission (device "
+			 "memory cannot execute; memory EL0 can write cannot "
+			 "execute at EL1); leave it out or use xu");
+	else
+		return false;
+	return true;
+}
+
+static bool advise_attr_ept(const struct script *s, const struct op *op,
+			    char *buf, size_t len)
+{
+	uint32_t a = op->attrs, x = a & SLAT_X, f = s->cfg.features;
+	bool map = op->syn->kind == OP_MAP;
+
+	if ((a & SLAT_W) && !(a & SLAT_R))
+		snprintf(buf, len,
+			 "EPT cannot write without read (a misconfiguration); "
+			 "add r, e.g. rw");
+	else if (x && x != SLAT_X && !(f & SLAT_FEAT_EPT_MBEC))
+		snprintf(buf, len,
+			 "execute at one privilege level only (xu or xk) needs "
+			 "mode-based execute control; add mbec=on to the "
+			 "config line or use plain x");
+	else if (map && !(a & (SLAT_R | SLAT_XK)))
+		snprintf(buf, len,
+			 "an EPT leaf needs r or (supervisor) x: with bits 2:0 "
+			 "clear it would not be present");
+	else if (map && !(a & SLAT_R) && !(f & SLAT_FEAT_EPT_XONLY))
+		snprintf(buf, len,
+			 "execute-only needs a CPU that supports it; add "
+			 "xonly=on to the config line or add r");
+	else
+		return false;
+	return true;
+}
+
+static void advise_attr(const struct script *s, const struct op *op,
+			char *buf, size_t len)
+{
+	uint32_t a = op->attrs, x = a & SLAT_X;
+	uint32_t format = s->cfg.format;
+	const char *name = dump_format_name(format);
+
+	if (op->syn->kind == OP_MAP && x && SLAT_MT(a) == SLAT_MT_DEVICE)
+		snprintf(buf, len,
+			 "device memory cannot be executable; drop the x, e.g. "
+			 "rw,device");
+	else if (format != SLAT_FMT_ARM_S1 && (a & (SLAT_USER | SLAT_NG)))
+		snprintf(buf, len,
+			 "user and ng are stage-1 bits; %s has no such "
+			 "attribute (write config arm-s1 for a guest's own "
+			 "tables)", name);
+	else if (format == SLAT_FMT_ARM_S1 && advise_attr_s1(op, buf, len))
+		return;
+	else if (format == SLAT_FMT_EPT && advise_attr_ept(s, op, buf, len))
+		return;
+	else if (format == SLAT_FMT_ARM_S2 && x && x != SLAT_X &&
+		 !(s->cfg.features & SLAT_FEAT_XNX))
+		snprintf(buf, len,
+			 "execute at one exception level only (xu or xk) needs "
+			 "FEAT_XNX; add xnx=on to the config line or use plain "
+			 "x");
+	else if (format == SLAT_FMT_ARM_S2 && (a & (SLAT_IPAT | SLAT_SVE)))
+		snprintf(buf, len,
+			 "ipat and sve are EPT bits; arm-s2 has no such "
+			 "attribute");
+	else if (op->syn->kind == OP_RELAX && x)
+		snprintf(buf, len,
+			 "relax cannot add execute to these leaves (device "
+			 "memory?); leave the x out");
+	else
+		snprintf(buf, len,
+			 "the %s format cannot express these attributes", name);
+}
+
+/* "4K, 2M or 1G": the leaf sizes of the table. */
+static void leaf_sizes(const struct script *s, char *buf, size_t len)
+{
+	size_t n = 0, count = 0, total = 0;
+	char sz[32];
+
+	for (int l = s->t.geo.start_level; l <= SLAT_LAST_LEVEL; l++)
+		total += (s->t.geo.leaf_levels >> l) & 1;
+	buf[0] = '\0';
+	for (int l = SLAT_LAST_LEVEL; l >= s->t.geo.start_level; l--) {
+		if (!((s->t.geo.leaf_levels >> l) & 1) || n >= len)
+			continue;
+		count++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+				      count == 1 ? "" :
+				      count == total ? " or " : ", ",
+				      dump_size(slat_level_size(&s->t, l), sz));
+	}
+}
+
+static void advise_inval(const struct script *s, const struct op *op,
+			 char *buf, size_t len)
+{
+	char sizes[96], sz[32];
+
+	if (op->syn->kind != OP_SPLIT) {
+		snprintf(buf, len,
+			 "libslat refused a flag or policy slat-dump passed; "
+			 "this is a slat-dump or libslat bug");
+		return;
+	}
+	leaf_sizes(s, sizes, sizeof(sizes));
+	snprintf(buf, len,
+		 "leaf=%s is not a leaf size of this table; give %s, or leave "
+		 "leaf= out for the granule", dump_size(op->leaf_size, sz),
+		 sizes);
+}
+
+static void advise(const struct script *s, const struct op *op, int rc,
+		   char *buf, size_t len)
+{
 	enum op_kind k = op->syn->kind;
 	char sz[32];
 
 	switch (rc) {
 	case SLAT_E_ALIGN:
-		if (op->ipa % g && k != OP_LOOKUP && k != OP_MKYOUNG)
-			snprintf(buf, len,
-				 "IPA 0x%" PRIx64 " is not aligned to the %s "
-				 "granule; use 0x%" PRIx64 " or 0x%" PRIx64,
-				 op->ipa, gn, op->ipa / g * g,
-				 round_up(op->ipa, g));
-		else if (op->has_size && op->size % g)
-			snprintf(buf, len,
-				 "size 0x%" PRIx64 " is not a multiple of the "
-				 "%s granule; round it to 0x%" PRIx64,
-				 op->size, gn, round_up(op->size, g));
-		else if (op->has_pa && op->pa % g)
-			snprintf(buf, len,
-				 "PA 0x%" PRIx64 " is not aligned to the %s "
-				 "granule; use 0x%" PRIx64 " or 0x%" PRIx64,
-				 op->pa, gn, op->pa / g * g, round_up(op->pa, g));
-		else
-			snprintf(buf, len,
-				 "addresses and sizes must be multiples of the "
-				 "%s granule", gn);
+		advise_align(s, op, buf, len);
 		return;
 	case SLAT_E_RANGE:
-		if (op->has_size && op->size == 0)
-			snprintf(buf, len,
-				 "the size is 0; give at least one %s page", gn);
-		else if (op->has_size && op->ipa + op->size < op->ipa)
-			snprintf(buf, len,
-				 "IPA 0x%" PRIx64 " + size 0x%" PRIx64
-				 " wraps around", op->ipa, op->size);
-		else if (!op->has_size && op->ipa >= ia_end)
-			snprintf(buf, len,
-				 "IPA 0x%" PRIx64 " is beyond the %u-bit IPA "
-				 "space (0x%" PRIx64 "); lower it or raise ia= "
-				 "in the config line", op->ipa, s->cfg.ia_bits,
-				 ia_end);
-		else if (op->ipa >= ia_end ||
-			 (op->has_size && op->ipa + op->size > ia_end))
-			snprintf(buf, len,
-				 "the range ends at 0x%" PRIx64 ", beyond the "
-				 "%u-bit IPA space (0x%" PRIx64 "); lower it or "
-				 "raise ia= in the config line",
-				 op->ipa + (op->has_size ? op->size : 1),
-				 s->cfg.ia_bits, ia_end);
-		else if (op->has_pa &&
-			 (op->pa + op->size < op->pa ||
-			  op->pa + op->size > pa_end))
-			snprintf(buf, len,
-				 "the PA range ends at 0x%" PRIx64 ", beyond "
-				 "the %u-bit PA space (0x%" PRIx64 "); lower "
-				 "it or raise pa= in the config line",
-				 op->pa + op->size, pa_bits, pa_end);
-		else
-			snprintf(buf, len,
-				 "keep IPA ranges inside 0..0x%" PRIx64
-				 " and PA ranges inside 0..0x%" PRIx64,
-				 ia_end, pa_end);
+		advise_range(s, op, buf, len);
 		return;
-	case SLAT_E_ATTR: {
-		uint32_t x = op->attrs & SLAT_X;
-		bool ept = s->cfg.format == SLAT_FMT_EPT;
-		uint32_t f = s->cfg.features;
-
-		if (k == OP_MAP && x && SLAT_MT(op->attrs) == SLAT_MT_DEVICE)
-			snprintf(buf, len,
-				 "device memory cannot be executable; drop "
-				 "the x, e.g. rw,device");
-		else if (!ept && x && x != SLAT_X && !(f & SLAT_FEAT_XNX))
-			snprintf(buf, len,
-				 "execute at one exception level only (xu or "
-				 "xk) needs FEAT_XNX; add xnx=on to the config "
-				 "line or use plain x");
-		else if (!ept && (op->attrs & (SLAT_IPAT | SLAT_SVE)))
-			snprintf(buf, len,
-				 "ipat and sve are EPT bits; arm-s2 has no "
-				 "such attribute");
-		else if (ept && (op->attrs & SLAT_W) && !(op->attrs & SLAT_R))
-			snprintf(buf, len,
-				 "EPT cannot write without read (a "
-				 "misconfiguration); add r, e.g. rw");
-		else if (ept && x && x != SLAT_X && !(f & SLAT_FEAT_EPT_MBEC))
-			snprintf(buf, len,
-				 "execute at one privilege level only (xu or "
-				 "xk) needs mode-based execute control; add "
-				 "mbec=on to the config line or use plain x");
-		else if (ept && k == OP_MAP &&
-			 !(op->attrs & (SLAT_R | SLAT_XK)))
-			snprintf(buf, len,
-				 "an EPT leaf needs r or (supervisor) x: with "
-				 "bits 2:0 clear it would not be present");
-		else if (ept && k == OP_MAP && !(op->attrs & SLAT_R) &&
-			 !(f & SLAT_FEAT_EPT_XONLY))
-			snprintf(buf, len,
-				 "execute-only needs a CPU that supports it; "
-				 "add xonly=on to the config line or add r");
-		else if (k == OP_RELAX && x)
-			snprintf(buf, len,
-				 "relax cannot add execute to these leaves "
-				 "(device memory?); leave the x out");
-		else
-			snprintf(buf, len,
-				 "the %s format cannot express these "
-				 "attributes", dump_format_name(s->cfg.format));
+	case SLAT_E_ATTR:
+		advise_attr(s, op, buf, len);
 		return;
-	}
+	case SLAT_E_INVAL:
+		advise_inval(s, op, buf, len);
+		return;
 	case SLAT_E_CONFIG:
 		snprintf(buf, len,
-			 "hardware dirty state is off; add %s to the "
-			 "config line",
+			 "hardware dirty state is off; add %s to the config "
+			 "line",
 			 s->cfg.format == SLAT_FMT_EPT ? "ad=on" : "hwdirty=on");
 		return;
 	case SLAT_E_EXISTS:
@@ -716,14 +861,9 @@ static void advise(const struct script *s, const struct op *op, int rc,
 		return;
 	case SLAT_E_NOMEM:
 		snprintf(buf, len,
-			 "the %s table-page arena is exhausted; run "
-			 "slat-dump with a larger --arena",
+			 "the %s table-page arena is exhausted; run slat-dump "
+			 "with a larger --arena",
 			 dump_size(s->h.arena_bytes, sz));
-		return;
-	case SLAT_E_INVAL:
-		snprintf(buf, len,
-			 "libslat refused a flag or policy slat-dump passed; "
-			 "this is a slat-dump or libslat bug");
 		return;
 	case SLAT_E_AGAIN:
 		snprintf(buf, len,
@@ -755,7 +895,7 @@ static void topup(struct script *s, enum slat_op_kind sop, const struct op *op)
 					      (uint32_t)need);
 }
 
-static void print_lookup(const struct script *s, uint64_t ipa)
+static int print_lookup(const struct script *s, uint64_t ipa)
 {
 	struct slat_leaf leaf;
 	char line[256];
@@ -763,13 +903,16 @@ static void print_lookup(const struct script *s, uint64_t ipa)
 
 	if (rc == SLAT_E_NOENT) {
 		fprintf(s->out, "lookup 0x%016" PRIx64 ": not mapped\n", ipa);
-		return;
+		return SLAT_OK;
 	}
+	if (rc < 0)
+		return rc;
 	dump_format_leaf(slat_ipa_v(leaf.base), leaf.size, leaf.level,
 			 slat_pa_v(leaf.pa) - (ipa - slat_ipa_v(leaf.base)),
 			 leaf.attrs, line, sizeof(line));
 	fprintf(s->out, "lookup 0x%016" PRIx64 " -> 0x%016" PRIx64 ": %s\n",
 		ipa, slat_pa_v(leaf.pa), line);
+	return SLAT_OK;
 }
 
 /* "0x0000000040000000+8K" */
@@ -868,80 +1011,136 @@ static int run_hw_access(struct script *s, const struct op *op)
 	return SLAT_OK;
 }
 
-static int run_op(struct script *s, struct op *op)
+static int run_young(struct script *s, const struct op *op)
+{
+	bool clear = op->syn->kind == OP_CLEAR_YOUNG;
+	char sz[32];
+	int rc = slat_test_clear_young(&s->t, slat_ipa(op->ipa), op->size,
+				       clear, NULL);
+
+	if (rc < 0)
+		return rc;
+	fprintf(s->out, "%s 0x%016" PRIx64 "+%s: %s\n", op->syn->name, op->ipa,
+		dump_size(op->size, sz),
+		rc ? (clear ? "young (now old)" : "young") : "not young");
+	return SLAT_OK;
+}
+
+/*
+ * snapshot FILE: the raw image now, so that a script can be checked from
+ * an image in its middle.
+ * snapshot mid.img: 5 page records, 1030 leaves
+ */
+static int run_snapshot(struct script *s, const char *file)
+{
+	uint32_t records;
+	size_t leaves;
+	char err[512];
+
+	if (script_write_raw(s, file, &records, &leaves, err, sizeof(err))) {
+		fprintf(stderr,
+			"%s:%u: snapshot: %s (check that the directory exists "
+			"and can be written, and the space there)\n",
+			script_name(s), s->line, err);
+		return 1;
+	}
+	fprintf(s->out, "snapshot %s: %" PRIu32 " page record%s, %zu lea%s\n",
+		file, records, records == 1 ? "" : "s", leaves,
+		leaves == 1 ? "f" : "ves");
+	return 0;
+}
+
+/* The backing's largest leaf, the same everywhere (recover max-level=). */
+static int const_max_level(void *arg, slat_ipa_t ipa)
+{
+	(void)ipa;
+	return *(const int *)arg;
+}
+
+/* The range operations: their status, and op->done in @done. */
+static int run_range_op(struct script *s, const struct op *op,
+			uint64_t *done)
 {
 	struct slat_table *t = &s->t;
-	enum op_kind k = op->syn->kind;
+	slat_ipa_t ipa = slat_ipa(op->ipa);
 	struct slat_op args = { .flush = op->policy, .cache = &s->cache };
-	uint64_t done = 0;
+	struct slat_recovery how = { .strategy = op->strategy };
 	int rc;
 
-	switch (k) {
+	switch (op->syn->kind) {
 	case OP_MAP:
 		topup(s, SLAT_OP_MAP, op);
 		args.flags = op->flags;
 		args.flush = SLAT_FLUSH_ENTRY;
-		rc = slat_map(t, slat_ipa(op->ipa), op->size, slat_pa(op->pa),
-			      op->attrs, &args);
-		done = args.done;
+		rc = slat_map(t, ipa, op->size, slat_pa(op->pa), op->attrs,
+			      &args);
 		break;
 	case OP_UNMAP:
 		topup(s, SLAT_OP_UNMAP, op);
-		rc = slat_unmap(t, slat_ipa(op->ipa), op->size, &args);
-		done = args.done;
+		rc = slat_unmap(t, ipa, op->size, &args);
 		break;
 	case OP_WRPROTECT:
 		topup(s, SLAT_OP_WRPROTECT, op);
-		rc = slat_wrprotect(t, slat_ipa(op->ipa), op->size, &args);
-		done = args.done;
+		rc = slat_wrprotect(t, ipa, op->size, &args);
 		break;
 	case OP_RELAX:
 		topup(s, SLAT_OP_RELAX, op);
-		args.flush = SLAT_FLUSH_ENTRY;
-		rc = slat_relax(t, slat_ipa(op->ipa), op->size, op->attrs,
-				&args);
-		done = args.done;
+		args.flags = op->flags;
+		rc = slat_relax(t, ipa, op->size, op->attrs, &args);
 		break;
+	case OP_SPLIT:
+		topup(s, SLAT_OP_SPLIT, op);
+		args.flags = op->flags;
+		args.flush = SLAT_FLUSH_ENTRY;
+		rc = slat_split(t, ipa, op->size, op->leaf_size, &args);
+		break;
+	case OP_RECOVER:
+		/* recover allocates nothing: no cache */
+		args.cache = NULL;
+		if (op->max_level != SLAT_LEVEL_ANY) {
+			how.max_level = const_max_level;
+			how.arg = (void *)&op->max_level;
+		}
+		rc = slat_recover(t, ipa, op->size, &how, &args);
+		break;
+	case OP_FLUSH:
+		args.cache = NULL;
+		rc = slat_flush(t, ipa, op->size, &args);
+		break;
+	default:
+		return SLAT_E_INVAL;
+	}
+	*done = args.done;
+	return rc;
+}
+
+static int run_op(struct script *s, struct op *op)
+{
+	enum op_kind k = op->syn->kind;
+	uint64_t done = 0;
+	int rc;
+
+	switch (k) {
 	case OP_MKYOUNG:
-		rc = slat_mkyoung(t, slat_ipa(op->ipa), 0);
+		rc = slat_mkyoung(&s->t, slat_ipa(op->ipa), 0);
 		break;
 	case OP_CLEAR_YOUNG:
 	case OP_TEST_YOUNG:
-		rc = slat_test_clear_young(t, slat_ipa(op->ipa), op->size,
-					   k == OP_CLEAR_YOUNG, NULL);
-		if (rc >= 0) {
-			char sz[32];
-
-			fprintf(s->out, "%s 0x%016" PRIx64 "+%s: %s\n",
-				op->syn->name, op->ipa,
-				dump_size(op->size, sz),
-				rc ? (k == OP_CLEAR_YOUNG ? "young (now old)" :
-							    "young") :
-				     "not young");
-			rc = SLAT_OK;
-		}
+		rc = run_young(s, op);
 		break;
-	case OP_LOOKUP: {
-		struct slat_leaf leaf;
-
-		rc = slat_lookup(t, slat_ipa(op->ipa), &leaf);
-		if (rc == SLAT_OK || rc == SLAT_E_NOENT) {
-			print_lookup(s, op->ipa);
-			rc = SLAT_OK;
-		}
+	case OP_LOOKUP:
+		rc = print_lookup(s, op->ipa);
 		break;
-	}
 	case OP_DIRTY:
 		rc = run_dirty(s, op);
 		break;
 	case OP_HW_ACCESS:
 		rc = run_hw_access(s, op);
 		break;
-	case OP_FLUSH:
-		rc = slat_flush(t, slat_ipa(op->ipa), op->size, NULL);
-		break;
+	case OP_SNAPSHOT:
+		return run_snapshot(s, op->file);
 	default:
-		rc = SLAT_E_INVAL;
+		rc = run_range_op(s, op, &done);
 	}
 	if (rc < 0) {
 		char advice[512];
@@ -976,21 +1175,269 @@ static int parse_number(struct script *s, const char *op, const char *what,
 		     "optional K/M/G/T suffix: 4K, 2M, 1G");
 }
 
+/* ---- the words after IPA and SIZE ---- */
+
+static bool parse_policy(const char *w, enum slat_tlbi_policy *p)
+{
+	static const char *const names[] = { "entry", "range", "vmid", "none" };
+
+	if (strncmp(w, "flush=", 6))
+		return false;
+	for (int i = 0; i < 4; i++) {
+		if (!strcmp(w + 6, names[i])) {
+			*p = (enum slat_tlbi_policy)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int parse_map_args(struct script *s, struct op *op, char **tok, int n)
+{
+	const char *name = op->syn->name;
+	char why[256];
+	int a = 0;
+
+	if (parse_number(s, name, "PA", tok[a++], &op->pa))
+		return 2;
+	op->has_pa = true;
+	if (!parse_attrs(tok[a++], false, &op->attrs, why, sizeof(why)))
+		return error(s, name, why,
+			     "ATTRS is like rw, rwx, r-x, ro, plus ,device ,nc "
+			     ",normal (ept: ,uc ,wc ,wb) ,sw=N ,xu ,xk ,ipat "
+			     ",sve (arm-s1: ,user ,ng)");
+	for (; a < n; a++) {
+		uint64_t cap;
+		int shift;
+
+		if (!strcmp(tok[a], "pages")) {
+			op->flags |= SLAT_MAP_PAGES;
+		} else if (!strcmp(tok[a], "noreplace")) {
+			op->flags |= SLAT_MAP_NO_REPLACE;
+		} else if (!strcmp(tok[a], "skip-cmo")) {
+			op->flags |= SLAT_SKIP_CMO;
+		} else if (!strncmp(tok[a], "cap=", 4)) {
+			if (!dump_parse_u64(tok[a] + 4, &cap) ||
+			    (shift = log2_exact(cap)) < 0 ||
+			    cap < s->cfg.granule)
+				return error(s, name, "bad cap",
+					     "\"%s\": cap= takes a power of two "
+					     "of at least the granule, e.g. "
+					     "cap=2M", tok[a]);
+			op->flags = (op->flags & ~SLAT_MAP_CAP(0x3f)) |
+				    SLAT_MAP_CAP(shift);
+		} else {
+			return error(s, name, "unknown flag",
+				     "\"%s\": map flags are pages, cap=SIZE, "
+				     "noreplace and skip-cmo", tok[a]);
+		}
+	}
+	return 0;
+}
+
+/* unmap, wrprotect, dirty: flush= (and dirty's clear). */
+static int parse_policy_args(struct script *s, struct op *op, char **tok,
+			     int n)
+{
+	bool dirty = op->syn->kind == OP_DIRTY;
+
+	for (int a = 0; a < n; a++) {
+		if (dirty && !strcmp(tok[a], "clear"))
+			op->clear = true;
+		else if (!parse_policy(tok[a], &op->policy))
+			return error(s, op->syn->name, "unknown flag",
+				     "\"%s\": write %sflush=entry, flush=range, "
+				     "flush=vmid or flush=none", tok[a],
+				     dirty ? "clear, " : "");
+	}
+	/* one bit per page: keep the bitmap reasonable */
+	if (dirty && op->size / s->cfg.granule > (1u << 24))
+		return error(s, op->syn->name, "range too large",
+			     "dirty reports one bit per page; ask for at most "
+			     "%u pages at a time", 1u << 24);
+	return 0;
+}
+
+static int parse_access(struct script *s, struct op *op, const char *w)
+{
+	static const struct {
+		const char *name;
+		unsigned access;
+	} acc[] = {
+		{ "r", SLAT_ACCESS_READ },
+		{ "w", SLAT_ACCESS_WRITE },
+		{ "x", SLAT_ACCESS_EXEC_EL1 },
+		{ "xk", SLAT_ACCESS_EXEC_EL1 },
+		{ "xu", SLAT_ACCESS_EXEC_EL0 },
+	};
+
+	for (size_t i = 0; i < sizeof(acc) / sizeof(acc[0]); i++) {
+		if (!strcmp(w, acc[i].name)) {
+			op->access = acc[i].access;
+			op->access_word = acc[i].name;
+			return 0;
+		}
+	}
+	return error(s, op->syn->name, "unknown access",
+		     "\"%s\": write r (read), w (write), x or xk (execute, "
+		     "EL1/supervisor) or xu (execute, EL0/user)", w);
+}
+
+/* relax: flush= (this CPU's invalidations only) and skip-cmo. */
+static int parse_relax_args(struct script *s, struct op *op, char **tok,
+			    int n)
+{
+	for (int a = 0; a < n; a++) {
+		if (!strcmp(tok[a], "skip-cmo"))
+			op->flags |= SLAT_SKIP_CMO;
+		else if (!parse_policy(tok[a], &op->policy))
+			return error(s, "relax", "unknown flag",
+				     "\"%s\": after PERMS, relax takes "
+				     "flush=entry, flush=range, flush=vmid, "
+				     "flush=none and skip-cmo", tok[a]);
+	}
+	return 0;
+}
+
+/* split: leaf=SIZE, no-skip; flush= is refused, not ignored. */
+static int parse_split_args(struct script *s, struct op *op, char **tok,
+			    int n)
+{
+	enum slat_tlbi_policy p;
+	bool leaf = false;
+
+	for (int a = 0; a < n; a++) {
+		if (!strcmp(tok[a], "no-skip")) {
+			op->flags |= SLAT_SPLIT_NO_SKIP;
+		} else if (!strncmp(tok[a], "leaf=", 5)) {
+			if (leaf)
+				return error(s, "split", "leaf= given twice",
+					     "\"%s\": give one leaf size",
+					     tok[a]);
+			if (!dump_parse_u64(tok[a] + 5, &op->leaf_size) ||
+			    !op->leaf_size)
+				return error(s, "split", "bad leaf size",
+					     "\"%s\": leaf= takes a size, e.g. "
+					     "leaf=4K or leaf=2M", tok[a]);
+			leaf = true;
+		} else if (parse_policy(tok[a], &p)) {
+			return error(s, "split", "no flush policy",
+				     "\"%s\": a split invalidates each block "
+				     "itself before its table is installed "
+				     "(break-before-make), so no policy "
+				     "applies; drop flush=", tok[a]);
+		} else {
+			return error(s, "split", "unknown flag",
+				     "\"%s\": split takes leaf=SIZE and "
+				     "no-skip", tok[a]);
+		}
+	}
+	return 0;
+}
+
+/* recover: the strategy, then max-level=N and flush= in any order. */
+static int parse_recover_args(struct script *s, struct op *op, char **tok,
+			      int n)
+{
+	static const char *const names[] = { "zap-leaf", "zap-table",
+					      "promote" };
+	int a, i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(tok[0], names[i]))
+			break;
+	if (i == 3)
+		return error(s, "recover", "unknown strategy",
+			     "\"%s\": write zap-leaf, zap-table or promote "
+			     "after IPA and SIZE", tok[0]);
+	op->strategy = (enum slat_recover_strategy)i;
+	op->max_level = SLAT_LEVEL_ANY;
+	for (a = 1; a < n; a++) {
+		uint64_t v;
+
+		if (!strncmp(tok[a], "max-level=", 10)) {
+			if (op->max_level != SLAT_LEVEL_ANY)
+				return error(s, "recover",
+					     "max-level= given twice",
+					     "\"%s\": give one level", tok[a]);
+			if (!dump_parse_u64(tok[a] + 10, &v) || v > 3)
+				return error(s, "recover", "bad max-level",
+					     "\"%s\": max-level= takes a level, "
+					     "0 to 3: the largest leaf the "
+					     "backing allows (2: 2M blocks with "
+					     "4K pages, 3: no block)", tok[a]);
+			op->max_level = (int)v;
+		} else if (!parse_policy(tok[a], &op->policy)) {
+			return error(s, "recover", "unknown flag",
+				     "\"%s\": after the strategy, recover "
+				     "takes max-level=N and flush=entry, "
+				     "flush=range, flush=vmid or flush=none",
+				     tok[a]);
+		}
+	}
+	return 0;
+}
+
+/* The words after IPA and SIZE (@tok[0..n-1]), by operation. */
+static int parse_rest(struct script *s, struct op *op, char **tok, int n)
+{
+	char why[256];
+
+	op->policy = SLAT_FLUSH_ENTRY;
+	switch (op->syn->kind) {
+	case OP_MAP:
+		return parse_map_args(s, op, tok, n);
+	case OP_UNMAP:
+	case OP_WRPROTECT:
+	case OP_DIRTY:
+		return parse_policy_args(s, op, tok, n);
+	case OP_HW_ACCESS:
+		return parse_access(s, op, tok[0]);
+	case OP_RELAX:
+		if (!parse_attrs(tok[0], true, &op->attrs, why, sizeof(why)))
+			return error(s, op->syn->name, why,
+				     "PERMS is like w, rw, x, rwx, xu or xk");
+		return parse_relax_args(s, op, tok + 1, n - 1);
+	case OP_SPLIT:
+		return parse_split_args(s, op, tok, n);
+	case OP_RECOVER:
+		return parse_recover_args(s, op, tok, n);
+	case OP_SNAPSHOT:
+		op->file = tok[0];
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static const struct op_syntax *find_op(const char *name)
+{
+	for (size_t i = 0; i < NR_OPS; i++)
+		if (!strcmp(name, ops[i].name))
+			return &ops[i];
+	return NULL;
+}
+
+static int unknown_op(const struct script *s, const char *name)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < NR_OPS; i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i ? (i + 1 == NR_OPS ? " and " : ", ")
+					  : "", ops[i].name);
+	return error(s, name, "unknown operation", "operations are %s", list);
+}
+
 static int parse_line(struct script *s, char **tok, int n)
 {
-	const struct op_syntax *syn = NULL;
+	const struct op_syntax *syn = find_op(tok[0]);
 	struct op op = { 0 };
-	char why[256];
 	int rc, a = 1;
 
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(tok[0], ops[i].name))
-			syn = &ops[i];
 	if (!syn)
-		return error(s, tok[0], "unknown operation",
-			     "operations are config, map, unmap, wrprotect, "
-			     "relax, mkyoung, clear-young, test-young, lookup, "
-			     "dirty, hw-access");
+		return unknown_op(s, tok[0]);
 	if (n - 1 < syn->min_args || n - 1 > syn->max_args)
 		return error(s, syn->name,
 			     n - 1 < syn->min_args ? "missing arguments" :
@@ -1011,122 +1458,17 @@ static int parse_line(struct script *s, char **tok, int n)
 	}
 
 	op.syn = syn;
-	if ((rc = parse_number(s, syn->name, "IPA", tok[a++], &op.ipa)))
+	if ((syn->args & ARG_IPA) &&
+	    (rc = parse_number(s, syn->name, "IPA", tok[a++], &op.ipa)))
 		return rc;
-	if (syn->kind != OP_MKYOUNG && syn->kind != OP_LOOKUP &&
-	    syn->kind != OP_HW_ACCESS) {
+	if (syn->args & ARG_SIZE) {
 		if ((rc = parse_number(s, syn->name, "size", tok[a++],
 				       &op.size)))
 			return rc;
 		op.has_size = true;
 	}
-	switch (syn->kind) {
-	case OP_MAP:
-		if ((rc = parse_number(s, syn->name, "PA", tok[a++], &op.pa)))
-			return rc;
-		op.has_pa = true;
-		if (!parse_attrs(tok[a++], false, &op.attrs, why, sizeof(why)))
-			return error(s, syn->name, why,
-				     "ATTRS is like rw, rwx, r-x, ro, plus "
-				     ",device ,nc ,normal (ept: ,uc ,wc ,wb) "
-				     ",sw=N ,xu ,xk ,ipat ,sve");
-		for (; a < n; a++) {
-			uint64_t cap;
-			int shift;
-
-			if (!strcmp(tok[a], "pages")) {
-				op.flags |= SLAT_MAP_PAGES;
-			} else if (!strcmp(tok[a], "noreplace")) {
-				op.flags |= SLAT_MAP_NO_REPLACE;
-			} else if (!strcmp(tok[a], "skip-cmo")) {
-				op.flags |= SLAT_SKIP_CMO;
-			} else if (!strncmp(tok[a], "cap=", 4)) {
-				if (!dump_parse_u64(tok[a] + 4, &cap) ||
-				    (shift = log2_exact(cap)) < 0 ||
-				    cap < s->cfg.granule)
-					return error(s, syn->name, "bad cap",
-						     "\"%s\": cap= takes a power "
-						     "of two of at least the "
-						     "granule, e.g. cap=2M",
-						     tok[a]);
-				op.flags = (op.flags & ~SLAT_MAP_CAP(0x3f)) |
-					   SLAT_MAP_CAP(shift);
-			} else {
-				return error(s, syn->name, "unknown flag",
-					     "\"%s\": map flags are pages, "
-					     "cap=SIZE, noreplace and skip-cmo",
-					     tok[a]);
-			}
-		}
-		break;
-	case OP_UNMAP:
-	case OP_WRPROTECT:
-	case OP_DIRTY:
-		op.policy = SLAT_FLUSH_ENTRY;
-		for (; a < n; a++) {
-			static const char *const p[] = { "entry", "range",
-							 "vmid", "none" };
-			bool found = false;
-
-			if (syn->kind == OP_DIRTY && !strcmp(tok[a], "clear")) {
-				op.clear = true;
-				continue;
-			}
-			for (int i = 0; i < 4; i++) {
-				if (!strncmp(tok[a], "flush=", 6) &&
-				    !strcmp(tok[a] + 6, p[i])) {
-					op.policy = (enum slat_tlbi_policy)i;
-					found = true;
-				}
-			}
-			if (!found)
-				return error(s, syn->name, "unknown flag",
-					     "\"%s\": write %sflush=entry, "
-					     "flush=range, flush=vmid or "
-					     "flush=none", tok[a],
-					     syn->kind == OP_DIRTY ? "clear, "
-								   : "");
-		}
-		/* one bit per page: keep the bitmap reasonable */
-		if (syn->kind == OP_DIRTY && op.size / s->cfg.granule > (1u << 24))
-			return error(s, syn->name, "range too large",
-				     "dirty reports one bit per page; ask for at "
-				     "most %u pages at a time", 1u << 24);
-		break;
-	case OP_HW_ACCESS: {
-		static const struct {
-			const char *name;
-			unsigned access;
-		} acc[] = {
-			{ "r", SLAT_ACCESS_READ },
-			{ "w", SLAT_ACCESS_WRITE },
-			{ "x", SLAT_ACCESS_EXEC_EL1 },
-			{ "xk", SLAT_ACCESS_EXEC_EL1 },
-			{ "xu", SLAT_ACCESS_EXEC_EL0 },
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof(acc) / sizeof(acc[0]); i++)
-			if (!strcmp(tok[a], acc[i].name))
-				break;
-		if (i == sizeof(acc) / sizeof(acc[0]))
-			return error(s, syn->name, "unknown access",
-				     "\"%s\": write r (read), w (write), x or "
-				     "xk (execute, EL1/supervisor) or xu "
-				     "(execute, EL0/user)", tok[a]);
-		op.access = acc[i].access;
-		op.access_word = acc[i].name;
-		break;
-	}
-	case OP_RELAX:
-		if (!parse_attrs(tok[a++], true, &op.attrs, why, sizeof(why)))
-			return error(s, syn->name, why,
-				     "PERMS is like w, rw, x, rwx, xu or xk");
-		break;
-	default:
-		break;
-	}
-	return run_op(s, &op);
+	rc = parse_rest(s, &op, tok + a, n - a);
+	return rc ? rc : run_op(s, &op);
 }
 
 int script_run(struct script *s, FILE *in, const char *path)
@@ -1188,6 +1530,37 @@ int script_run(struct script *s, FILE *in, const char *path)
 out:
 	free(line);
 	return rc;
+}
+
+/* The counters as the "stats" member of the --json document. */
+void script_json_stats(const struct script *s, FILE *f)
+{
+	const struct slat_stats *st = &s->t.stats;
+
+	fprintf(f,
+		",\n \"stats\": {\"visited\": %" PRIu64 ",\n  \"writes\": "
+		"{\"leaf\": %" PRIu64 ", \"table\": %" PRIu64 ", \"clear\": %"
+		PRIu64 ", \"break\": %" PRIu64 ", \"attr\": %" PRIu64 "},\n",
+		st->visited, st->written[SLAT_WRITE_LEAF],
+		st->written[SLAT_WRITE_TABLE], st->written[SLAT_WRITE_CLEAR],
+		st->written[SLAT_WRITE_BREAK], st->written[SLAT_WRITE_ATTR]);
+	fprintf(f,
+		"  \"tlbi\": {\"ipa\": %" PRIu64 ", \"ipa_local\": %" PRIu64
+		", \"range\": %" PRIu64 ", \"vmid\": %" PRIu64 "},\n",
+		st->tlbi[SLAT_TLBI_IPA], st->tlbi[SLAT_TLBI_IPA_LOCAL],
+		st->tlbi[SLAT_TLBI_RANGE], st->tlbi[SLAT_TLBI_VMID]);
+	fprintf(f,
+		"  \"dcache\": {\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64
+		"}, \"icache\": {\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64
+		"}, \"cmo_skipped\": %" PRIu64 ",\n",
+		st->dcache_calls, st->dcache_bytes, st->icache_calls,
+		st->icache_bytes, st->cmo_skipped);
+	fprintf(f,
+		"  \"pages\": {\"allocated\": %" PRIu64 ", \"freed\": %"
+		PRIu64 ", \"deferred\": %" PRIu64 ", \"in_use\": %" PRIu64
+		"}, \"retries\": %" PRIu64 "}",
+		st->pages_alloc, st->pages_freed, st->pages_deferred,
+		slat_hosted_table_pages(&s->h), st->retries);
 }
 
 void script_print_stats(const struct script *s, FILE *f)

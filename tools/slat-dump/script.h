@@ -18,6 +18,7 @@ struct script {
 	uint64_t arena_bytes; /* table-page arena, committed lazily */
 	bool verbose;         /* print every operation's status */
 	bool hex;             /* the header shows the root's PA */
+	bool no_header;       /* print no "# config" header (--json) */
 	FILE *out;            /* where lookup and friends print */
 
 	/* The table, valid once @ready. */
@@ -46,7 +47,16 @@ int script_run(struct script *s, FILE *in, const char *path);
  */
 int script_fini(struct script *s);
 
-/* Print the table's counters. */
+/* Print the table's counters, as text or as a JSON object. */
 void script_print_stats(const struct script *s, FILE *f);
+void script_json_stats(const struct script *s, FILE *f);
+
+/*
+ * Write the table as it is now as a raw image (docs/raw-image.md) to
+ * @path; @records and @leaves (either may be NULL) tell what it holds.
+ * Returns 0, or -1 with a message that starts with @path in @err.
+ */
+int script_write_raw(struct script *s, const char *path, uint32_t *records,
+		     size_t *leaves, char *err, size_t errlen);
 
 #endif

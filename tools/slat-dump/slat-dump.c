@@ -28,7 +28,7 @@ static const char usage[] =
 "  0x0000000040000000-0x0000000040200000 L2 block -> 0x0000000080000000 rw- normal young\n"
 "  (IPA range, level, page or block, output PA, permissions r w x, where\n"
 "  xu/xk mean execute at EL0/EL1 (user/supervisor) only, memory type,\n"
-"  ipat, sve, sw=N, young or old, dirty)\n"
+"  ipat, sve, user, ng, sw=N, young or old, dirty)\n"
 "\n"
 "Options:\n"
 "  --hex             also list table entries, and show every descriptor in\n"
@@ -38,6 +38,9 @@ static const char usage[] =
 "                    print its header and list its leaves with slat-dump's\n"
 "                    own walker (with --hex and --map-svg as for a script)\n"
 "  --stats           print the table's counters (struct slat_stats)\n"
+"  --json            print the listing (every table entry and leaf, with\n"
+"                    its descriptor) and --stats as one JSON document\n"
+"                    instead of text (schema: docs/slat-dump.md)\n"
 "  --map-svg FILE    draw the IPA space as SVG: one box per leaf, colored by\n"
 "                    permission, blocks framed bold, holes hatched\n"
 "  --arena SIZE      table-page arena (default 1G, committed lazily; at\n"
@@ -51,10 +54,13 @@ static const char usage[] =
 "                                    first, if at all (these are the defaults)\n"
 "  config ept levels=4 ad=off mbec=off xonly=off\n"
 "                                    Intel EPT (levels=5: ia=57; or give ia=)\n"
+"  config arm-s1 granule=4k ia=48 pa=48 hwdirty=off\n"
+"                                    Armv8 stage 1, a guest's own tables\n"
 "  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]\n"
 "  unmap IPA SIZE [flush=entry|range|vmid|none]     (default entry)\n"
 "  wrprotect IPA SIZE [flush=entry|range|vmid|none]\n"
-"  relax IPA SIZE PERMS              add permissions (w, x, rwx, xu, ...)\n"
+"  relax IPA SIZE PERMS [flush=...] [skip-cmo]\n"
+"                                    add permissions (w, x, rwx, xu, ...)\n"
 "  mkyoung IPA                       set the access flag of the leaf\n"
 "  clear-young IPA SIZE              report and clear access flags\n"
 "  test-young IPA SIZE               report them only\n"
@@ -65,10 +71,18 @@ static const char usage[] =
 "                                    setting the access flag and dirty state\n"
 "  flush IPA SIZE                    clean+invalidate the D-cache for the\n"
 "                                    cacheable leaves (Arm without FWB)\n"
+"  split IPA SIZE [leaf=SIZE] [no-skip]\n"
+"                                    turn blocks into leaves of SIZE (default\n"
+"                                    the granule); no-skip walks every level\n"
+"  recover IPA SIZE zap-leaf|zap-table|promote [max-level=N] [flush=...]\n"
+"                                    rebuild blocks from tables (max-level:\n"
+"                                    the largest leaf the backing allows)\n"
+"  snapshot FILE                     write the raw image of the table now\n"
 "Numbers: hex (0x4000_0000) or decimal with K/M/G/T (4K, 2M, 1G).\n"
 "ATTRS: rw, rwx, r-x, rx, ro, none, then ,device ,nc ,normal ,sw=0..15\n"
 "       ,xu (execute at EL0 only) ,xk (EL1 only; both need xnx=on or\n"
-"       mbec=on); EPT also ,uc ,wc ,wb (= device, nc, normal) ,ipat ,sve.\n"
+"       mbec=on, not on arm-s1); EPT also ,uc ,wc ,wb (= device, nc,\n"
+"       normal) ,ipat ,sve; arm-s1 ,user (EL0 access) ,ng (not global).\n"
 "\n"
 "Exit status: 0 success; 1 host failure (a file cannot be opened, read or\n"
 "written, stdout included; out of memory; a leak in libslat); 2 an error\n"
@@ -78,7 +92,7 @@ static const char usage[] =
 struct options {
 	const char *script, *raw_out, *raw_in, *svg;
 	uint64_t arena;
-	bool hex, stats, verbose, have_arena;
+	bool hex, stats, verbose, have_arena, json;
 };
 
 /* No PA space is larger than 52 bits (Arm with 64K pages, EPT). */
@@ -109,6 +123,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->hex = true;
 		} else if (!strcmp(a, "--stats")) {
 			o->stats = true;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 			o->verbose = true;
 		} else if (!strcmp(a, "--raw")) {
@@ -156,6 +172,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("%s: --stats, --verbose and --arena are about "
 				   "the libslat table a script builds; an image "
 				   "is read without libslat", o->raw_in);
+	if (o->json && o->hex)
+		return usage_error("%s", "--json lists every table entry and "
+				   "descriptor already; drop --hex");
 	if (!o->raw_in && !o->script)
 		return usage_error("%s", "no script given ('-' reads stdin)");
 	return 0;
@@ -172,6 +191,16 @@ static void raw_visit(void *arg, const struct raw_entry *r)
 	};
 
 	dump_list_push(arg, &e);
+}
+
+static void json_raw(const struct raw_image *img, const struct dump_info *info,
+		     const struct dump_list *list, const char *name)
+{
+	dump_json_open(stdout, "raw-image", name, info);
+	printf(",\n \"image\": {\"version\": %" PRIu32 ", \"records\": %"
+	       PRIu32 "}", img->h.version, img->h.nr_pages);
+	dump_json_entries(stdout, list);
+	dump_json_close(stdout);
 }
 
 static int read_raw(const struct options *o)
@@ -205,16 +234,22 @@ static int read_raw(const struct options *o)
 		.root_pa = img.h.root_pa,
 	};
 	dump_set_format(img.h.format);
-	printf("# raw image %s: version %" PRIu32 ", %" PRIu32
-	       " page records\n", name, img.h.version, img.h.nr_pages);
-	dump_print_info(stdout, &info, o->hex);
-	ret = raw_image_walk(&img, o->hex, raw_visit, &list, stderr, err,
-			     sizeof(err));
+	if (!o->json) {
+		printf("# raw image %s: version %" PRIu32 ", %" PRIu32
+		       " page records\n", name, img.h.version,
+		       img.h.nr_pages);
+		dump_print_info(stdout, &info, o->hex);
+	}
+	ret = raw_image_walk(&img, o->hex || o->json, raw_visit, &list,
+			     stderr, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "slat-dump: %s: %s\n", name, err);
 		ret = ret == RAW_IMAGE_HOST ? 1 : 2;
 	} else {
-		dump_print_list(stdout, &list, o->hex);
+		if (o->json)
+			json_raw(&img, &info, &list, name);
+		else
+			dump_print_list(stdout, &list, o->hex);
 		if (o->svg && dump_svg(o->svg, &info, &list, name) < 0) {
 			fprintf(stderr, "slat-dump: %s: %s\n", o->svg,
 				strerror(errno));
@@ -226,99 +261,88 @@ static int read_raw(const struct options *o)
 	return ret;
 }
 
-/* ---- --raw ---- */
-
-static int write_raw(struct script *s, const struct dump_list *list,
-		     const char *path)
-{
-	const struct slat_table *t = &s->t;
-	const struct slat_mm_ops *mm = slat_hosted_ops();
-	struct slat_geometry geo;
-	struct raw_image_header h;
-	struct raw_image_page *pages;
-	uint32_t n = 0;
-	char err[256];
-	FILE *f;
-	int ret = 0;
-
-	slat_config_geometry(&s->cfg, &geo);
-	pages = calloc(geo.root_pages + list->n, sizeof(*pages));
-	if (!pages) {
-		fprintf(stderr, "slat-dump: %s: out of memory\n", path);
-		return 1;
-	}
-	/* Root pages first, in PA order, then tables in walk order. */
-	for (uint32_t i = 0; i < geo.root_pages; i++) {
-		/* libslat has no accessor for the root: read the fields. */
-		pages[n].pa = slat_pa_v(t->root_pa) + (uint64_t)i * s->cfg.granule;
-		pages[n++].data = (const uint8_t *)t->root +
-				  (size_t)i * s->cfg.granule;
-	}
-	for (size_t i = 0; i < list->n; i++) {
-		if (!list->v[i].table)
-			continue;
-		pages[n].pa = list->v[i].out;
-		pages[n++].data = mm->phys_to_virt(&s->h,
-						   slat_pa(list->v[i].out));
-	}
-	h = (struct raw_image_header){
-		.version = RAW_IMAGE_VERSION,
-		.format = s->cfg.format,
-		.granule = s->cfg.granule,
-		.ia_bits = geo.ia_bits,
-		.pa_bits = geo.pa_bits,
-		.start_level = geo.start_level,
-		.root_pages = geo.root_pages,
-		.features = s->cfg.features,
-		.nr_pages = n,
-		.root_pa = slat_pa_v(t->root_pa),
-	};
-	f = fopen(path, "wb");
-	if (!f) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
-		free(pages);
-		return 1;
-	}
-	if (raw_image_write(f, &h, pages, err, sizeof(err)) < 0) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, err);
-		ret = 1;
-	}
-	if (fclose(f) != 0 && !ret) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
-		ret = 1;
-	}
-	free(pages);
-	return ret;
-}
-
 /*
  * At exit, whatever the path: output lost to a full disk or a closed
  * descriptor must not end with status 0.
  */
 static void check_stdout(void)
 {
-	bool bad = ferror(stdout);
+	/* A write that already failed (one larger than the buffer, such as
+	 * --help) left its errno, unless something overwrote it since. */
+	int earlier = errno;
+	bool failed = ferror(stdout), bad = failed;
 
 	errno = 0;
 	bad |= fflush(stdout) != 0;
 	bad |= fclose(stdout) != 0;
 	if (!bad)
 		return;
+	if (!errno && failed)
+		errno = earlier;
 	fprintf(stderr, "slat-dump: writing the output failed%s%s (check where "
 		"stdout goes and the space there)\n", errno ? ": " : "",
 		errno ? strerror(errno) : "");
 	_exit(1);
 }
 
+/* After the script: the listing (text or JSON), the image, the map. */
+static int show_script(const struct options *o, struct script *s,
+		       const char *output, size_t output_len)
+{
+	struct dump_list list = { 0 };
+	struct slat_geometry geo;
+	struct dump_info info;
+	char err[512];
+	int ret = 0, rc;
+
+	slat_config_geometry(&s->cfg, &geo);
+	info = (struct dump_info){
+		.format = s->cfg.format, .granule = s->cfg.granule,
+		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
+		.start_level = geo.start_level, .root_pages = geo.root_pages,
+		.features = s->cfg.features, .root_pa = slat_pa_v(s->t.root_pa),
+	};
+	rc = dump_collect(&s->t, slat_hosted_ops(), &s->h, o->hex || o->json,
+			  &list);
+	if (rc < 0) {
+		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
+			slat_strerror(rc));
+		dump_list_free(&list);
+		return 1;
+	}
+	if (o->json) {
+		dump_json_open(stdout, "script", o->script, &info);
+		dump_json_output(stdout, output, output_len);
+		dump_json_entries(stdout, &list);
+		if (o->stats)
+			script_json_stats(s, stdout);
+		dump_json_close(stdout);
+	} else {
+		dump_print_list(stdout, &list, o->hex);
+		if (o->stats)
+			script_print_stats(s, stdout);
+	}
+	if (o->raw_out &&
+	    script_write_raw(s, o->raw_out, NULL, NULL, err, sizeof(err))) {
+		fprintf(stderr, "slat-dump: %s\n", err);
+		ret = 1;
+	}
+	if (o->svg && dump_svg(o->svg, &info, &list, o->script) < 0) {
+		fprintf(stderr, "slat-dump: %s: %s\n", o->svg, strerror(errno));
+		ret = 1;
+	}
+	dump_list_free(&list);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
 	struct script s = { 0 };
-	struct dump_list list = { 0 };
-	struct slat_geometry geo;
-	struct dump_info info;
+	char *output = NULL;
+	size_t output_len = 0;
 	FILE *in;
-	int ret, rc;
+	int ret;
 
 	atexit(check_stdout);
 	ret = parse_args(argc, argv, &o);
@@ -339,40 +363,25 @@ int main(int argc, char **argv)
 	s.verbose = o.verbose;
 	s.hex = o.hex;
 	s.out = stdout;
+	/* JSON: what the script prints goes into the document. */
+	if (o.json) {
+		s.no_header = true;
+		s.out = open_memstream(&output, &output_len);
+		if (!s.out) {
+			fprintf(stderr, "slat-dump: out of memory\n");
+			return 1;
+		}
+	}
 	ret = script_run(&s, in, o.script);
 	if (in != stdin)
 		fclose(in);
-	if (ret) {
-		script_fini(&s);
-		return ret;
-	}
-
-	slat_config_geometry(&s.cfg, &geo);
-	info = (struct dump_info){
-		.format = s.cfg.format, .granule = s.cfg.granule,
-		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
-		.start_level = geo.start_level, .root_pages = geo.root_pages,
-		.features = s.cfg.features, .root_pa = slat_pa_v(s.t.root_pa),
-	};
-	rc = dump_collect(&s.t, slat_hosted_ops(), &s.h, o.hex || o.raw_out,
-			  &list);
-	if (rc < 0) {
-		fprintf(stderr, "slat-dump: slat_walk: %s (a libslat bug)\n",
-			slat_strerror(rc));
-		ret = 1;
-		goto out;
-	}
-	dump_print_list(stdout, &list, o.hex);
-	if (o.stats)
-		script_print_stats(&s, stdout);
-	if (o.raw_out && write_raw(&s, &list, o.raw_out))
-		ret = 1;
-	if (o.svg && dump_svg(o.svg, &info, &list, o.script) < 0) {
-		fprintf(stderr, "slat-dump: %s: %s\n", o.svg, strerror(errno));
+	if (o.json && fclose(s.out) != 0 && !ret) {
+		fprintf(stderr, "slat-dump: out of memory\n");
 		ret = 1;
 	}
-out:
-	dump_list_free(&list);
+	if (!ret)
+		ret = show_script(&o, &s, output, output_len);
+	free(output);
 	if (script_fini(&s) && !ret)
 		ret = 1;
 	return ret;

@@ -216,8 +216,9 @@ static void draw_leaf(FILE *f, const struct item *it)
 		snprintf(line, sizeof(line), "%s %s", dump_size(e->size, b),
 			 block ? "block" : "page");
 	text(f, x + 6, y + 28, "", line);
-	snprintf(line, sizeof(line), "%s %s%s", dump_perms(e->attrs, perms),
-		 dump_memtype(e->attrs), old ? " old" : "");
+	snprintf(line, sizeof(line), "%s %s%s%s%s", dump_perms(e->attrs, perms),
+		 dump_memtype(e->attrs), (e->attrs & SLAT_USER) ? " user" : "",
+		 (e->attrs & SLAT_NG) ? " ng" : "", old ? " old" : "");
 	if (sw) {
 		size_t n = strlen(line);
 
@@ -300,20 +301,15 @@ static int close_checked(FILE *f)
 	return bad ? -1 : 0;
 }
 
-int dump_svg(const char *path, const struct dump_info *info,
-	     const struct dump_list *l, const char *title)
+/* The leaves of @l and the holes between them, in IPA order. */
+static size_t collect_items(const struct dump_list *l, uint64_t end,
+			    struct item *v, size_t *holes)
 {
-	uint64_t end = 1ull << info->ia_bits, cursor = 0;
-	size_t n = 0, leaves = dump_list_leaves(l), holes = 0;
-	struct item *v = calloc(2 * leaves + 2, sizeof(*v));
-	int height, top = 88;
-	char sz[32], g[32], heading[512];
-	FILE *f;
+	uint64_t cursor = 0;
+	size_t n = 0;
 
-	if (!v)
-		return -1;
 	for (size_t i = 0; i < l->n;) {
-		const struct dump_entry *e = &l->v[i];
+		const struct dump_entry *e = &l->v[i], *prev = e;
 		size_t j = i + 1, count = 1;
 		bool linear = true;
 
@@ -324,21 +320,17 @@ int dump_svg(const char *path, const struct dump_info *info,
 		if (e->ipa > cursor) {
 			v[n++] = (struct item){ .kind = ITEM_HOLE,
 						.start = cursor, .end = e->ipa };
-			holes++;
+			(*holes)++;
 		}
 		/* Gather a run of like leaves (table entries may interleave). */
-		{
-			const struct dump_entry *prev = e;
-
-			for (; j < l->n; j++) {
-				if (l->v[j].table)
-					continue;
-				if (!same_run(prev, &l->v[j]))
-					break;
-				linear &= l->v[j].out == prev->out + prev->size;
-				prev = &l->v[j];
-				count++;
-			}
+		for (; j < l->n; j++) {
+			if (l->v[j].table)
+				continue;
+			if (!same_run(prev, &l->v[j]))
+				break;
+			linear &= l->v[j].out == prev->out + prev->size;
+			prev = &l->v[j];
+			count++;
 		}
 		if (count < RUN_MIN) {
 			j = i + 1;
@@ -362,19 +354,13 @@ int dump_svg(const char *path, const struct dump_info *info,
 	if (cursor < end) {
 		v[n++] = (struct item){ .kind = ITEM_HOLE, .start = cursor,
 					.end = end };
-		holes++;
+		(*holes)++;
 	}
-	layout(info, v, n, top, &height);
-	height += 30;
+	return n;
+}
 
-	f = fopen(path, "w");
-	if (!f) {
-		int saved = errno;
-
-		free(v);
-		errno = saved;
-		return -1;
-	}
+static void svg_head(FILE *f, int height)
+{
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"%s\" "
@@ -401,11 +387,38 @@ int dump_svg(const char *path, const struct dump_info *info,
 	      "</style>\n", f);
 	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
 		SVG_W, height);
+}
 
+int dump_svg(const char *path, const struct dump_info *info,
+	     const struct dump_list *l, const char *title)
+{
+	uint64_t end = 1ull << info->ia_bits;
+	size_t n, leaves = dump_list_leaves(l), holes = 0;
+	struct item *v = calloc(2 * leaves + 2, sizeof(*v));
+	int height, top = 88;
+	char sz[32], g[32], heading[512];
+	FILE *f;
+
+	if (!v)
+		return -1;
+	n = collect_items(l, end, v, &holes);
+	layout(info, v, n, top, &height);
+	height += 30;
+
+	f = fopen(path, "w");
+	if (!f) {
+		int saved = errno;
+
+		free(v);
+		errno = saved;
+		return -1;
+	}
+	svg_head(f, height);
 	snprintf(heading, sizeof(heading),
-		 "%s \xe2\x80\x94 %s, %s granule, %u-bit IPA (%s), %zu lea%s",
+		 "%s \xe2\x80\x94 %s, %s granule, %u-bit %s (%s), %zu lea%s",
 		 title, dump_format_name(info->format),
 		 dump_size(info->granule, g), info->ia_bits,
+		 info->format == SLAT_FMT_ARM_S1 ? "VA" : "IPA",
 		 dump_size(end, sz), leaves, leaves == 1 ? "f" : "ves");
 	text(f, MARGIN, 30, " class=\"title\"", heading);
 	text(f, MARGIN, 48, " class=\"small\" fill=\"#555\"",

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Checks of slat-dump as a reader of untrusted input: crafted raw images,
-# pipes, a full stdout, arenas against the PA space, exit statuses, --help.
+# pipes, a full stdout, arenas against the PA space, exit statuses, --help;
+# and of its outputs: --json against the text listing, snapshots against
+# the script up to them, stage-1 images, a split beyond the arena.
 # Usage: check.py TEST EXE SRCDIR [sanitized]
-import os, re, resource, struct, subprocess, sys, tempfile
+import json, os, re, resource, struct, subprocess, sys, tempfile
 
 EXE, SRC = sys.argv[2], sys.argv[3]
 SANITIZED = len(sys.argv) > 4 and sys.argv[4] not in ("", "0", "OFF")
@@ -200,6 +202,247 @@ def t_help():
             sys.exit(f"FAIL: --help does not explain {o}")
         if f"`{o}" not in doc:
             sys.exit(f"FAIL: docs/slat-dump.md does not explain {o}")
+
+
+EXAMPLES = sorted(os.path.join(SRC, "examples", f)
+                  for f in os.listdir(os.path.join(SRC, "examples"))
+                  if f.endswith(".slat"))
+
+
+def ok(args, what, stdin=None):
+    p = run(args, stdin=stdin)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {what}: exit {p.returncode}: {p.stderr!r}")
+    return p.stdout.decode()
+
+
+def size_text(n):
+    """dump_size(): 4K, 2M, 1536M, or hex when no unit divides."""
+    if n == 0:
+        return "0"
+    for u in range(5, -1, -1):
+        unit = 1 << (10 * (u + 1))
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{'KMGTPE'[u]}"
+    return hex(n)
+
+
+def entry_text(e):
+    """The --hex listing line of a JSON entry."""
+    head = f"{e['ipa']}-{e['end']} L{e['level']}"
+    if e["kind"] == "table":
+        line = f"{head} table -> {e['pa']}"
+    else:
+        flags = "".join(f" {k}" for k in ("ipat", "sve", "user", "ng")
+                        if e[k])
+        sw = f" sw={e['sw']}" if e["sw"] else ""
+        line = (f"{head} {e['type']} -> {e['pa']} {e['perms']} "
+                f"{e['memtype']}{flags}{sw} "
+                f"{'young' if e['young'] else 'old'}"
+                f"{' dirty' if e['dirty'] else ''}")
+        x = {(True, True): "x", (True, False): "xk", (False, True): "xu",
+             (False, False): "-"}[(e["exec_el1"], e["exec_el0"])]
+        perms = ("r" if e["read"] else "-") + ("w" if e["write"] else "-") + x
+        if perms != e["perms"]:
+            sys.exit(f"FAIL: JSON perms {e['perms']!r} but flags say "
+                     f"{perms!r}: {e}")
+    if int(e["end"], 16) - int(e["ipa"], 16) != e["size"]:
+        sys.exit(f"FAIL: JSON size does not match ipa..end: {e}")
+    return f"{line}  pte {e['pte']} @ {e['table_pa']}[{e['index']}]"
+
+
+def stats_text(st):
+    """The --stats lines of the JSON stats object."""
+    w, t, pg = st["writes"], st["tlbi"], st["pages"]
+    return [
+        f"stats: entries visited {st['visited']}",
+        f"stats: descriptor writes: leaf {w['leaf']}, table {w['table']}, "
+        f"clear {w['clear']}, break {w['break']}, attr {w['attr']}",
+        f"stats: tlbi: ipa {t['ipa']}, ipa-local {t['ipa_local']}, "
+        f"range {t['range']}, vmid {t['vmid']}",
+        f"stats: d-cache clean+invalidate: {st['dcache']['calls']} calls, "
+        f"{size_text(st['dcache']['bytes'])}; i-cache invalidate: "
+        f"{st['icache']['calls']} calls, {size_text(st['icache']['bytes'])}"
+        f"; left to the caller (skip-cmo): {st['cmo_skipped']}",
+        f"stats: table pages: {pg['allocated']} allocated, {pg['freed']} "
+        f"freed ({pg['deferred']} deferred), {pg['in_use']} in use with "
+        f"the root; retries {st['retries']}"]
+
+
+def check_json(doc, text, what):
+    """A --json document against the --hex (--stats) text of the same run."""
+    lines = text.splitlines()
+    want = [l for l in lines if l.startswith("0x")]
+    got = [entry_text(e) for e in doc["entries"]]
+    if got != want:
+        bad = next(i for i in range(min(len(got), len(want)) + 1)
+                   if i >= len(got) or i >= len(want) or got[i] != want[i])
+        sys.exit(f"FAIL: {what}: JSON entry {bad} differs from the listing:"
+                 f"\n  json {got[bad] if bad < len(got) else None}"
+                 f"\n  text {want[bad] if bad < len(want) else None}")
+    leaves = sum(e["kind"] == "leaf" for e in doc["entries"])
+    if (doc["leaves"], doc["tables"]) != (leaves, len(got) - leaves):
+        sys.exit(f"FAIL: {what}: leaves/tables counts are wrong")
+    if f"# {leaves} lea" not in text:
+        sys.exit(f"FAIL: {what}: the text listing counts other leaves")
+    cfg = doc["config"]
+    if f"# config {cfg['format']} " not in text:
+        sys.exit(f"FAIL: {what}: format {cfg['format']} not in the header")
+    hdr = re.search(r"# start level (-?\d+), root: (\d+) entr\S+ in (\d+) "
+                    r"concatenated pages? at (0x[0-9a-f]+)", text)
+    if not hdr or [int(hdr.group(1)), int(hdr.group(2)), int(hdr.group(3)),
+                   hdr.group(4)] != [cfg["start_level"], cfg["root_entries"],
+                                     cfg["root_pages"], cfg["root_pa"]]:
+        sys.exit(f"FAIL: {what}: JSON config {cfg} against {hdr}")
+    for key in ("ia", "pa"):
+        if f" {key}={cfg[key + '_bits']} " not in text:
+            sys.exit(f"FAIL: {what}: {key}_bits {cfg[key + '_bits']} is "
+                     f"not in the header")
+    if "stats" in doc:
+        if stats_text(doc["stats"]) != [l for l in lines
+                                        if l.startswith("stats: ")]:
+            sys.exit(f"FAIL: {what}: JSON stats differ from --stats")
+    return doc
+
+
+def t_json():
+    """--json lists what the text listing lists, parsed by Python's json."""
+    d = tempfile.mkdtemp()
+    for script in EXAMPLES:
+        name = os.path.basename(script)
+        text = ok(["--hex", "--stats", script], name)
+        doc = json.loads(ok(["--json", "--stats", script], name))
+        check_json(doc, text, name)
+        # what the script printed as it ran, in order
+        ran = [l for l in text.splitlines()
+               if not l.startswith(("#", "0x", "stats: "))]
+        if doc["output"] != ran or doc["source"] != "script":
+            sys.exit(f"FAIL: {name}: JSON output {doc['output'][:3]} "
+                     f"against {ran[:3]}")
+        img = os.path.join(d, name + ".img")
+        ok(["--raw", img, script], name)
+        text = ok(["--hex", "--read-raw", img], name)
+        doc = json.loads(ok(["--json", "--read-raw", img], name))
+        check_json(doc, text, name + " image")
+        records = int(re.search(r"(\d+) page records", text).group(1))
+        if doc["image"] != {"version": 1, "records": records} or \
+                doc["source"] != "raw-image":
+            sys.exit(f"FAIL: {name}: JSON image {doc['image']}")
+    # Any file name is a valid JSON string; an empty table an empty list.
+    odd = os.path.join(d, 'a"b\\\t\xff.slat'.encode("utf-8",
+                                                    "surrogateescape")
+                       .decode("utf-8", "replace"))
+    open(odd, "w").write("# nothing\n")
+    doc = json.loads(ok(["--json", odd], "an odd name"))
+    if doc["entries"] != [] or doc["output"] != [] or \
+            doc["name"] != odd:
+        sys.exit(f"FAIL: an empty script: {doc}")
+    # A name that is not UTF-8: the byte becomes U+FFFD.
+    bad = os.path.join(d.encode(), b"n\xff.slat")
+    open(bad, "w").write("# nothing\n")
+    doc = json.loads(ok(["--json", bad], "a name that is not UTF-8"))
+    if doc["name"] != d + "/n\ufffd.slat":
+        sys.exit(f"FAIL: the name {bad!r} in JSON is {doc['name']!r}")
+    p = run(["--json", "-"], stdin=b"lookup 0\nconfig ept\n")
+    expect(p, 2, r"config: too late", "--json and a script error")
+    if p.stdout:
+        sys.exit(f"FAIL: a failed script printed JSON: {p.stdout!r}")
+    expect(run(["--json", "--hex", DEMO]), 2, r"drop --hex", "--json --hex")
+
+
+def t_snapshot():
+    """snapshot FILE: the image at that line lists what the script had
+    built up to there; at the end it is the --raw image, byte for byte."""
+    d = tempfile.mkdtemp()
+    checked = 0
+    for script in EXAMPLES:
+        name = os.path.basename(script)
+        lines = open(script).read().splitlines(keepends=True)
+        ops = [i for i, l in enumerate(lines)
+               if l.split("#")[0].strip() and not l.startswith("config")]
+        for cut in sorted({ops[len(ops) // 3], ops[2 * len(ops) // 3]}):
+            mid = os.path.join(d, f"{name}-{cut}.img")
+            end = os.path.join(d, f"{name}-end.img")
+            snap = lines[:cut + 1] + [f"snapshot {mid}\n"] + \
+                lines[cut + 1:] + [f"snapshot {end}\n"]
+            out = ok(["--hex", "-"], name, stdin="".join(snap).encode())
+            m = re.search(rf"snapshot {re.escape(mid)}: (\d+) page records?,"
+                          rf" (\d+) lea", out)
+            if not m:
+                sys.exit(f"FAIL: {name}: no snapshot line in {out!r}")
+            # the state at that point: the script cut there
+            upto = ok(["--hex", "-"], name,
+                      stdin="".join(lines[:cut + 1]).encode())
+            image = ok(["--hex", "--read-raw", mid], name)
+            live = [l for l in upto.splitlines() if l.startswith("0x")]
+            read = [l for l in image.splitlines() if l.startswith("0x")]
+            if live != read:
+                sys.exit(f"FAIL: {name}: the snapshot after line {cut + 1} "
+                         f"lists {len(read)} entries, the script up to "
+                         f"there {len(live)}")
+            if int(m.group(2)) != sum(" table -> " not in l for l in live):
+                sys.exit(f"FAIL: {name}: the snapshot line counts "
+                         f"{m.group(2)} leaves")
+            full = os.path.join(d, f"{name}-raw.img")
+            ok(["--raw", full, script], name)
+            if open(full, "rb").read() != open(end, "rb").read():
+                sys.exit(f"FAIL: {name}: a snapshot at the end is not the "
+                         f"--raw image")
+            checked += 1
+    if checked < 2 * len(EXAMPLES) - 2:
+        sys.exit(f"FAIL: only {checked} snapshots checked")
+    # A snapshot where nothing can be written is a host failure (1).
+    p = run(["-"], stdin=b"map 0 4K 0 rw\nsnapshot /nonexistent/x.img\n")
+    expect(p, 1, r"<stdin>:2: snapshot: /nonexistent/x.img: No such file.*"
+           r"check that the directory exists", "an unwritable snapshot")
+    p = run(["-"], stdin=b"snapshot\n")
+    expect(p, 2, r"snapshot: missing arguments \(write: snapshot FILE\)",
+           "snapshot without a file")
+
+
+def t_raw_s1():
+    """Stage-1 images (format 3) decoded from the architecture."""
+    A, B, C = 0x1000, 0x2000, 0x3000
+    table = lambda pa: pa | 3
+    # AP[1] user, AP[2]=0 (EL0 writable): EL1 cannot execute it even with
+    # PXN clear; UXN set; AF; AttrIndx 0
+    page = 0x40000000 | (1 << 54) | 0x400 | 0x40 | 3
+    odd = 0x40001000 | (5 << 2) | 0x400 | 0x80 | 3  # AttrIndx 5, read-only
+    img = (header(4, ia=48, start=0, fmt=3) +
+           record(0, [table(A)] + [0] * 511) +
+           record(A, [table(B) | (1 << 61)] + [0] * 511) +
+           record(B, [table(C)] + [0] * 511) +
+           record(C, [page, odd] + [0] * 510))
+    p = run(["--read-raw", "-"], stdin=img)
+    expect(p, 0, r"APTable.*listed without them[\s\S]*AttrIndx other than "
+           r"0, 1 or 2", "a stage-1 image")
+    out = p.stdout.decode()
+    for want in ["# config arm-s1 granule=4K ia=48 pa=48 hwdirty=off",
+                 "L3 page -> 0x0000000040000000 rw- normal user young",
+                 "L3 page -> 0x0000000040001000 r-x mt3 young"]:
+        if want not in out:
+            sys.exit(f"FAIL: the stage-1 image lacks {want!r}:\n{out}")
+    p = run(["--read-raw", "-"], stdin=header(2, ia=48, fmt=3, root_pages=2)
+            + record(0, [0] * 512) + record(0x1000, [0] * 512))
+    expect(p, 2, r"an arm-s1 image has one root page", "two s1 root pages")
+    p = run(["--read-raw", "-"], stdin=header(1, fmt=4) + record(0, [0] * 512))
+    expect(p, 2, r"unknown format 4 \(this reader knows 1 arm-s2, 2 ept and "
+           r"3 arm-s1\)", "format 4")
+
+
+def t_split_nomem():
+    """A split that runs out of table pages stops at a block boundary and
+    says how far it got."""
+    script = b"map 0x40000000 1G 0x80000000 rw cap=2M\nsplit 0x40000000 1G\n"
+    p = run(["--arena", "1M", "-"], stdin=script)
+    expect(p, 2, r"<stdin>:2: split: .*the 1M table-page arena is exhausted; "
+           r"run slat-dump with a larger --arena; 0x[0-9a-f]+ bytes were "
+           r"done\)", "a split beyond the arena")
+    done = int(re.search(rb"; (0x[0-9a-f]+) bytes were done", p.stderr)
+               .group(1), 16)
+    if done % (2 << 20) or not 0 < done < 1 << 30:
+        sys.exit(f"FAIL: a split stopped at 0x{done:x}, not at a 2M block")
+    ok(["--arena", "4M", "-"], "the same split with room", stdin=script)
 
 
 if __name__ == "__main__":
