@@ -226,9 +226,11 @@ static struct point run_point(enum curve curve, enum placement place,
 		slat_hosted_cache_fini(&v[i].cache);
 	}
 	p.secs = (double)(t1 - t0) / 1e9;
-	p.installed = r->t.stats.written[SLAT_WRITE_LEAF];
+	struct slat_stats st;
+	slat_stats_read(&r->t, &st);
+	p.installed = st.written[SLAT_WRITE_LEAF];
 	p.cleans = place == CLEAN_BEFORE_MAP ? r->cleans_by_caller
-					     : r->t.stats.dcache_calls;
+					     : st.dcache_calls;
 
 	/* What must be there: every page faulted, installed once. */
 	uint64_t want = curve == OWN ? (uint64_t)threads * faults_per_thread

@@ -110,7 +110,7 @@ static void split_once(uint64_t size, uint32_t map_flags, bool skip,
 			 SLAT_OP(.flags = skip ? 0 : SLAT_SPLIT_NO_SKIP,
 				 .cache = &e.cache)));
 	r->ns = (double)(now_ns() - t0);
-	r->st = e.t.stats;
+	slat_stats_read(&e.t, &r->st);
 	env_fini(&e);
 }
 
@@ -201,7 +201,9 @@ static void bench_recover(void)
 					   SLAT_RECOVERY(.strategy = s),
 					   SLAT_OP(.flush = p)));
 			double ns = (double)(now_ns() - t0);
-			struct slat_stats st = e.t.stats;
+			struct slat_stats st;
+
+			slat_stats_read(&e.t, &st);
 			uint64_t written = 0, tlbis = 0;
 			for (int i = 0; i < SLAT_WRITE_KINDS; i++)
 				written += st.written[i];

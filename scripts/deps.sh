@@ -9,6 +9,8 @@
 #                              and build the QEMU oracle's EL2 program
 #   qemu-system-arm            the oracle: QEMU's Armv8 walker checks our tables
 #   clang, libclang-rt-14-dev  libFuzzer for the fuzzing harness
+#   g++                        the public headers compile as C++ too
+#                              (tests/cxx_headers.cpp, -Wpedantic)
 #   help2man                   the man pages of slat-dump and slat-perf, made
 #                              from their --help and --version at build time
 #                              (without it the build skips them)
@@ -16,7 +18,7 @@ set -euo pipefail
 
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-	qemu-system-arm clang libclang-rt-14-dev help2man)
+	qemu-system-arm clang libclang-rt-14-dev g++ help2man)
 
 missing=()
 for p in "${packages[@]}"; do

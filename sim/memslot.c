@@ -428,13 +428,13 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 			       (unsigned long long)m->guest_phys_addr,
 			       (unsigned long long)m->memory_size,
 			       (unsigned long long)g);
-	limit = 1ull << vm->table.geo.ia_bits;
+	limit = 1ull << slat_table_geometry(&vm->table)->ia_bits;
 	if (m->guest_phys_addr >= limit || m->memory_size > limit - m->guest_phys_addr)
 		return sim_err(vm, -EINVAL,
 			       "slot %u: [0x%llx, +0x%llx) beyond the %u-bit IPA space",
 			       m->slot, (unsigned long long)m->guest_phys_addr,
 			       (unsigned long long)m->memory_size,
-			       vm->table.geo.ia_bits);
+			       slat_table_geometry(&vm->table)->ia_bits);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return sim_err(vm, -ENOMEM, "out of memory");
@@ -476,7 +476,7 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 	 * is no memory), so block alignment is the same in both. */
 	s->hpa = sim_alloc_hpa(vm, s->size,
 			       s->hva ? (uint64_t)(uintptr_t)s->hva : s->gpa);
-	if (s->hpa + s->size > (1ull << vm->table.geo.pa_bits)) {
+	if (s->hpa + s->size > (1ull << slat_table_geometry(&vm->table)->pa_bits)) {
 		sim_slot_free(s);
 		return sim_err(vm, -ENOMEM, "host PA space exhausted");
 	}
@@ -530,7 +530,7 @@ static int slot_delete(struct slat_vm *vm, struct sim_slot *s)
  */
 static int slot_move(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa)
 {
-	uint64_t limit = 1ull << vm->table.geo.ia_bits;
+	uint64_t limit = 1ull << slat_table_geometry(&vm->table)->ia_bits;
 	struct sim_slot *n, *o;
 	int ret;
 
@@ -543,7 +543,7 @@ static int slot_move(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa)
 		return sim_err(vm, -EINVAL,
 			       "slot %u: [0x%llx, +0x%llx) beyond the %u-bit IPA space",
 			       s->id, (unsigned long long)gpa,
-			       (unsigned long long)s->size, vm->table.geo.ia_bits);
+			       (unsigned long long)s->size, slat_table_geometry(&vm->table)->ia_bits);
 	o = slots_overlap(vm, gpa, s->size, s);
 	if (o)
 		return sim_err(vm, -EEXIST,
@@ -561,7 +561,7 @@ static int slot_move(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa)
 	/* Synthetic memory's host PAs follow the IPA's alignment. */
 	if (!s->hva)
 		n->hpa = sim_alloc_hpa(vm, s->size, gpa);
-	if (n->hpa + n->size > (1ull << vm->table.geo.pa_bits)) {
+	if (n->hpa + n->size > (1ull << slat_table_geometry(&vm->table)->pa_bits)) {
 		free(n);
 		return sim_err(vm, -ENOMEM, "host PA space exhausted");
 	}

@@ -161,7 +161,7 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		/* A write-clean leaf (hardware dirty state) must be walked
 		 * again on the first write, so it is cached read-only. */
 		if ((res->attrs & SLAT_W) &&
-		    (write || !(vm->table.cfg.features & SLAT_FEAT_HWDIRTY) ||
+		    (write || !(slat_table_config(&vm->table)->features & SLAT_FEAT_HWDIRTY) ||
 		     (res->attrs & SLAT_DIRTY)))
 			flags |= TLB_W;
 		if (s->hva) {

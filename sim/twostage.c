@@ -348,7 +348,9 @@ static uint32_t s1_attrs_of(slat_pte_t d)
 static enum slat_fault s2_walk(struct slat_ts *ts, uint64_t ipa,
 			       struct walk_leaf *leaf, uint32_t *refs)
 {
-	uint64_t table = ts->s2.root_pa.pa;
+	slat_pa_t root;
+	slat_table_root(&ts->s2, &root, NULL);
+	uint64_t table = root.pa;
 
 	if (ipa >> TS_IA_BITS)
 		return SLAT_FAULT_TRANSLATION;

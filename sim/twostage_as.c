@@ -198,7 +198,9 @@ struct slat_ts_as *slat_ts_as_create(struct slat_ts *ts, bool kernel,
 		free(as);
 		return NULL;
 	}
-	as->root_ipa = as->t.root_pa.pa;
+	slat_pa_t root;
+	slat_table_root(&as->t, &root, NULL);
+	as->root_ipa = root.pa;
 	return as;
 }
 

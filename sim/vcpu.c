@@ -13,7 +13,7 @@
 /* Page-table pages one fault may need: a table chain and a split or two. */
 static uint32_t fault_cache_pages(struct slat_vm *vm)
 {
-	return 2u * (uint32_t)(SLAT_LAST_LEVEL - vm->table.geo.start_level + 1) + 2;
+	return 2u * (uint32_t)(SLAT_LAST_LEVEL - slat_table_geometry(&vm->table)->start_level + 1) + 2;
 }
 
 struct slat_vcpu *slat_vm_create_vcpu(struct slat_vm *vm, uint32_t id, int *err)

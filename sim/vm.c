@@ -290,7 +290,7 @@ void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size)
  */
 void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 {
-	if (vm->table.cfg.format == SLAT_FMT_EPT)
+	if (slat_table_config(&vm->table)->format == SLAT_FMT_EPT)
 		ipa = size = 0;
 	sim_tlbi(vm, ipa, size);
 }
@@ -334,7 +334,7 @@ enum slat_tlbi_policy sim_policy(enum slat_vm_flush f)
 
 int sim_level_of_shift(struct slat_vm *vm, unsigned shift)
 {
-	for (int l = SLAT_LAST_LEVEL; l >= vm->table.geo.start_level; l--)
+	for (int l = SLAT_LAST_LEVEL; l >= slat_table_geometry(&vm->table)->start_level; l--)
 		if (slat_level_size(&vm->table, l) == 1ull << shift)
 			return l;
 	return SLAT_LAST_LEVEL;
@@ -395,8 +395,8 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		goto fail;
 	}
 	vm->table_ready = true;
-	for (int l = vm->table.geo.start_level; l <= SLAT_LAST_LEVEL; l++)
-		if (l >= 0 && (vm->table.geo.leaf_levels >> l) & 1)
+	for (int l = slat_table_geometry(&vm->table)->start_level; l <= SLAT_LAST_LEVEL; l++)
+		if (l >= 0 && (slat_table_geometry(&vm->table)->leaf_levels >> l) & 1)
 			vm->leaf_shifts[vm->nr_leaf_shifts++] =
 				(uint8_t)__builtin_ctzll(slat_level_size(&vm->table, l));
 	vm->gen = 1;
@@ -566,12 +566,8 @@ int slat_vm_enable_cap(struct slat_vm *vm, enum slat_vm_cap cap, uint64_t arg)
 void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 {
 	memset(s, 0, sizeof(*s));
-	/* The RCU callback thread adds to the table's counters atomically
-	 * (deferred frees) at any time. */
-	for (size_t i = 0; i < sizeof(s->table) / sizeof(uint64_t); i++)
-		((uint64_t *)&s->table)[i] =
-			__atomic_load_n(&((uint64_t *)&vm->table.stats)[i],
-					__ATOMIC_RELAXED);
+	/* The RCU callback thread adds to the table's counters at any time. */
+	slat_stats_read(&vm->table, &s->table);
 	for (uint32_t i = 0; i < vm->nr_vcpus; i++) {
 		struct slat_vcpu *v = vm->vcpus[i];
 		struct vcpu_stats *c;

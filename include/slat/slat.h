@@ -95,7 +95,9 @@ struct slat_format;
 
 /*
  * A table. Allocate it wherever you like (it needs no heap) and set it up
- * with slat_table_init(); the fields are private to libslat.
+ * with slat_table_init(); the fields are private to libslat: read them
+ * through slat_table_geometry(), slat_table_config(), slat_table_root(),
+ * slat_stats_read().
  */
 struct slat_table {
 	const struct slat_format *fmt;
@@ -179,6 +181,18 @@ SLAT_API void *slat_table_root(const struct slat_table *t, slat_pa_t *pa,
 
 /* The format's name ("arm-s2", ...). */
 SLAT_API const char *slat_table_name(const struct slat_table *t);
+
+/* The table's geometry (start level, root pages, leaf levels, address
+ * sizes) and configuration (pa_bits as derived); NULL for a table not set
+ * up or destroyed. Read these instead of struct slat_table's fields. */
+SLAT_API const struct slat_geometry *
+slat_table_geometry(const struct slat_table *t);
+SLAT_API const struct slat_config *slat_table_config(const struct slat_table *t);
+
+/* A copy of @t's counters, each read atomically: safe beside the deferred
+ * frees, which add to pages_freed and pages_deferred from another thread. */
+SLAT_API void slat_stats_read(const struct slat_table *t,
+			      struct slat_stats *out);
 
 /*
  * Operation flags (struct slat_op.flags), in KVM's walk-flag vocabulary

@@ -24,8 +24,20 @@ extern "C" {
 typedef struct { uint64_t ipa; } slat_ipa_t;
 typedef struct { uint64_t pa; } slat_pa_t;
 
-static inline slat_ipa_t slat_ipa(uint64_t v) { return (slat_ipa_t){ v }; }
-static inline slat_pa_t slat_pa(uint64_t v) { return (slat_pa_t){ v }; }
+/* Without compound literals: the headers are C++ too. */
+static inline slat_ipa_t slat_ipa(uint64_t v)
+{
+	slat_ipa_t a;
+	a.ipa = v;
+	return a;
+}
+
+static inline slat_pa_t slat_pa(uint64_t v)
+{
+	slat_pa_t a;
+	a.pa = v;
+	return a;
+}
 static inline uint64_t slat_ipa_v(slat_ipa_t a) { return a.ipa; }
 static inline uint64_t slat_pa_v(slat_pa_t a) { return a.pa; }
 

@@ -204,6 +204,26 @@ const char *slat_table_name(const struct slat_table *t)
 	return t->fmt->name;
 }
 
+const struct slat_geometry *slat_table_geometry(const struct slat_table *t)
+{
+	return table_live(t) ? &t->geo : NULL;
+}
+
+const struct slat_config *slat_table_config(const struct slat_table *t)
+{
+	return table_live(t) ? &t->cfg : NULL;
+}
+
+void slat_stats_read(const struct slat_table *t, struct slat_stats *out)
+{
+	/* Word by word, relaxed: deferred frees add to two of the counters
+	 * from another thread at any time. */
+	const uint64_t *w = (const uint64_t *)&t->stats;
+	uint64_t *o = (uint64_t *)out;
+	for (size_t i = 0; i < STATS_WORDS; i++)
+		o[i] = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+}
+
 void slat_stats_add(struct slat_stats *sum, const struct slat_stats *add)
 {
 	uint64_t *w = (uint64_t *)sum;

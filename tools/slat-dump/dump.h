@@ -111,4 +111,12 @@ void dump_json_str(FILE *f, const char *s);
 /* Numbers: 0x hex (with optional '_'), or decimal with a K/M/G/T suffix. */
 bool dump_parse_u64(const char *s, uint64_t *v);
 
+/* The root's PA, through the accessor. */
+static inline slat_pa_t dump_root_pa(const struct slat_table *t)
+{
+	slat_pa_t pa;
+	slat_table_root(t, &pa, NULL);
+	return pa;
+}
+
 #endif

@@ -102,7 +102,7 @@ int dump_collect(struct slat_table *t, const struct slat_mm_ops *mm,
 	/* The walk's own counters stay out of the table's (--stats). */
 	struct slat_stats scratch = { 0 };
 
-	int rc = slat_config_geometry(&t->cfg, &geo);
+	int rc = slat_config_geometry(slat_table_config(t), &geo);
 
 	if (rc < 0)
 		return rc;

@@ -425,7 +425,7 @@ static int table_setup(struct script *s, const char *op)
 			.start_level = geo.start_level,
 			.root_pages = geo.root_pages,
 			.features = s->cfg.features,
-			.root_pa = slat_pa_v(s->t.root_pa),
+			.root_pa = slat_pa_v(dump_root_pa(&s->t)),
 		};
 
 		dump_print_info(s->out, &info, s->hex);
@@ -649,7 +649,7 @@ static void advise_range(const struct script *s, const struct op *op,
 			 char *buf, size_t len)
 {
 	const char *gn = granule_name(s->cfg.granule);
-	uint8_t pa_bits = s->t.geo.pa_bits;
+	uint8_t pa_bits = slat_table_geometry(&s->t)->pa_bits;
 	uint64_t ia_end = 1ull << s->cfg.ia_bits;
 	uint64_t pa_end = pa_bits >= 64 ? UINT64_MAX : 1ull << pa_bits;
 
@@ -786,11 +786,11 @@ static void leaf_sizes(const struct script *s, char *buf, size_t len)
 	size_t n = 0, count = 0, total = 0;
 	char sz[32];
 
-	for (int l = s->t.geo.start_level; l <= SLAT_LAST_LEVEL; l++)
-		total += (s->t.geo.leaf_levels >> l) & 1;
+	for (int l = slat_table_geometry(&s->t)->start_level; l <= SLAT_LAST_LEVEL; l++)
+		total += (slat_table_geometry(&s->t)->leaf_levels >> l) & 1;
 	buf[0] = '\0';
-	for (int l = SLAT_LAST_LEVEL; l >= s->t.geo.start_level; l--) {
-		if (!((s->t.geo.leaf_levels >> l) & 1) || n >= len)
+	for (int l = SLAT_LAST_LEVEL; l >= slat_table_geometry(&s->t)->start_level; l--) {
+		if (!((slat_table_geometry(&s->t)->leaf_levels >> l) & 1) || n >= len)
 			continue;
 		count++;
 		n += (size_t)snprintf(buf + n, len - n, "%s%s",
@@ -1535,7 +1535,10 @@ out:
 /* The counters as the "stats" member of the --json document. */
 void script_json_stats(const struct script *s, FILE *f)
 {
-	const struct slat_stats *st = &s->t.stats;
+	struct slat_stats stats;
+	const struct slat_stats *st = &stats;
+
+	slat_stats_read(&s->t, &stats);
 
 	fprintf(f,
 		",\n \"stats\": {\"visited\": %" PRIu64 ",\n  \"writes\": "
@@ -1565,7 +1568,10 @@ void script_json_stats(const struct script *s, FILE *f)
 
 void script_print_stats(const struct script *s, FILE *f)
 {
-	const struct slat_stats *st = &s->t.stats;
+	struct slat_stats stats;
+	const struct slat_stats *st = &stats;
+
+	slat_stats_read(&s->t, &stats);
 	char a[32], b[32];
 
 	fprintf(f, "stats: entries visited %" PRIu64 "\n", st->visited);

@@ -300,7 +300,7 @@ static int show_script(const struct options *o, struct script *s,
 		.format = s->cfg.format, .granule = s->cfg.granule,
 		.ia_bits = geo.ia_bits, .pa_bits = geo.pa_bits,
 		.start_level = geo.start_level, .root_pages = geo.root_pages,
-		.features = s->cfg.features, .root_pa = slat_pa_v(s->t.root_pa),
+		.features = s->cfg.features, .root_pa = slat_pa_v(dump_root_pa(&s->t)),
 	};
 	rc = dump_collect(&s->t, slat_hosted_ops(), &s->h, o->hex || o->json,
 			  &list);

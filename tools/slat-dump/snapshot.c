@@ -25,7 +25,7 @@ static uint32_t image_pages(struct script *s, const struct dump_list *list,
 
 	for (uint32_t i = 0; i < geo->root_pages; i++) {
 		/* libslat has no accessor for the root: read the fields. */
-		pages[n].pa = slat_pa_v(t->root_pa) +
+		pages[n].pa = slat_pa_v(dump_root_pa(t)) +
 			      (uint64_t)i * s->cfg.granule;
 		pages[n++].data = (const uint8_t *)t->root +
 				  (size_t)i * s->cfg.granule;
@@ -103,7 +103,7 @@ int script_write_raw(struct script *s, const char *path, uint32_t *records,
 		.root_pages = geo.root_pages,
 		.features = s->cfg.features,
 		.nr_pages = image_pages(s, &list, &geo, pages),
-		.root_pa = slat_pa_v(s->t.root_pa),
+		.root_pa = slat_pa_v(dump_root_pa(&s->t)),
 	};
 	rc = write_file(path, &h, pages, err, errlen);
 	if (records)
