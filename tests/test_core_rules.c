@@ -453,6 +453,85 @@ static void walk_checks_its_walker(void **state)
 	fx_done(f);
 }
 
+/* ------------------------------------------------------------ registers */
+
+/*
+ * VTCR_EL2, VTTBR_EL2, the EPTP, TCR_EL1/TTBR0_EL1/MAIR_EL1, each field
+ * from the manuals (the QEMU oracle also runs every stage-2 layout with
+ * slat_arm_s2_vtcr() and slat_arm_s2_vttbr()):
+ *   VTCR_EL2: T0SZ [5:0] = 64 - IPA bits, SL0 [7:6] (4K: 2 - start level;
+ *   16K/64K: 3 - start level), IRGN0 [9:8] = 1, ORGN0 [11:10] = 1 (write-
+ *   back write-allocate walks), SH0 [13:12] = 3 (inner shareable), TG0
+ *   [15:14] (0 4K, 1 64K, 2 16K), PS [18:16] (5: 48 bits, 6: 52), VS [19],
+ *   HA [21], HD [22], bit 31 RES1.
+ */
+static void registers_from_the_geometry(void **state)
+{
+	(void)state;
+	static const struct slat_config a64k52 = {
+		.format = SLAT_FMT_ARM_S2, .granule = 65536, .ia_bits = 52,
+		.pa_bits = 52, .features = SLAT_FEAT_HWDIRTY,
+	};
+	static const struct slat_config ept5_ad = {
+		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 57,
+		.pa_bits = 52, .features = SLAT_FEAT_HWDIRTY,
+	};
+	static const struct slat_config s1_48 = {
+		.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
+		.pa_bits = 48,
+	};
+	/* 4K, 40-bit IPA, start level 1 (two concatenated pages), 48-bit PA:
+	 * 0x18 | 1 << 6 | 0x100 | 0x400 | 0x3000 | 5 << 16 | 1 << 31 */
+	struct fx *f = fx_new(&arm40);
+	assert_int_equal(slat_arm_s2_vtcr(&f->t, false), 0x80053558ull);
+	assert_int_equal(slat_arm_s2_vtcr(&f->t, true), 0x800d3558ull);
+	slat_pa_t root;
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_arm_s2_vttbr(&f->t, 0x2a, false),
+			 0x002a000000000000ull | slat_pa_v(root));
+	assert_int_equal(slat_arm_s2_vttbr(&f->t, 0x2a, true) & 1, 1);
+	assert_int_equal(slat_ept_eptp(&f->t), 0); /* another format */
+	assert_int_equal(slat_arm_s1_tcr(&f->t, false), 0);
+	fx_done(f);
+
+	/* 64K, 52-bit IPA and PA, start level 1, HA/HD: 0xc | 2 << 6 |
+	 * 0x3500 | 1 << 14 | 6 << 16 | 3 << 21 | 1 << 31; the root above
+	 * 2^48, its PA[51:48] in VTTBR_EL2 bits [5:2] */
+	f = malloc(sizeof(*f));
+	assert_int_equal(fx_init_cfg(f, &a64k52, 0xf000000000000ull), SLAT_OK);
+	assert_int_equal(slat_arm_s2_vtcr(&f->t, false), 0x8066758cull);
+	slat_table_root(&f->t, &root, NULL);
+	uint64_t pa = slat_pa_v(root);
+	assert_true(pa >> 48 == 0xf);
+	assert_int_equal(slat_arm_s2_vttbr(&f->t, 1, false),
+			 1ull << 48 | (pa & 0xffffffffffffull) | (pa >> 48) << 2);
+	fx_done(f);
+
+	/* EPT: 4-level, WB walks (6), length - 1 = 3 in [5:3]: 0x1e; 5-level
+	 * with A/D (bit 6): 6 | 4 << 3 | 1 << 6 = 0x66 */
+	f = fx_new(&ept48);
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_ept_eptp(&f->t), slat_pa_v(root) | 0x1e);
+	assert_int_equal(slat_arm_s2_vtcr(&f->t, false), 0);
+	fx_done(f);
+	f = fx_new(&ept5_ad);
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_ept_eptp(&f->t), slat_pa_v(root) | 0x66);
+	fx_done(f);
+
+	/* TCR_EL1, TTBR0 only, 4K, 48-bit VA and IPS: T0SZ 0x10 | 0x3500 |
+	 * EPD1 1 << 23 | TG1 (4K) 2 << 30 | IPS 5 << 32 */
+	f = fx_new(&s1_48);
+	assert_int_equal(slat_arm_s1_tcr(&f->t, false), 0x580803510ull);
+	assert_int_equal(slat_arm_s1_tcr(&f->t, true), 0x1580803510ull);
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_arm_s1_ttbr(&f->t, 7, false),
+			 7ull << 48 | slat_pa_v(root));
+	fx_done(f);
+	/* MAIR_EL1: attr0 0xff, attr1 0x04, attr2 0x44 */
+	assert_int_equal(slat_arm_s1_mair(), 0x4404ffull);
+}
+
 /* ------------------------------------------------------------ EPT split */
 
 #define EPT_XK (1ull << 2)
@@ -1093,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(shared_needs_free_deferred),
 		cmocka_unit_test(stale_count_word_is_reset),
 		cmocka_unit_test(walk_checks_its_walker),
+		cmocka_unit_test(registers_from_the_geometry),
 		cmocka_unit_test(ept_split_keeps_user_execute_on_every_leaf),
 		cmocka_unit_test(
 			ept_split_of_supervisor_execute_block_adds_no_user_execute),

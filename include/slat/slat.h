@@ -491,6 +491,33 @@ SLAT_API uint64_t slat_pages_needed(const struct slat_table *t,
  */
 SLAT_API void slat_free_unlinked(struct slat_table *t, void *va, int level);
 
+/*
+ * The registers that point the CPU at @t, from its geometry and
+ * configuration (0 for a table of another format, or not set up):
+ *
+ * slat_arm_s2_vtcr() - VTCR_EL2: T0SZ, SL0, TG0, PS, walks inner
+ * write-back cacheable and inner shareable, HA and HD with
+ * SLAT_FEAT_HWDIRTY, VS with @vmid16, RES1 bit 31.
+ * slat_arm_s2_vttbr() - VTTBR_EL2: the root (PA[51:48] in bits [5:2] with
+ * 52-bit addresses), @vmid in bits [63:48], CnP with @cnp.
+ * slat_ept_eptp() - the EPTP: write-back walks, the walk length (4 or 5
+ * levels), A/D enabled with SLAT_FEAT_HWDIRTY, the root.
+ * slat_arm_s1_tcr() - TCR_EL1 for a TTBR0-only table: T0SZ, TG0, IPS,
+ * cacheable inner-shareable walks, EPD1 (no TTBR1 walks), HA/HD with
+ * SLAT_FEAT_HWDIRTY, AS with @asid16.
+ * slat_arm_s1_ttbr() - TTBR0_EL1: the root, @asid in bits [63:48], CnP.
+ * slat_arm_s1_mair() - MAIR_EL1 for the AttrIndx values stage-1 leaves use
+ * (0 Normal write-back, 1 Device-nGnRE, 2 Normal non-cacheable).
+ */
+SLAT_API uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16);
+SLAT_API uint64_t slat_arm_s2_vttbr(const struct slat_table *t, uint16_t vmid,
+				    bool cnp);
+SLAT_API uint64_t slat_ept_eptp(const struct slat_table *t);
+SLAT_API uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16);
+SLAT_API uint64_t slat_arm_s1_ttbr(const struct slat_table *t, uint16_t asid,
+				   bool cnp);
+SLAT_API uint64_t slat_arm_s1_mair(void);
+
 /* Add @t's counters to @sum; reset them. */
 SLAT_API void slat_stats_add(struct slat_stats *sum,
 			     const struct slat_stats *add);

@@ -556,31 +556,6 @@ static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
 	}
 }
 
-static uint64_t vtcr_of(const struct gen *g)
-{
-	uint64_t t0sz = 64 - g->geo.ia_bits;
-	uint64_t sl0 = g->G == 4096 ? (uint64_t)(2 - g->geo.start_level)
-				    : (uint64_t)(3 - g->geo.start_level);
-	uint64_t tg0 = g->G == 4096 ? 0 : g->G == 65536 ? 1 : 2;
-	uint64_t ps;
-	switch (g->geo.pa_bits) {
-	case 32: ps = 0; break;
-	case 36: ps = 1; break;
-	case 40: ps = 2; break;
-	case 42: ps = 3; break;
-	case 44: ps = 4; break;
-	case 48: ps = 5; break;
-	case 52: ps = 6; break;
-	default: die("no VTCR_EL2.PS for %u bits", g->geo.pa_bits);
-	}
-	uint64_t v = t0sz | sl0 << 6 | 1ull << 8 /* IRGN0 WBWA */ |
-		     1ull << 10 /* ORGN0 WBWA */ | 3ull << 12 /* SH0 IS */ |
-		     tg0 << 14 | ps << 16 | 1ull << 31 /* RES1 */;
-	if (g->fl == FL_HWDIRTY)
-		v |= 1ull << 21 | 1ull << 22; /* HA, HD */
-	return v;
-}
-
 /* Build one layout and append it to the blob. Returns false if skipped. */
 static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 			 uint32_t id)
@@ -655,13 +630,11 @@ static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 	}
 	gen_probes(&g, r, fl == FL_AT ? 48 : 32);
 
-	slat_pa_t root_pa;
-	slat_table_root(&g.t, &root_pa, NULL);
 	struct oracle_layout hdr = {
 		.magic = ORACLE_LAYOUT_MAGIC, .id = id, .granule = (uint32_t)g.G,
 		.nr_pages = nr_pages, .nr_probes = r->nr_probes,
-		.vtcr = vtcr_of(&g),
-		.vttbr = slat_pa_v(root_pa) | 1ull << 48,
+		.vtcr = slat_arm_s2_vtcr(&g.t, false),
+		.vttbr = slat_arm_s2_vttbr(&g.t, 1, false),
 		.hcr = 1ull | 1ull << 31 |
 		       ((g.cfg.features & SLAT_FEAT_FWB) ? 1ull << 46 : 0),
 	};

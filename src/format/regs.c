@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registers that point the CPU at a table, from its geometry and
+ * configuration: VTCR_EL2/VTTBR_EL2 (Arm stage 2), the EPTP (Intel), and
+ * TCR_EL1/TTBR0_EL1/MAIR_EL1 (Arm stage 1). Field positions are the Arm
+ * ARM's (D19 VTCR_EL2, VTTBR_EL2, TCR_EL1) and the Intel SDM's (EPTP,
+ * 25.6.11); the tables are walked with cacheable, inner-shareable accesses
+ * as KVM sets them up.
+ */
+#include "core/internal.h"
+
+/* PS / IPS: the output size. */
+static uint64_t pa_size_code(unsigned bits)
+{
+	switch (bits) {
+	case 32: return 0;
+	case 36: return 1;
+	case 40: return 2;
+	case 42: return 3;
+	case 44: return 4;
+	case 48: return 5;
+	default: return 6; /* 52 */
+	}
+}
+
+/* The root's PA in a translation table base register: BADDR[47:1], and
+ * with 52-bit output addresses PA[51:48] in bits [5:2]. */
+static uint64_t ttbr_baddr(const struct slat_table *t)
+{
+	uint64_t pa = t->root_pa.pa;
+	return (pa & 0x0000fffffffffffeull) | ((pa >> 46) & 0x3cull);
+}
+
+/* Inner and outer write-back write-allocate walks, inner shareable. */
+#define WALK_ATTRS_SHIFTED(irgn, orgn, sh) \
+	((1ull << (irgn)) | (1ull << (orgn)) | (3ull << (sh)))
+
+uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S2)
+		return 0;
+	unsigned g = t->geo.granule_shift;
+	int start = t->geo.start_level;
+	/* SL0 counts from level 2 (4K) or level 3 (16K, 64K) upwards. */
+	uint64_t sl0 = g == 12 ? (uint64_t)(2 - start) : (uint64_t)(3 - start);
+	uint64_t tg0 = g == 12 ? 0 : g == 16 ? 1 : 2;
+	uint64_t v = (uint64_t)(64 - t->geo.ia_bits) | sl0 << 6 |
+		     WALK_ATTRS_SHIFTED(8, 10, 12) | tg0 << 14 |
+		     pa_size_code(t->geo.pa_bits) << 16 | 1ull << 31 /* RES1 */;
+	if (vmid16)
+		v |= 1ull << 19; /* VS */
+	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
+		v |= 1ull << 21 | 1ull << 22; /* HA, HD */
+	return v;
+}
+
+uint64_t slat_arm_s2_vttbr(const struct slat_table *t, uint16_t vmid, bool cnp)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S2)
+		return 0;
+	return ttbr_baddr(t) | (uint64_t)vmid << 48 | (cnp ? 1 : 0);
+}
+
+uint64_t slat_ept_eptp(const struct slat_table *t)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_EPT)
+		return 0;
+	/* 2:0 memory type of the walks (6: WB), 5:3 walk length - 1, 6 A/D */
+	uint64_t levels = (uint64_t)(SLAT_LAST_LEVEL - t->geo.start_level + 1);
+	uint64_t v = t->root_pa.pa | 6 | (levels - 1) << 3;
+	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
+		v |= 1ull << 6;
+	return v;
+}
+
+uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S1)
+		return 0;
+	unsigned g = t->geo.granule_shift;
+	uint64_t tg0 = g == 12 ? 0 : g == 16 ? 1 : 2;
+	/* TTBR0 only: EPD1 stops walks from TTBR1, whose TG1 (4K) is still a
+	 * valid encoding. */
+	uint64_t v = (uint64_t)(64 - t->geo.ia_bits) |
+		     WALK_ATTRS_SHIFTED(8, 10, 12) | tg0 << 14 | 1ull << 23 |
+		     2ull << 30 | pa_size_code(t->geo.pa_bits) << 32;
+	if (asid16)
+		v |= 1ull << 36; /* AS */
+	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
+		v |= 1ull << 39 | 1ull << 40; /* HA, HD */
+	return v;
+}
+
+uint64_t slat_arm_s1_ttbr(const struct slat_table *t, uint16_t asid, bool cnp)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S1)
+		return 0;
+	return ttbr_baddr(t) | (uint64_t)asid << 48 | (cnp ? 1 : 0);
+}
+
+uint64_t slat_arm_s1_mair(void)
+{
+	/* AttrIndx 0 Normal WB RA/WA, 1 Device-nGnRE, 2 Normal NC */
+	return 0xffull | 0x04ull << 8 | 0x44ull << 16;
+}
