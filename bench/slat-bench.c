@@ -816,13 +816,13 @@ static void run(const struct scenario *sc, struct result *r)
 			 * (as KVM's vcpu->stat), added to the table's after. */
 			memset(&e.vcpu, 0, sizeof(e.vcpu));
 			e.cache.stats = &e.vcpu;
+			/* ... and keeps its struct slat_op, as its cache. */
+			struct slat_op vop = { .flags = fl, .cache = &e.cache };
 			t0 = clock_start(collect);
 			for (uint64_t a = ipa; a < ipa + size; a += page) {
 				rc = slat_map(&e.t, slat_ipa(a), page,
 					      slat_pa(MAP_PA_OFF + a),
-					      MAP_ATTRS,
-					      SLAT_OP(.flags = fl,
-						      .cache = &e.cache));
+					      MAP_ATTRS, &vop);
 				if (rc != SLAT_OK)
 					break;
 			}
