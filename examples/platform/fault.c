@@ -20,6 +20,8 @@ struct run {
 	int reverse;
 };
 
+static pthread_barrier_t start;
+
 /* A vCPU: reads every page of the slot, in its own order. */
 static void *vcpu_thread(void *arg)
 {
@@ -27,6 +29,7 @@ static void *vcpu_thread(void *arg)
 	uint64_t pages = SLOT / 4096;
 
 	slat_hosted_rcu_register_thread();
+	pthread_barrier_wait(&start);
 	for (uint64_t i = 0; i < pages; i++) {
 		uint64_t page = r->reverse ? pages - 1 - i : i;
 
@@ -72,10 +75,12 @@ static void racing_faults(struct ex_vm *vm, struct run *runs)
 	const struct ex_vcpu *vcpus[2] = { &runs[0].v, &runs[1].v };
 	struct slat_stats sum;
 
+	CHECK(pthread_barrier_init(&start, NULL, 2) == 0);
 	for (int i = 0; i < 2; i++)
 		CHECK(pthread_create(&th[i], NULL, vcpu_thread, &runs[i]) == 0);
 	for (int i = 0; i < 2; i++)
 		CHECK(pthread_join(th[i], NULL) == 0);
+	pthread_barrier_destroy(&start);
 	check_blocks(vm, SLAT_R | SLAT_W | SLAT_YOUNG);
 	sum = vm_stats(vm, vcpus, 2);
 	/* Eight blocks, each installed once and cleaned once, whoever won;
@@ -95,9 +100,13 @@ static void racing_faults(struct ex_vm *vm, struct run *runs)
 	       (unsigned long long)sum.retries);
 }
 
-static void permission_and_access_flag(struct ex_vm *vm, struct ex_vcpu *v)
+static void permission_and_access_flag(struct ex_vm *vm, struct ex_vcpu *v,
+				       struct ex_vcpu *v2)
 {
-	uint64_t ic = vm->ev.icache_calls;
+	const struct slat_hw_result stale = {
+		.fault = SLAT_FAULT_PERMISSION, .level = 2,
+	};
+	uint64_t ic = vm->ev.icache_calls, local;
 
 	/* Execute: mapped without X, so a permission fault adds it to the
 	 * whole block, with one I-cache invalidation. */
@@ -105,6 +114,12 @@ static void permission_and_access_flag(struct ex_vm *vm, struct ex_vcpu *v)
 	CHECK(v->faults[SLAT_FAULT_PERMISSION] == 1);
 	CHECK(vm->ev.icache_calls == ic + 1);
 	check_blocks(vm, 0);
+	/* A second vCPU took the same fault from a stale entry: nothing to
+	 * relax, but its own CPU's entry is invalidated. */
+	local = vm->ev.tlbi_ipa_local;
+	CHECK(ex_handle_fault(v2, GPA + 0x5000, SLAT_ACCESS_EXEC_EL1, &stale) ==
+	      SLAT_NOTHING_TO_DO);
+	CHECK(vm->ev.tlbi_ipa_local == local + 1 && vm->ev.icache_calls == ic + 1);
 	/* Aging: the host clears the access flags (exclusive), the next
 	 * access takes an access-flag fault and mkyoung sets it again. */
 	pthread_rwlock_wrlock(&vm->mmu_lock);
@@ -137,7 +152,7 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		ex_vcpu_init(&runs[i].v, &vm);
 	racing_faults(&vm, runs);
-	permission_and_access_flag(&vm, &runs[0].v);
+	permission_and_access_flag(&vm, &runs[0].v, &runs[1].v);
 	for (int i = 0; i < 2; i++)
 		ex_vcpu_fini(&runs[i].v);
 	ex_vm_fini(&vm);
