@@ -98,8 +98,8 @@ struct slat_mm_ops {
 	 * The reference count of a non-root table page: the number of non-zero
 	 * entries in it (with SLAT_REFCOUNT_HAS_BLOCKS), or
 	 * SLAT_REFCOUNT_UNKNOWN. The platform keeps one 32-bit word per table
-	 * page (like struct page) and zeroes it with the page; the core
-	 * maintains it.
+	 * page (like struct page); the core owns it from the moment it takes
+	 * the page from a cache (it zeroes it then) until it frees the page.
 	 */
 	uint32_t *(*refcount)(void *ctx, void *table_va);
 	/*
