@@ -156,6 +156,48 @@ static void relax_ept_never_invalidates(void **state)
 	fx_done(f);
 }
 
+/* A shared relax that finds the leaf already relaxed (another vCPU's fault
+ * got there first) still invalidates this CPU's entry, by IPA and level:
+ * on Arm a permission fault leaves the stale entry in the TLB. On EPT the
+ * violation dropped it; an exclusive relax invalidates nothing unchanged. */
+static void shared_relax_of_a_relaxed_leaf_invalidates_locally(void **state)
+{
+	(void)state;
+	const struct slat_config *cfgs[] = { &arm40, &ept48 };
+	for (size_t i = 0; i < 2; i++) {
+		struct fx *f = fx_new(cfgs[i]);
+		assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		assert_int_equal(fx_map(f, G1 + M2, K4, 0x100200000ull, SLAT_RW,
+					0),
+				 SLAT_OK);
+		fx_clear_events(f);
+		struct slat_op op = { .flags = SLAT_SHARED, .cache = &f->cache };
+		/* a page inside the block, and the page */
+		assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + K4), K4, SLAT_W,
+					    &op),
+				 SLAT_NOTHING_TO_DO);
+		assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + M2), K4, SLAT_W,
+					    &op),
+				 SLAT_NOTHING_TO_DO);
+		bool arm = i == 0;
+		assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_IPA_LOCAL], arm ? 2 : 0);
+		if (arm) {
+			assert_int_equal(f->nev, 2);
+			assert_int_equal(f->ev[0].ev.level, 2);
+			assert_int_equal(f->ev[1].ev.level, 3);
+			assert_int_equal(f->ev[1].ev.addr, G1 + M2);
+			assert_int_equal(f->ev[1].ev.scope, SLAT_TLBI_LOCAL);
+		}
+		fx_clear_events(f);
+		assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + M2), K4, SLAT_W,
+					    SLAT_OP(.cache = &f->cache)),
+				 SLAT_NOTHING_TO_DO);
+		assert_int_equal(f->nev, 0);
+		fx_done(f);
+	}
+}
+
 /* Under a batched policy, relax invalidates once after the walk, or not at
  * all under "none"; on EPT never, whatever the policy. */
 static void relax_follows_the_flush_policy(void **state)
@@ -1165,6 +1207,8 @@ int main(void)
 		cmocka_unit_test(relax_arm_one_local_tlbi_by_ipa_per_changed_leaf),
 		cmocka_unit_test(relax_ept_never_invalidates),
 		cmocka_unit_test(relax_follows_the_flush_policy),
+		cmocka_unit_test(
+			shared_relax_of_a_relaxed_leaf_invalidates_locally),
 		cmocka_unit_test(op_defaults_and_refused_flags),
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),

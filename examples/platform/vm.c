@@ -202,12 +202,9 @@ int ex_handle_fault(struct ex_vcpu *v, uint64_t ipa, unsigned access,
 	 * write while logging marks its page before the guest goes on. */
 	if (ret >= 0 && write && s->logging)
 		ex_mark_dirty(vm, ipa);
-	/* Relaxed by another vCPU first: on Arm this CPU may still hold the
-	 * entry that faulted, and nothing invalidated it here. */
-	if (ret == SLAT_NOTHING_TO_DO && res->fault == SLAT_FAULT_PERMISSION &&
-	    vm->cfg.format != SLAT_FMT_EPT)
-		slat_hosted_ops_rcu()->tlbi_ipa(&vm->h, slat_ipa(base), res->level,
-						SLAT_TLBI_LOCAL);
+	/* Relaxed by another vCPU first (SLAT_NOTHING_TO_DO): the shared
+	 * relax still invalidated this CPU's entry, which on Arm may be the
+	 * stale one that faulted. */
 	slat_hosted_rcu_read_unlock();
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	/* SLAT_E_AGAIN (lost a race) and SLAT_E_NOMEM (the cache ran dry):

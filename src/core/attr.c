@@ -126,6 +126,20 @@ static int relax_exec_leaf(const struct slat_walk_ctx *ctx,
 	return SLAT_OK;
 }
 
+/*
+ * A shared caller found the leaf already relaxed: another vCPU's fault got
+ * there first, but this CPU may still hold the entry that faulted, which a
+ * permission fault does not drop on Arm. Invalidate this CPU's copy, as
+ * KVM does, or it faults on the stale entry again.
+ */
+static void relax_unchanged(const struct slat_walk_ctx *ctx,
+			    const struct relax_data *d, uint64_t addr)
+{
+	if (op_shared(&d->op) && d->op.policy == SLAT_FLUSH_ENTRY)
+		core_tlbi_ipa(ctx->t, addr, ctx->level, SLAT_TLBI_LOCAL,
+			      ctx->stats);
+}
+
 static int relax_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 		      slat_pte_t old, uint64_t addr, void *arg)
 {
@@ -145,8 +159,10 @@ static int relax_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	uint32_t attrs = t->fmt->leaf_attrs(t, old);
 	slat_pte_t new = t->fmt->leaf_with_perms(t, old, (attrs | d->perms) & SLAT_PERMS) |
 			 t->fmt->young_bit;
-	if (new == old)
+	if (new == old) {
+		relax_unchanged(ctx, d, addr);
 		return 0;
+	}
 	if (relax_needs_icache(t, d, attrs)) {
 		ret = relax_exec_leaf(ctx, d, ptep, old, new);
 	} else {
@@ -180,8 +196,10 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	}
 	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
 		uint32_t have = t->fmt->leaf_attrs(t, ctx->old);
-		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG))
+		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG)) {
+			relax_unchanged(ctx, d, ctx->addr);
 			return 1;
+		}
 		/* Before the split changes anything. */
 		if (!relaxed_attrs_ok(t, ctx->old, d->perms))
 			return op_fail(&d->op, ctx->addr, SLAT_E_ATTR);
