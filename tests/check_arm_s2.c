@@ -51,8 +51,9 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 	case 65536: gs = 16; break;
 	default: return SLAT_E_CONFIG;
 	}
-	unsigned pa = cfg->pa_bits ? cfg->pa_bits : 48;
 	unsigned ia = cfg->ia_bits;
+	/* pa_bits 0: 48, or the IPA size above 48 (slat.h) */
+	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? ia : 48);
 	bool ds = cfg->features & SLAT_FEAT_LPA2;
 	if (ds && gs == 16)
 		return SLAT_E_CONFIG; /* VTCR_EL2.DS is RES0 with 64K */
@@ -60,7 +61,10 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 	bool big_ok = gs == 16 || ds;
 	if (pa < 32 || (pa > 48 && !(pa == 52 && big_ok)))
 		return SLAT_E_CONFIG;
-	if (ia < 32 || (ia > 48 && !(ia == 52 && big_ok)))
+	if (ia < 32 || ia > (big_ok ? 52u : 48u))
+		return SLAT_E_CONFIG;
+	/* an IPA wider than VTCR_EL2.PS is CONSTRAINED UNPREDICTABLE */
+	if (ia > pa)
 		return SLAT_E_CONFIG;
 
 	unsigned bpl = gs - 3;
