@@ -279,9 +279,9 @@ static int table_setup(struct script *s, const char *op)
 	if (rc < 0) {
 		if (s->cfg.format == SLAT_FMT_EPT &&
 		    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX |
-					SLAT_FEAT_DIC)))
+					SLAT_FEAT_DIC | SLAT_FEAT_LPA2)))
 			return error(s, op, slat_strerror(rc),
-				     "fwb, xnx and dic are Arm features; ept "
+				     "fwb, xnx, dic and lpa2 are Arm features; ept "
 				     "takes ad=, mbec= and xonly=");
 		if (s->cfg.format == SLAT_FMT_EPT)
 			return error(s, op, slat_strerror(rc),
@@ -292,10 +292,17 @@ static int table_setup(struct script *s, const char *op)
 			return error(s, op, slat_strerror(rc),
 				     "mbec and xonly are EPT features; write "
 				     "config ept ... to use them");
-		if ((s->cfg.ia_bits > 48 || pa_bits > 48) &&
-		    s->cfg.granule != 65536)
+		if ((s->cfg.features & SLAT_FEAT_LPA2) &&
+		    s->cfg.granule == 65536)
 			return error(s, op, slat_strerror(rc),
-				     "52-bit addresses need granule=64k");
+				     "lpa2 is for granule=4k or 16k (64k has "
+				     "52-bit addresses without it)");
+		if ((s->cfg.ia_bits > 48 || pa_bits > 48) &&
+		    s->cfg.granule != 65536 &&
+		    !(s->cfg.features & SLAT_FEAT_LPA2))
+			return error(s, op, slat_strerror(rc),
+				     "52-bit addresses need granule=64k, or "
+				     "lpa2=on with 4k and 16k");
 		if (s->cfg.ia_bits > pa_bits)
 			return error(s, op, slat_strerror(rc),
 				     "ia=%u is larger than pa=%u: the IPA size "
@@ -303,7 +310,7 @@ static int table_setup(struct script *s, const char *op)
 				     "raise pa=", s->cfg.ia_bits, pa_bits);
 		return error(s, op, slat_strerror(rc),
 			     "arm-s2 takes granule=4k|16k|64k, ia=32..48 and "
-			     "pa=32..48 (52 for both with 64k)");
+			     "pa=32..48 (52 for both with 64k or lpa2=on)");
 	}
 	/* Table pages sit at the top of the PA space, away from guest RAM. */
 	pa_bits = geo.pa_bits;
@@ -424,7 +431,7 @@ static int parse_config(struct script *s, char **tok, int n)
 		} else if (!strcmp(tok[i], "fwb") || !strcmp(tok[i], "xnx") ||
 			   !strcmp(tok[i], "dic") || !strcmp(tok[i], "hwdirty") ||
 			   !strcmp(tok[i], "ad") || !strcmp(tok[i], "mbec") ||
-			   !strcmp(tok[i], "xonly")) {
+			   !strcmp(tok[i], "xonly") || !strcmp(tok[i], "lpa2")) {
 			static const struct {
 				const char *name;
 				uint32_t feat;
@@ -436,6 +443,7 @@ static int parse_config(struct script *s, char **tok, int n)
 				{ "ad", SLAT_FEAT_HWDIRTY },
 				{ "mbec", SLAT_FEAT_EPT_MBEC },
 				{ "xonly", SLAT_FEAT_EPT_XONLY },
+				{ "lpa2", SLAT_FEAT_LPA2 },
 			};
 			uint32_t f = 0;
 
@@ -450,7 +458,7 @@ static int parse_config(struct script *s, char **tok, int n)
 		} else {
 			return error(s, "config", "unknown setting",
 				     "\"%s\": settings are granule=, ia=, pa=, "
-				     "fwb=, xnx=, dic=, hwdirty= (arm-s2) and "
+				     "fwb=, xnx=, dic=, hwdirty=, lpa2= (arm-s2) and "
 				     "levels=, ia=, pa=, ad=, mbec=, xonly= "
 				     "(ept)", tok[i]);
 		}
