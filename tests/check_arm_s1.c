@@ -13,7 +13,9 @@
  * start table holding 2^(ia_bits - shift(start)) entries in one page.
  * Blocks: 4K at L1 (1 GiB) and L2 (2 MiB); 16K at L2 (32 MiB); 64K at L2
  * (512 MiB) and, with a 52-bit OA (FEAT_LPA), at L1 (4 TiB). L0 blocks
- * (4K) and L1 blocks (16K) need FEAT_LPA2, which libslat does not use.
+ * (4K, 512 GiB) and L1 blocks (16K, 64 GiB) need FEAT_LPA2 with
+ * TCR_EL1.DS = 1, which also allows 52-bit VAs and OAs with 4K and 16K: a
+ * 4K walk of 49 to 52 VA bits starts at level -1 (2 to 16 entries).
  *
  * Block and page descriptors:
  *   bits[1:0]  0b01 block (not at level 3, where it is reserved), 0b11 page
@@ -24,13 +26,14 @@
  *   [5]        NS: 0 (Non-secure EL1&0: ignored; libslat writes 0)
  *   [7:6]      AP[2:1]: AP[1] EL0 access (SLAT_USER), AP[2] read-only.
  *              00 EL1 RW; 01 EL1 and EL0 RW; 10 EL1 RO; 11 EL1 and EL0 RO
- *   [9:8]      SH: 0b11
+ *   [9:8]      SH: 0b11; with DS = 1, OA[51:50] (TCR_EL1.SHn then gives
+ *              the shareability)
  *   [10]       AF
  *   [11]       nG (SLAT_NG: the entry is tagged with the ASID)
  *   [47:g]     OA; with the 64K granule and a 52-bit OA, OA[51:48] in
  *              bits [15:12] (RES0 otherwise); OA bits below the block size
  *              are RES0
- *   [49:48]    RES0 (OA bits only with FEAT_LPA2)
+ *   [49:48]    RES0; with DS = 1 OA[49:48] (the OA field is [49:g])
  *   [50]       GP (FEAT_BTI): not used, 0
  *   [51]       DBM: only with hardware dirty state (TCR_EL1.HD), and then
  *              on every writable leaf: AP[2] = 1 writable-clean (the PE
@@ -85,12 +88,15 @@ static int s1_geometry(const struct slat_config *cfg, struct check_geo *g)
 	}
 	/* HA/HD is the only optional feature stage 1 has here (FWB, XNX and
 	 * DIC are stage-2 or cache properties) */
-	if (cfg->features & ~SLAT_FEAT_HWDIRTY)
+	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2))
 		return SLAT_E_CONFIG;
+	bool ds = cfg->features & SLAT_FEAT_LPA2;
+	if (ds && gs == 16)
+		return SLAT_E_CONFIG; /* TCR_EL1.DS is RES0 with 64K */
 	unsigned ia = cfg->ia_bits;
 	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? ia : 48);
 	/* 52-bit VA (FEAT_LVA) and OA (FEAT_LPA) without LPA2: 64K only */
-	unsigned max = gs == 16 ? 52 : 48;
+	unsigned max = gs == 16 || ds ? 52 : 48;
 	if (ia < 32 || ia > max || pa < 32 || pa > max)
 		return SLAT_E_CONFIG;
 
@@ -111,11 +117,14 @@ static int s1_geometry(const struct slat_config *cfg, struct check_geo *g)
 		return SLAT_E_CONFIG; /* cannot happen: no concatenation */
 
 	uint8_t leaves = BIT(3) | BIT(2);
-	if (gs == 12 || (gs == 16 && pa == 52))
+	if (gs == 12 || (gs == 16 && pa == 52) || (gs == 14 && ds))
 		leaves |= BIT(1);
+	if (gs == 12 && ds)
+		leaves |= BIT(0);
 	for (int l = 0; l < g->start_level; l++)
 		leaves &= (uint8_t)~BIT(l);
 	g->leaf_levels = leaves;
+	g->ds = ds;
 	return 0;
 }
 
@@ -126,11 +135,16 @@ static bool big_oa(const struct check_geo *g)
 
 static uint64_t oa_field(const struct check_geo *g)
 {
+	if (g->ds)
+		return GENMASK(49, g->granule_shift) | GENMASK(9, 8);
 	return GENMASK(47, g->granule_shift) | (big_oa(g) ? GENMASK(15, 12) : 0);
 }
 
 static uint64_t oa_of(const struct check_geo *g, uint64_t pte)
 {
+	if (g->ds)
+		return (pte & GENMASK(49, g->granule_shift)) |
+		       (pte & GENMASK(9, 8)) << 42;
 	uint64_t oa = pte & GENMASK(47, g->granule_shift);
 	if (big_oa(g))
 		oa |= (pte & GENMASK(15, 12)) << 36;
@@ -214,7 +228,7 @@ static enum check_desc_kind s1_decode(const struct check_geo *g,
 			   "does not program",
 			   pte, level);
 	}
-	if ((pte & D_SH) != D_SH)
+	if (!g->ds && (pte & D_SH) != D_SH)
 		return bad(why, n, "SH is not 0b11", pte, level);
 	if (hd) {
 		/* a write to AP[2] = 0 without DBM would not be tracked */

@@ -12,15 +12,22 @@
  *   [5:2]      MemAttr   no FWB: 0xF Normal WB, 0x5 Normal NC, 0x1 Device
  *                        nGnRE; FWB: 0x6 Normal WB, 0x5 NC, 0x1 Device
  *   [7:6]      S2AP      bit 6 read, bit 7 write
- *   [9:8]      SH        always 0b11
+ *   [9:8]      SH        always 0b11; with FEAT_LPA2 (VTCR_EL2.DS = 1)
+ *                        OA[51:50] instead (VTCR_EL2.SH0 is the
+ *                        shareability)
  *   [10]       AF
  *   [11]       RES0 here (FnXS is not used)
  *   [47:g]     OA; with the 64K granule and 52-bit PA, PA[51:48] in [15:12]
- *              (RES0 otherwise); OA bits below the block size are RES0
+ *              (RES0 otherwise); with DS = 1 (4K, 16K) OA[49:g] in [49:g];
+ *              OA bits below the block size are RES0
  *   [51]       DBM: only with hardware dirty state (VTCR_EL2.HD), and then
  *              on every writable leaf: S2AP.W = 1 dirty, S2AP.W = 0
  *              writable-clean (the hardware sets S2AP.W on a write)
- *   [52], [50:48] not used by libslat (Contiguous, GP, ...): 0
+ *   [52], [50:48] not used by libslat (Contiguous, ...): 0 ([50] with DS)
+ * Blocks: 4K at levels 1 and 2 (and 0 with DS), 16K at level 2 (and 1 with
+ * DS), 64K at level 2 (and 1 with 52-bit PA). With DS a 4K walk of more
+ * than 48 IPA bits starts at level 0 with up to 16 concatenated tables
+ * (or at level -1: VTCR_EL2.SL2 = 1, which libslat does not choose).
  *   [54:53]    XN        00 X at EL1 and EL0, 10 none; FEAT_XNX: 01 EL0
  *                        only, 11 EL1 only
  *   [58:55]    software
@@ -44,12 +51,20 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 	case 65536: gs = 16; break;
 	default: return SLAT_E_CONFIG;
 	}
-	unsigned pa = cfg->pa_bits ? cfg->pa_bits : 48;
 	unsigned ia = cfg->ia_bits;
-	bool big_ok = gs == 16; /* 52-bit without FEAT_LPA2: 64K only */
+	/* pa_bits 0: 48, or the IPA size above 48 (slat.h) */
+	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? ia : 48);
+	bool ds = cfg->features & SLAT_FEAT_LPA2;
+	if (ds && gs == 16)
+		return SLAT_E_CONFIG; /* VTCR_EL2.DS is RES0 with 64K */
+	/* 52-bit: 64K (FEAT_LPA), or 4K and 16K with DS (FEAT_LPA2) */
+	bool big_ok = gs == 16 || ds;
 	if (pa < 32 || (pa > 48 && !(pa == 52 && big_ok)))
 		return SLAT_E_CONFIG;
-	if (ia < 32 || (ia > 48 && !(ia == 52 && big_ok)))
+	if (ia < 32 || ia > (big_ok ? 52u : 48u))
+		return SLAT_E_CONFIG;
+	/* an IPA wider than VTCR_EL2.PS is CONSTRAINED UNPREDICTABLE */
+	if (ia > pa)
 		return SLAT_E_CONFIG;
 
 	unsigned bpl = gs - 3;
@@ -70,19 +85,22 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 
 	uint8_t leaves = BIT(3);
 	if (gs == 12)
-		leaves |= BIT(1) | BIT(2);
+		leaves |= BIT(1) | BIT(2) | (ds ? BIT(0) : 0);
 	else if (gs == 14)
-		leaves |= BIT(2);
+		leaves |= BIT(2) | (ds ? BIT(1) : 0);
 	else
 		leaves |= BIT(2) | (pa == 52 ? BIT(1) : 0);
 	for (int l = 0; l < g->start_level; l++)
 		leaves &= (uint8_t)~BIT(l);
 	g->leaf_levels = leaves;
+	g->ds = ds;
 	return 0;
 }
 
 static uint64_t oa_mask(const struct check_geo *g)
 {
+	if (g->ds)
+		return GENMASK(49, g->granule_shift) | GENMASK(9, 8);
 	uint64_t m = GENMASK(47, g->granule_shift);
 	if (g->granule_shift == 16 && g->pa_bits == 52)
 		m |= GENMASK(15, 12);
@@ -91,6 +109,9 @@ static uint64_t oa_mask(const struct check_geo *g)
 
 static uint64_t decode_oa(const struct check_geo *g, uint64_t pte)
 {
+	if (g->ds)
+		return (pte & GENMASK(49, g->granule_shift)) |
+		       ((pte >> 8) & 3) << 50;
 	uint64_t oa = pte & GENMASK(47, g->granule_shift);
 	if (g->granule_shift == 16 && g->pa_bits == 52)
 		oa |= ((pte >> 12) & 0xf) << 48;
@@ -185,7 +206,7 @@ static enum check_desc_kind arm_decode(const struct check_geo *g,
 		attrs |= SLAT_W;
 	if ((pte & BIT(7)) && (pte & DBM))
 		attrs |= SLAT_DIRTY;
-	if (((pte >> 8) & 3) != 3)
+	if (!g->ds && ((pte >> 8) & 3) != 3)
 		return bad(why, n, "SH is not 0b11", pte, level);
 	if (pte & BIT(10))
 		attrs |= SLAT_YOUNG;

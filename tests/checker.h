@@ -38,6 +38,7 @@ struct check_geo {
 	uint32_t root_entries;
 	uint8_t leaf_levels;    /* bit L: a leaf is allowed at level L */
 	unsigned ia_bits, pa_bits;
+	bool ds;                /* Arm FEAT_LPA2 descriptors (DS = 1) */
 };
 
 static inline unsigned check_level_shift(const struct check_geo *g, int level)

@@ -9,15 +9,18 @@
  *   [1:0]   0b11 page (level 3), 0b01 block
  *   [5:2]   MemAttr: 0xF Normal WB (FWB: 0x6), 0x5 Normal NC, 0x1 Device-nGnRE
  *   [7:6]   S2AP: bit 6 read, bit 7 write
- *   [9:8]   SH = 0b11
+ *   [9:8]   SH = 0b11; with FEAT_LPA2 (VTCR_EL2.DS = 1) PA[51:50] instead
  *   [10]    AF
- *   [47:g]  output address; 64K + 52-bit PA: PA[51:48] in [15:12]
+ *   [47:g]  output address; 64K + 52-bit PA: PA[51:48] in [15:12];
+ *           DS = 1 (4K, 16K): [49:g]
  *   [54:53] XN: 00 executable, 10 not; FEAT_XNX: 01 EL0 only, 11 EL1 only
  *   [58:55] software bits
  * So a Normal-WB RW leaf without FWB has low bits
  *   0x3 | 0xF << 2 | 0b11 << 6 | 0b11 << 8 | 1 << 10 = 0x7FF (page),
  *   0x1 | ...                                          = 0x7FD (block),
  * and XN = 0b10 (not executable) is bit 54: 0x0040000000000000.
+ * With DS = 1 there is no SH field: 0x4FF (page), 0x4FD (block), plus
+ * PA[51:50] << 8.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +37,7 @@
 #define K64 65536u
 #define FWB SLAT_FEAT_FWB
 #define XNX SLAT_FEAT_XNX
+#define LPA2 SLAT_FEAT_LPA2
 
 struct enc_case {
 	const char *what;
@@ -146,6 +150,35 @@ static const struct enc_case cases[] = {
 	{ "64K 4T block", K64, 52, 52, 0,
 	  0x40000000000ull, 0x40000000000ull, 0x8000000000000ull, SLAT_RW, 1,
 	  0x00400000000087fdull },
+	/* FEAT_LPA2, PA below 2^48: the same page without SH (bits [9:8]
+	 * hold PA[51:50] = 0): 0x7FF - 0x300 */
+	{ "4K page LPA2", K4, 40, 48, LPA2,
+	  0x1000, 0x1000, 0x12345000, SLAT_RW, 3, 0x00400000123454ffull },
+	/* PA 0x9_2345_6789_A000: PA[49:12] in place (0x1_2345_6789_A000),
+	 * PA[51:50] = 0b10 in bits [9:8]: 0x4FF | 0x200 */
+	{ "4K page LPA2 PA[51:50]", K4, 52, 52, LPA2,
+	  0x1000, 0x1000, 0x923456789a000ull, SLAT_RW, 3,
+	  0x004123456789a6ffull },
+	/* 512 GiB block at level 0 (DS only) at PA 0xE_0080_0000_0000:
+	 * [49:39] = 0x2008000000000, PA[51:50] = 0b11: 0x4FD | 0x300 */
+	{ "4K 512G block at level 0 LPA2", K4, 52, 52, LPA2,
+	  0x8000000000ull, 0x8000000000ull, 0xe008000000000ull, SLAT_RW, 0,
+	  0x00420080000007fdull },
+	/* a read-only level-0 block with a 48-bit PA: S2AP 01 (0x4FD - 0x80),
+	 * no SH */
+	{ "4K 512G block LPA2 RO", K4, 48, 48, LPA2,
+	  0x8000000000ull, 0x8000000000ull, 0x8000000000ull, SLAT_R, 0,
+	  0x004000800000047dull },
+	/* 16K page at the top of the 52-bit PA space, PA 0xF_FFFF_FFFF_C000:
+	 * [49:14] = 0x3_FFFF_FFFF_C000, PA[51:50] = 0b11 */
+	{ "16K page LPA2 top of 52 bits", K16, 52, 52, LPA2,
+	  0x4000, 0x4000, 0xfffffffffc000ull, SLAT_RW, 3,
+	  0x0043ffffffffc7ffull },
+	/* 64 GiB block at level 1 (16K with DS only), PA 0x5_0010_0000_0000:
+	 * [49:36] = 0x1001000000000, PA[51:50] = 0b01: 0x4FD | 0x100 */
+	{ "16K 64G block at level 1 LPA2", K16, 52, 52, LPA2,
+	  0x1000000000ull, 0x1000000000ull, 0x5001000000000ull, SLAT_RW, 1,
+	  0x00410010000005fdull },
 };
 
 static void descriptor_encodings_match_the_architecture(void **state)
@@ -219,6 +252,8 @@ static void mkold_clears_only_the_access_flag(void **state)
 static uint64_t table_desc(struct fx *f, uint64_t pa, uint64_t unused)
 {
 	(void)unused;
+	if (f->cfg.features & LPA2) /* [49:12], PA[51:50] in [9:8] */
+		return (pa & 0x0003fffffffff000ull) | ((pa >> 50) & 3) << 8 | 3;
 	uint64_t d = (pa & 0x0000ffffffff0000ull) | 3;
 	if (f->t.geo.granule_shift == 16 && f->t.geo.pa_bits == 52)
 		d |= ((pa >> 48) & 0xf) << 12;
@@ -235,18 +270,24 @@ static void table_descriptors_hold_only_the_next_table_address(void **state)
 		uint8_t ia, pa;
 		uint64_t pa_base;
 		uint64_t ipa;
+		uint32_t features;
 	} tc[] = {
-		{ K4, 40, 48, 0x80000000ull, 0x1000 },
-		{ K4, 48, 48, 0x7f0000000000ull, 0x7fffffe000ull },
-		{ K16, 48, 48, 0x80000000ull, 0x4000 },
-		{ K64, 48, 48, 0x80000000ull, 0x10000 },
+		{ K4, 40, 48, 0x80000000ull, 0x1000, 0 },
+		{ K4, 48, 48, 0x7f0000000000ull, 0x7fffffe000ull, 0 },
+		{ K16, 48, 48, 0x80000000ull, 0x4000, 0 },
+		{ K64, 48, 48, 0x80000000ull, 0x10000, 0 },
 		/* tables above 2^48: PA[51:48] in bits [15:12] */
-		{ K64, 52, 52, 0xa000000000000ull, 0x10000 },
+		{ K64, 52, 52, 0xa000000000000ull, 0x10000, 0 },
+		/* DS: tables above 2^50, PA[51:50] in bits [9:8] */
+		{ K4, 52, 52, 0xe000000000000ull, 0xfffffffff000ull, LPA2 },
+		{ K16, 52, 52, 0x9000000000000ull, 0x4000, LPA2 },
+		{ K4, 40, 48, 0x80000000ull, 0x1000, LPA2 },
 	};
 	for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
 		struct fx *f = malloc(sizeof(*f));
 		assert_int_equal(fx_init_pa(f, tc[i].granule, tc[i].ia,
-					    tc[i].pa, 0, tc[i].pa_base),
+					    tc[i].pa, tc[i].features,
+					    tc[i].pa_base),
 				 SLAT_OK);
 		char what[32];
 		snprintf(what, sizeof(what), "config %zu", i);
@@ -286,25 +327,38 @@ struct geo_case {
 	unsigned root_pages;
 	uint32_t root_entries;
 	uint8_t leaves; /* at levels >= start */
+	uint32_t features;
 };
 
 /* docs/design.md, "Levels and geometry" */
 static const struct geo_case geos[] = {
-	{ K4, 32, 48, 2, 4, 2048, 0xc },
-	{ K4, 36, 48, 1, 1, 64, 0xe },
-	{ K4, 40, 48, 1, 2, 1024, 0xe },
-	{ K4, 42, 48, 1, 8, 4096, 0xe },
-	{ K4, 44, 48, 0, 1, 32, 0xe },
-	{ K4, 48, 48, 0, 1, 512, 0xe },
-	{ K16, 36, 48, 2, 1, 2048, 0xc },
-	{ K16, 40, 48, 2, 16, 32768, 0xc },
-	{ K16, 42, 48, 1, 1, 64, 0xc },
-	{ K16, 48, 48, 1, 2, 4096, 0xc },
-	{ K64, 40, 48, 2, 1, 2048, 0xc },
-	{ K64, 44, 48, 2, 4, 32768, 0xc },
-	{ K64, 48, 48, 1, 1, 64, 0xc },
-	{ K64, 48, 52, 1, 1, 64, 0xe },
-	{ K64, 52, 52, 1, 1, 1024, 0xe },
+	{ K4, 32, 48, 2, 4, 2048, 0xc, 0 },
+	{ K4, 36, 48, 1, 1, 64, 0xe, 0 },
+	{ K4, 40, 48, 1, 2, 1024, 0xe, 0 },
+	{ K4, 42, 48, 1, 8, 4096, 0xe, 0 },
+	{ K4, 44, 48, 0, 1, 32, 0xe, 0 },
+	{ K4, 48, 48, 0, 1, 512, 0xe, 0 },
+	{ K16, 36, 48, 2, 1, 2048, 0xc, 0 },
+	{ K16, 40, 48, 2, 16, 32768, 0xc, 0 },
+	{ K16, 42, 48, 1, 1, 64, 0xc, 0 },
+	{ K16, 48, 48, 1, 2, 4096, 0xc, 0 },
+	{ K64, 40, 48, 2, 1, 2048, 0xc, 0 },
+	{ K64, 44, 48, 2, 4, 32768, 0xc, 0 },
+	{ K64, 48, 48, 1, 1, 64, 0xc, 0 },
+	{ K64, 48, 52, 1, 1, 64, 0xe, 0 },
+	{ K64, 52, 52, 1, 1, 1024, 0xe, 0 },
+	/* FEAT_LPA2: 4K level-0 blocks, 16K level-1 blocks; a 4K IPA above
+	 * 48 bits in 2 to 16 concatenated level-0 tables (AArch64.S2
+	 * InconsistentSL allows them at any start level), 16K with 52 bits
+	 * from a 32-entry level 0 (SL0 = 3, DS only): concatenated level-1
+	 * tables would need 32 pages */
+	{ K4, 52, 52, 0, 16, 8192, 0xf, LPA2 },
+	{ K4, 49, 52, 0, 2, 1024, 0xf, LPA2 },
+	{ K4, 48, 48, 0, 1, 512, 0xf, LPA2 },
+	{ K4, 40, 48, 1, 2, 1024, 0xe, LPA2 },
+	{ K16, 52, 52, 0, 1, 32, 0xe, LPA2 },
+	{ K16, 51, 52, 1, 16, 32768, 0xe, LPA2 },
+	{ K16, 48, 48, 1, 2, 4096, 0xe, LPA2 },
 };
 
 static void geometry_matches_the_design_table(void **state)
@@ -315,10 +369,11 @@ static void geometry_matches_the_design_table(void **state)
 		struct slat_config cfg = {
 			.format = SLAT_FMT_ARM_S2, .granule = c->granule,
 			.ia_bits = c->ia, .pa_bits = c->pa,
+			.features = c->features,
 		};
 		struct slat_geometry g;
-		print_message("  %uK ia %u pa %u\n", c->granule / 1024, c->ia,
-			      c->pa);
+		print_message("  %uK ia %u pa %u%s\n", c->granule / 1024, c->ia,
+			      c->pa, c->features ? " lpa2" : "");
 		assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_OK);
 		unsigned gs = c->granule == K4 ? 12 : c->granule == K16 ? 14 : 16;
 		assert_int_equal(g.granule_shift, gs);
@@ -344,7 +399,8 @@ static void geometry_matches_the_design_table(void **state)
 
 		/* a table of that configuration: a zeroed, aligned root */
 		struct fx *f = malloc(sizeof(*f));
-		assert_int_equal(fx_init(f, c->granule, c->ia, c->pa, 0),
+		assert_int_equal(fx_init(f, c->granule, c->ia, c->pa,
+					 c->features),
 				 SLAT_OK);
 		assert_int_equal(slat_hosted_table_pages(&f->h), c->root_pages);
 		assert_int_equal(slat_pa_v(f->t.root_pa) %
@@ -379,29 +435,41 @@ static void unsupported_configurations_are_refused(void **state)
 		const char *what;
 		uint32_t granule;
 		uint8_t ia, pa;
+		uint32_t features;
 	} bad[] = {
-		{ "4K with 52-bit IPA (needs LPA2)", K4, 52, 48 },
-		{ "4K with 52-bit PA", K4, 48, 52 },
-		{ "16K with 52-bit IPA", K16, 52, 48 },
-		{ "16K with 52-bit PA", K16, 48, 52 },
-		{ "IPA of 31 bits", K4, 31, 48 },
-		{ "IPA of 0 bits", K4, 0, 48 },
-		{ "IPA of 49 bits", K4, 49, 48 },
-		{ "64K with 53-bit IPA", K64, 53, 52 },
-		{ "PA of 31 bits", K4, 40, 31 },
-		{ "PA of 53 bits", K64, 48, 53 },
-		{ "granule 8192", 8192, 40, 48 },
-		{ "granule 0", 0, 40, 48 },
-		{ "granule 32768", 32768, 40, 48 },
+		{ "4K with 52-bit IPA (needs LPA2)", K4, 52, 48, 0 },
+		{ "4K with 52-bit PA", K4, 48, 52, 0 },
+		{ "16K with 52-bit IPA", K16, 52, 48, 0 },
+		{ "16K with 52-bit PA", K16, 48, 52, 0 },
+		{ "IPA of 31 bits", K4, 31, 48, 0 },
+		{ "IPA of 0 bits", K4, 0, 48, 0 },
+		{ "IPA of 49 bits", K4, 49, 48, 0 },
+		{ "64K with 53-bit IPA", K64, 53, 52, 0 },
+		{ "PA of 31 bits", K4, 40, 31, 0 },
+		{ "PA of 53 bits", K64, 48, 53, 0 },
+		{ "granule 8192", 8192, 40, 48, 0 },
+		{ "granule 0", 0, 40, 48, 0 },
+		{ "granule 32768", 32768, 40, 48, 0 },
+		/* VTCR_EL2.DS is RES0 with the 64K granule */
+		{ "64K with LPA2", K64, 48, 48, LPA2 },
+		{ "64K with LPA2 and 52 bits", K64, 52, 52, LPA2 },
+		{ "4K LPA2 with 53-bit IPA", K4, 53, 52, LPA2 },
+		{ "16K LPA2 with 53-bit PA", K16, 48, 53, LPA2 },
+		{ "4K LPA2 IPA wider than PA", K4, 52, 48, LPA2 },
+		{ "4K with 49-bit PA (needs LPA2)", K4, 40, 49, 0 },
+		{ "16K with 50-bit IPA (needs LPA2)", K16, 50, 50, 0 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct slat_config cfg = {
 			.format = SLAT_FMT_ARM_S2, .granule = bad[i].granule,
 			.ia_bits = bad[i].ia, .pa_bits = bad[i].pa,
+			.features = bad[i].features,
 		};
 		struct slat_geometry g;
 		print_message("  %s\n", bad[i].what);
 		assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_E_CONFIG);
+		struct check_geo e;
+		assert_int_equal(check_arm_s2.geometry(&cfg, &e), SLAT_E_CONFIG);
 
 		/* slat_table_init refuses it without allocating anything */
 		struct slat_hosted h;
@@ -418,6 +486,32 @@ static void unsupported_configurations_are_refused(void **state)
 				   .granule = K4, .ia_bits = 40 };
 	struct slat_geometry g;
 	assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_E_CONFIG);
+	/* FEAT_LPA2 is an Arm feature */
+	cfg = (struct slat_config){ .format = SLAT_FMT_EPT, .granule = K4,
+				    .ia_bits = 48, .features = LPA2 };
+	assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_E_CONFIG);
+}
+
+/* A hand-made example of DS table descriptors: a table at PA
+ * 0xE_0000_0000_1000 is linked as [49:12] | PA[51:50] << 8 | 0b11. */
+static void table_descriptor_above_2_50_example_lpa2(void **state)
+{
+	(void)state;
+	struct fx *f = malloc(sizeof(*f));
+	assert_int_equal(fx_init_pa(f, K4, 52, 52, LPA2, 0xe000000000000ull),
+			 SLAT_OK);
+	fx_topup(f, 3);
+	uint64_t pa = fx_pa_of(f, f->cache.pages[2]);
+	assert_int_equal(pa >> 50, 3);
+	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x40000000, SLAT_RW, 0),
+			 SLAT_OK);
+	/* e.g. 0xE_0000_0001_0000 -> 0x0002000000010303 */
+	uint64_t want = (pa & 0x3fffffffff000ull) | 0x300 | 3;
+	assert_int_equal(((uint64_t *)f->t.root)[0], want);
+	if (pa == 0xe000000010000ull)
+		assert_int_equal(want, 0x0002000000010303ull);
+	fx_fini(f);
+	free(f);
 }
 
 int main(void)
@@ -427,6 +521,7 @@ int main(void)
 		cmocka_unit_test(mkold_clears_only_the_access_flag),
 		cmocka_unit_test(table_descriptors_hold_only_the_next_table_address),
 		cmocka_unit_test(table_descriptor_above_2_48_example),
+		cmocka_unit_test(table_descriptor_above_2_50_example_lpa2),
 		cmocka_unit_test(geometry_matches_the_design_table),
 		cmocka_unit_test(pa_bits_zero_means_48),
 		cmocka_unit_test(unsupported_configurations_are_refused),

@@ -78,6 +78,7 @@ struct rcfg {
 	  .pa_bits = (pa), .features = (f) }
 
 #define HWD SLAT_FEAT_HWDIRTY
+#define LPA2 SLAT_FEAT_LPA2
 
 static const struct rcfg configs[] = {
 	{ "4k-32", ARM(4096, 32, 40, 0), 0x40000000ull },
@@ -100,6 +101,15 @@ static const struct rcfg configs[] = {
 	{ "4k-40-hwdirty", ARM(4096, 40, 48, HWD), 0x80000000ull },
 	{ "16k-48-xnx-hwdirty", ARM(16384, 48, 48, SLAT_FEAT_XNX | HWD),
 	  0x80000000ull },
+	/* FEAT_LPA2 (VTCR_EL2.DS): 52-bit IPA in 16 concatenated level-0
+	 * tables, 512 GiB level-0 blocks, tables above 2^50: PA[51:50] in
+	 * bits [9:8] of table entries */
+	{ "4k-52-lpa2", ARM(4096, 52, 52, LPA2), 0xf000000000000ull },
+	/* 16K with DS: a 32-entry level-0 root, 64 GiB level-1 blocks */
+	{ "16k-52-lpa2-xnx", ARM(16384, 52, 52, LPA2 | SLAT_FEAT_XNX),
+	  0xf000000000000ull },
+	/* DS with a 48-bit PA: no SH field, a level-0 block, DBM */
+	{ "4k-48-lpa2-hwdirty", ARM(4096, 48, 48, LPA2 | HWD), 0x80000000ull },
 	/* EPT, 4-level (48-bit) with a 46-bit MAXPHYADDR */
 	{ "ept4", EPT(48, 46, 0), 0x200000000000ull },
 	/* EPT, 5-level (57-bit), tables near the top of a 52-bit PA space */
@@ -120,6 +130,12 @@ static const struct rcfg configs[] = {
 	{ "s1-64k-42", S1(65536, 42, 48, 0), 0x80000000ull },
 	/* 64K, 52-bit VA and PA: 4 TiB L1 blocks, tables above 2^48 */
 	{ "s1-64k-52", S1(65536, 52, 52, 0), 0xf000000000000ull },
+	/* TCR_EL1.DS (FEAT_LPA2): 52-bit VA from a 16-entry level -1 root,
+	 * level-0 blocks, tables above 2^50 */
+	{ "s1-4k-52-lpa2", S1(4096, 52, 52, LPA2), 0xf000000000000ull },
+	/* 16K with DS: a 32-entry level-0 root, 64 GiB level-1 blocks */
+	{ "s1-16k-52-lpa2-hwdirty", S1(16384, 52, 52, LPA2 | HWD),
+	  0xf000000000000ull },
 	/* hardware access flag and dirty state (TCR_EL1.HA/HD): DBM, AP[2]
 	 * cleared by the hardware's first write */
 	{ "s1-4k-48-hwdirty", S1(4096, 48, 48, HWD), 0x80000000ull },

@@ -34,13 +34,20 @@ enum slat_format_id {
 #define SLAT_FEAT_HWDIRTY (1u << 3)
 #define SLAT_FEAT_EPT_MBEC  (1u << 4) /* EPT mode-based execute control */
 #define SLAT_FEAT_EPT_XONLY (1u << 5) /* EPT execute-only translations */
+/* Arm FEAT_LPA2 with VTCR_EL2.DS / TCR_EL1.DS = 1 (4K and 16K granules):
+ * 52-bit input and output addresses, OA[51:50] in descriptor bits [9:8]
+ * (shareability then comes from VTCR_EL2.SH0 / TCR_EL1.SHn), a level-0
+ * block (4K) or level-1 block (16K), and a level -1 walk (4K stage 1). */
+#define SLAT_FEAT_LPA2 (1u << 6)
 
 struct slat_config {
 	enum slat_format_id format;
 	uint32_t granule;  /* bytes: 4096, 16384 or 65536 (EPT: 4096) */
-	uint8_t ia_bits;   /* input size: Arm 32..48, 52 with 64K;
-			      EPT 32..48 (4-level) or 49..57 (5-level) */
-	uint8_t pa_bits;   /* output size: 32..48 (52 with 64K or EPT);
+	uint8_t ia_bits;   /* input size: Arm 32..48, 52 with 64K or with
+			      SLAT_FEAT_LPA2; EPT 32..48 (4-level) or 49..57
+			      (5-level) */
+	uint8_t pa_bits;   /* output size: 32..48 (52 with 64K, with
+			      SLAT_FEAT_LPA2, or EPT);
 			      0: 48, or 52 when ia_bits is above 48 */
 	uint32_t features; /* SLAT_FEAT_* */
 };
@@ -49,7 +56,7 @@ struct slat_config {
 struct slat_geometry {
 	uint8_t granule_shift;  /* 12, 14 or 16 */
 	uint8_t bits_per_level; /* granule_shift - 3 */
-	int8_t start_level;     /* first level of the walk (SL0) */
+	int8_t start_level;     /* first level of the walk (SL0; -1..3) */
 	uint8_t root_pages;     /* concatenated pages at the start level (1..16) */
 	uint32_t root_entries;  /* entries in use at the start level */
 	uint32_t entries;       /* entries per table page */
@@ -495,16 +502,16 @@ SLAT_API void slat_free_unlinked(struct slat_table *t, void *va, int level);
  * The registers that point the CPU at @t, from its geometry and
  * configuration (0 for a table of another format, or not set up):
  *
- * slat_arm_s2_vtcr() - VTCR_EL2: T0SZ, SL0, TG0, PS, walks inner
+ * slat_arm_s2_vtcr() - VTCR_EL2: T0SZ, SL0 (and SL2), TG0, PS, walks inner
  * write-back cacheable and inner shareable, HA and HD with
- * SLAT_FEAT_HWDIRTY, VS with @vmid16, RES1 bit 31.
+ * SLAT_FEAT_HWDIRTY, DS with SLAT_FEAT_LPA2, VS with @vmid16, RES1 bit 31.
  * slat_arm_s2_vttbr() - VTTBR_EL2: the root (PA[51:48] in bits [5:2] with
  * 52-bit addresses), @vmid in bits [63:48], CnP with @cnp.
  * slat_ept_eptp() - the EPTP: write-back walks, the walk length (4 or 5
  * levels), A/D enabled with SLAT_FEAT_HWDIRTY, the root.
  * slat_arm_s1_tcr() - TCR_EL1 for a TTBR0-only table: T0SZ, TG0, IPS,
  * cacheable inner-shareable walks, EPD1 (no TTBR1 walks), HA/HD with
- * SLAT_FEAT_HWDIRTY, AS with @asid16.
+ * SLAT_FEAT_HWDIRTY, DS with SLAT_FEAT_LPA2, AS with @asid16.
  * slat_arm_s1_ttbr() - TTBR0_EL1: the root, @asid in bits [63:48], CnP.
  * slat_arm_s1_mair() - MAIR_EL1 for the AttrIndx values stage-1 leaves use
  * (0 Normal write-back, 1 Device-nGnRE, 2 Normal non-cacheable).

@@ -3,7 +3,9 @@
  * Armv8-A VMSA stage-1 descriptors (TTBR0/TTBR1_EL1): the tables a guest
  * builds for itself. The same output-address field as stage 2; permissions
  * through AP[2:1], PXN and UXN, memory type through AttrIndx into a fixed
- * MAIR_EL1 layout (docs/design.md), nG for ASID-tagged entries.
+ * MAIR_EL1 layout (docs/design.md), nG for ASID-tagged entries. With
+ * FEAT_LPA2 (TCR_EL1.DS = 1) a 4K walk of more than 48 VA bits starts at
+ * level -1.
  */
 #include "format/vmsa.h"
 
@@ -31,7 +33,7 @@
 
 static int s1_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 {
-	if (cfg->features & ~SLAT_FEAT_HWDIRTY)
+	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2))
 		return SLAT_E_CONFIG;
 	/* Stage 1 has no concatenated tables. */
 	return vmsa_geometry(cfg, geo, 0, true);
@@ -40,6 +42,13 @@ static int s1_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 static bool hwdirty(const struct slat_table *t)
 {
 	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
+}
+
+/* With TCR_EL1.DS = 1 bits [9:8] hold OA[51:50]; TCR_EL1.SH0/SH1 give
+ * the shareability instead. */
+static slat_pte_t sh_bits(const struct slat_table *t)
+{
+	return vmsa_lpa2(&t->cfg) ? 0 : S1_SH_IS;
 }
 
 static int s1_check_attrs(const struct slat_table *t, uint32_t attrs)
@@ -94,7 +103,7 @@ static slat_pte_t s1_make_leaf(const struct slat_table *t, slat_pa_t pa,
 						   : S1_VALID;
 	slat_pte_t v = type | vmsa_encode_oa(t, pa.pa) | perm_bits(t, attrs) |
 		       attr_index(SLAT_MT(attrs)) << S1_ATTRIDX_SHIFT |
-		       S1_SH_IS | S1_AF;
+		       sh_bits(t) | S1_AF;
 	if (attrs & SLAT_USER)
 		v |= S1_AP_USER;
 	if (attrs & SLAT_NG)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Armv8-A VMSA stage-2 descriptors (VTTBR_EL2/VTCR_EL2), 4K/16K/64K granules,
- * up to 52-bit output with the 64K granule (FEAT_LPA). See docs/design.md
+ * up to 52-bit input and output with the 64K granule (FEAT_LPA) or with the
+ * 4K and 16K granules and FEAT_LPA2 (VTCR_EL2.DS = 1). See docs/design.md
  * for the encoding table.
  */
 #include "format/vmsa.h"
@@ -31,7 +32,7 @@
 static int arm_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 {
 	if (cfg->features & ~(SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC |
-			      SLAT_FEAT_HWDIRTY))
+			      SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2))
 		return SLAT_E_CONFIG;
 	/* Concatenate up to 16 root tables (4 bits) before adding a level. */
 	return vmsa_geometry(cfg, geo, 4, false);
@@ -45,6 +46,13 @@ static bool xnx(const struct slat_table *t)
 static bool hwdirty(const struct slat_table *t)
 {
 	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
+}
+
+/* With DS = 1 bits [9:8] hold OA[51:50]; VTCR_EL2.SH0 gives the
+ * shareability of every stage-2 mapping instead. */
+static slat_pte_t sh_bits(const struct slat_table *t)
+{
+	return vmsa_lpa2(&t->cfg) ? 0 : S2_SH_IS;
 }
 
 static int arm_check_attrs(const struct slat_table *t, uint32_t attrs)
@@ -97,7 +105,7 @@ static slat_pte_t arm_make_leaf(const struct slat_table *t, slat_pa_t pa,
 						   : S2_VALID;
 	return type | vmsa_encode_oa(t, pa.pa) |
 	       memattr(t, SLAT_MT(attrs)) << S2_MEMATTR_SHIFT |
-	       perm_bits(t, attrs) | S2_SH_IS | S2_AF |
+	       perm_bits(t, attrs) | sh_bits(t) | S2_AF |
 	       (slat_pte_t)((attrs & SLAT_SW_MASK) >> SLAT_SW_SHIFT) << S2_SW_SHIFT;
 }
 

@@ -41,8 +41,11 @@ uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16)
 		return 0;
 	unsigned g = t->geo.granule_shift;
 	int start = t->geo.start_level;
-	/* SL0 counts from level 2 (4K) or level 3 (16K, 64K) upwards. */
-	uint64_t sl0 = g == 12 ? (uint64_t)(2 - start) : (uint64_t)(3 - start);
+	/* SL0 counts from level 2 (4K) or level 3 (16K, 64K) upwards; level
+	 * -1 (4K with DS) is SL2:SL0 = 1:00. */
+	uint64_t sl2 = start < 0;
+	uint64_t sl0 = sl2 ? 0
+		       : g == 12 ? (uint64_t)(2 - start) : (uint64_t)(3 - start);
 	uint64_t tg0 = g == 12 ? 0 : g == 16 ? 1 : 2;
 	uint64_t v = (uint64_t)(64 - t->geo.ia_bits) | sl0 << 6 |
 		     WALK_ATTRS_SHIFTED(8, 10, 12) | tg0 << 14 |
@@ -51,6 +54,9 @@ uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16)
 		v |= 1ull << 19; /* VS */
 	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
 		v |= 1ull << 21 | 1ull << 22; /* HA, HD */
+	/* FEAT_LPA2: SH0 is then every mapping's shareability too */
+	if (t->cfg.features & SLAT_FEAT_LPA2)
+		v |= 1ull << 32 | sl2 << 33; /* DS, SL2 */
 	return v;
 }
 
@@ -88,6 +94,8 @@ uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16)
 		v |= 1ull << 36; /* AS */
 	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
 		v |= 1ull << 39 | 1ull << 40; /* HA, HD */
+	if (t->cfg.features & SLAT_FEAT_LPA2)
+		v |= 1ull << 59; /* DS */
 	return v;
 }
 

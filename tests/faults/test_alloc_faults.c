@@ -70,6 +70,10 @@ static const struct fcfg configs[] = {
 	{ "64k-40", ARM(65536, 40, 48, 0), 0x80000000ull },
 	{ "64k-48", ARM(65536, 48, 48, SLAT_FEAT_XNX), 0x80000000ull },
 	{ "64k-52", ARM(65536, 52, 52, 0), 0xf000000000000ull },
+	/* FEAT_LPA2: PA[51:50] in bits [9:8], level-0 blocks */
+	{ "4k-52-lpa2", ARM(4096, 52, 52, SLAT_FEAT_LPA2), 0xf000000000000ull },
+	{ "16k-52-lpa2", ARM(16384, 52, 52, SLAT_FEAT_LPA2),
+	  0xf000000000000ull },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 

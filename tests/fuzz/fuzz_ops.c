@@ -107,6 +107,11 @@ static const struct slat_config configs[] = {
 	EPT(48, 48, SLAT_FEAT_EPT_MBEC),
 	EPT(48, 48, SLAT_FEAT_EPT_XONLY),
 	EPT(57, 52, SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY),
+	/* Arm FEAT_LPA2 (VTCR_EL2.DS), appended so that the indexes of the
+	 * replay inputs in crashes/ keep their configurations */
+	ARM(4096, 52, 52, SLAT_FEAT_LPA2),
+	ARM(16384, 52, 52, SLAT_FEAT_LPA2 | SLAT_FEAT_XNX),
+	ARM(4096, 48, 48, SLAT_FEAT_LPA2 | SLAT_FEAT_FWB),
 	/*
 	 * Hardware dirty state (SLAT_FEAT_HWDIRTY) is left out: the checker
 	 * and the model do not know DBM and dirty leaves yet.

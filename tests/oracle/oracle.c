@@ -55,18 +55,31 @@ struct ocfg {
 	const char *name;
 	uint32_t granule;
 	uint8_t ia, pa;
+	uint32_t features; /* SLAT_FEAT_LPA2 or 0 */
 };
 
+#define LPA2 SLAT_FEAT_LPA2
+
 static const struct ocfg configs[] = {
-	{ "4k-32", 4096, 32, 40 },   { "4k-36", 4096, 36, 36 },
-	{ "4k-39", 4096, 39, 40 },   { "4k-40", 4096, 40, 40 },
-	{ "4k-42", 4096, 42, 42 },   { "4k-44", 4096, 44, 44 },
-	{ "4k-48", 4096, 48, 48 },   { "16k-36", 16384, 36, 36 },
-	{ "16k-40", 16384, 40, 40 }, { "16k-42", 16384, 42, 42 },
-	{ "16k-47", 16384, 47, 48 }, { "16k-48", 16384, 48, 48 },
-	{ "64k-32", 65536, 32, 40 }, { "64k-40", 65536, 40, 40 },
-	{ "64k-44", 65536, 44, 44 }, { "64k-48", 65536, 48, 48 },
-	{ "64k-52", 65536, 52, 52 },
+	{ "4k-32", 4096, 32, 40, 0 },   { "4k-36", 4096, 36, 36, 0 },
+	{ "4k-39", 4096, 39, 40, 0 },   { "4k-40", 4096, 40, 40, 0 },
+	{ "4k-42", 4096, 42, 42, 0 },   { "4k-44", 4096, 44, 44, 0 },
+	{ "4k-48", 4096, 48, 48, 0 },   { "16k-36", 16384, 36, 36, 0 },
+	{ "16k-40", 16384, 40, 40, 0 }, { "16k-42", 16384, 42, 42, 0 },
+	{ "16k-47", 16384, 47, 48, 0 }, { "16k-48", 16384, 48, 48, 0 },
+	{ "64k-32", 65536, 32, 40, 0 }, { "64k-40", 65536, 40, 40, 0 },
+	{ "64k-44", 65536, 44, 44, 0 }, { "64k-48", 65536, 48, 48, 0 },
+	{ "64k-52", 65536, 52, 52, 0 },
+	/* FEAT_LPA2 (VTCR_EL2.DS = 1): PA[51:50] in bits [9:8], no SH field,
+	 * 512 GiB level-0 blocks (4K), 64 GiB level-1 blocks (16K); 4K with
+	 * 49 to 52 IPA bits in 2 to 16 concatenated level-0 tables. Not 16K
+	 * with a 52-bit IPA: its level-0 start (SL0 = 3 with DS) is refused
+	 * by QEMU 7.2 (docs/oracle.md) */
+	{ "4k-52-lpa2", 4096, 52, 52, LPA2 }, { "4k-50-lpa2", 4096, 50, 52, LPA2 },
+	{ "4k-48-lpa2", 4096, 48, 48, LPA2 }, { "4k-40-lpa2", 4096, 40, 44, LPA2 },
+	{ "16k-51-lpa2", 16384, 51, 52, LPA2 },
+	{ "16k-50-lpa2", 16384, 50, 52, LPA2 },
+	{ "16k-48-lpa2", 16384, 48, 48, LPA2 },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -144,6 +157,7 @@ static struct {
 	uint64_t hw_disagree, lookup_disagree;
 	uint64_t by_flavor[3], gran_layouts[3];
 	uint64_t af_set, dirty_set;
+	uint64_t translated[5]; /* probes QEMU translated, by leaf level + 1 */
 	double qemu_seconds;
 	unsigned hafdbs;
 	char banner[256];
@@ -348,7 +362,7 @@ static int open_gen(struct gen *g, const struct ocfg *oc, enum flavor fl)
 	g->fl = fl;
 	g->cfg = (struct slat_config){
 		.format = SLAT_FMT_ARM_S2, .granule = oc->granule,
-		.ia_bits = oc->ia, .pa_bits = oc->pa,
+		.ia_bits = oc->ia, .pa_bits = oc->pa, .features = oc->features,
 	};
 	if (chance(30))
 		g->cfg.features |= SLAT_FEAT_FWB;
@@ -606,11 +620,13 @@ static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 	r->cfg = g.cfg;
 	r->seed = seed;
 	snprintf(r->desc, sizeof(r->desc),
-		 "%s %s start level %d fwb=%d xnx=%d hwdirty=%d seed %#" PRIx64,
+		 "%s %s start level %d fwb=%d xnx=%d hwdirty=%d lpa2=%d seed %#"
+		 PRIx64,
 		 oc->name, flavor_names[fl], g.geo.start_level,
 		 !!(g.cfg.features & SLAT_FEAT_FWB),
 		 !!(g.cfg.features & SLAT_FEAT_XNX),
-		 !!(g.cfg.features & SLAT_FEAT_HWDIRTY), seed);
+		 !!(g.cfg.features & SLAT_FEAT_HWDIRTY),
+		 !!(g.cfg.features & SLAT_FEAT_LPA2), seed);
 
 	/* the image as the hardware finds it, before any probe updates it */
 	uint32_t nr_pages = 0;
@@ -962,6 +978,8 @@ static void parse_and_compare(const char *out, size_t len, int status)
 					r->id, probe, kind_name(r->probes[probe].kind),
 					r->probes[probe].ipa, line);
 			O.probes++;
+			if (r->exp[probe].fault == SLAT_FAULT_NONE)
+				O.translated[r->exp[probe].level + 1]++;
 			probe++;
 			continue;
 		}
@@ -1146,6 +1164,9 @@ int main(int argc, char **argv)
 	       O.gran_layouts[0], O.gran_layouts[1], O.gran_layouts[2],
 	       O.by_flavor[FL_AT], O.by_flavor[FL_EXEC], O.by_flavor[FL_HWDIRTY],
 	       O.probes, O.runs, O.qemu_seconds);
+	printf("oracle: translations by leaf level: L0 %" PRIu64 ", L1 %" PRIu64
+	       ", L2 %" PRIu64 ", L3 %" PRIu64 "\n", O.translated[1],
+	       O.translated[2], O.translated[3], O.translated[4]);
 	printf("oracle: hardware updates seen with VTCR_EL2.HA/HD: %" PRIu64
 	       " access flags set, %" PRIu64 " leaves made dirty\n",
 	       O.af_set, O.dirty_set);

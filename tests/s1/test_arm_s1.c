@@ -169,6 +169,73 @@ static void stage1_geometry_has_no_concatenation(void **state)
 	assert_int_equal(slat_config_geometry(&ipa48, &geo), SLAT_E_CONFIG);
 }
 
+/*
+ * FEAT_LPA2 (TCR_EL1.DS = 1), 4K granule, 52-bit VA: the walk starts at
+ * level -1, whose 16 entries resolve VA[51:48]; every descriptor holds
+ * OA[49:12] in place and OA[51:50] in bits [9:8], where SH was (the
+ * shareability comes from TCR_EL1.SH0). With the tables at
+ * 0xE_0000_0000_0000 (PA[51:50] = 0b11), a page at VA 0xF_0000_0000_1000
+ * to PA 0x9_0000_4000_0000 (PA[51:50] = 0b10), RW at EL1, no exec:
+ *   level -1 entry 15: table | [49:12] of the level-0 table | 0b11 << 8
+ *   the page: 0x3 | AF 0x400 | 0b10 << 8 | 0x1_0000_4000_0000 | PXN | UXN
+ *           = 0x0061000040000603
+ */
+static void stage1_lpa2_walk_starts_at_level_minus_1(void **state)
+{
+	(void)state;
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 52,
+		.pa_bits = 52, .features = SLAT_FEAT_LPA2,
+	};
+	struct slat_geometry geo;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_OK);
+	assert_int_equal(geo.start_level, -1);
+	assert_int_equal(geo.root_entries, 16);
+	assert_int_equal(geo.leaf_levels, 0xf); /* 512 GiB level-0 blocks */
+
+	struct env e;
+	assert_int_equal(slat_hosted_init(&e.h, 64 * K4, 4096,
+					  0xe000000000000ull), SLAT_OK);
+	assert_int_equal(slat_table_init(&e.t, &cfg, slat_hosted_ops(), &e.h),
+			 SLAT_OK);
+	assert_int_equal(slat_hosted_cache_init(&e.c, 8), SLAT_OK);
+	assert_int_equal(slat_hosted_cache_topup(&e.h, &e.c, 8), SLAT_OK);
+	assert_int_equal(slat_level_size(&e.t, -1), 1ull << 48);
+	uint64_t va = 0xf000000001000ull;
+	assert_int_equal(slat_map(&e.t, slat_ipa(va), K4,
+				  slat_pa(0x9000040000000ull), SLAT_RW,
+				  SLAT_OP(.cache = &e.c)), SLAT_OK);
+	assert_int_equal(leaf_of(&e, va), 0x0061000040000603ull);
+
+	slat_pte_t top = ((slat_pte_t *)e.t.root)[15];
+	uint64_t l0 = (top & 0x0003fffffffff000ull) | (top & 0x300) << 42;
+	assert_int_equal(top & ~(0x0003fffffffff000ull | 0x300), 3);
+	assert_int_equal(l0 >> 50, 3);
+	assert_true(slat_hosted_is_table_page(
+		&e.h, slat_hosted_ops()->phys_to_virt(&e.h, slat_pa(l0))));
+	for (int i = 0; i < 15; i++)
+		assert_int_equal(((slat_pte_t *)e.t.root)[i], 0);
+
+	/* a 512 GiB block at level 0 */
+	assert_int_equal(slat_map(&e.t, slat_ipa(0x8000000000ull),
+				  0x8000000000ull, slat_pa(0x8000000000ull),
+				  SLAT_R, SLAT_OP(.cache = &e.c)), SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(slat_lookup(&e.t, slat_ipa(0x8000000000ull), &l),
+			 SLAT_OK);
+	assert_int_equal(l.level, 0);
+	/* block 01 | AttrIndx 0 | AP[2] RO 0x80 | AF | PXN | UXN */
+	assert_int_equal(l.pte, 0x0060008000000481ull);
+	env_fini(&e);
+
+	/* DS is RES0 with 64K; 52 bits with 4K need it */
+	cfg.granule = 65536;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+	cfg.granule = 4096;
+	cfg.features = 0;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+}
+
 static void stage1_refuses_what_it_cannot_express(void **state)
 {
 	(void)state;
@@ -262,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stage1_leaf_encodings_match_the_architecture),
 		cmocka_unit_test(stage1_geometry_has_no_concatenation),
+		cmocka_unit_test(stage1_lpa2_walk_starts_at_level_minus_1),
 		cmocka_unit_test(stage1_refuses_what_it_cannot_express),
 		cmocka_unit_test(stage1_wrprotect_sets_ap2_and_hardware_write_clears_it),
 		cmocka_unit_test(stage1_access_flag_fault_without_hardware_update),

@@ -491,6 +491,59 @@ static void ept_split_in_place_and_promote_back(void **state)
 	slat_hosted_fini(&h);
 }
 
+/*
+ * FEAT_LPA2: a 512 GiB level-0 block (4K, DS) at a PA above 2^50 splits
+ * into 512 level-1 blocks of 1 GiB (one table page, break-before-make on
+ * the block), each with its part of the PA and PA[51:50] still in bits
+ * [9:8]; promote makes the same level-0 block again.
+ */
+static void lpa2_level0_block_splits_to_1g_and_promotes_back(void **state)
+{
+	(void)state;
+	struct fx f;
+	const uint64_t G512 = 512 * G1, pa = 0xe008000000000ull;
+	assert_int_equal(fx_init_pa(&f, 4096, 52, 52, SLAT_FEAT_LPA2,
+				    0xf000000000000ull), 0);
+	/* a block in the root: no table page taken */
+	slat_stats_reset(&f.t);
+	assert_int_equal(fx_map(&f, G512, G512, pa, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(f.t.stats.pages_alloc, 0);
+	struct slat_leaf block;
+	assert_int_equal(fx_lookup(&f, G512, &block), SLAT_OK);
+	assert_int_equal(block.level, 0);
+	assert_int_equal(block.pte, 0x00420080000007fdull);
+
+	/* slat_pages_needed counts a split down to pages; to 1G takes one */
+	fx_topup(&f, 2);
+	slat_stats_reset(&f.t);
+	assert_int_equal(slat_split(&f.t, slat_ipa(G512), G512, G1,
+				    SLAT_OP(.cache = &f.cache)), SLAT_OK);
+	assert_int_equal(f.t.stats.pages_alloc, 1);
+	assert_int_equal(f.t.stats.written[SLAT_WRITE_BREAK], 1);
+	for (uint64_t i = 0; i < 512; i += 73) {
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(&f, G512 + i * G1, &l), SLAT_OK);
+		assert_int_equal(l.level, 1);
+		assert_int_equal(slat_pa_v(l.pa), pa + i * G1);
+		assert_int_equal(l.pte & 0x300, 0x300);
+	}
+	if (checker_full(&f.ck, NULL))
+		fail_msg("%s", f.ck.msg);
+
+	assert_int_equal(slat_recover(&f.t, slat_ipa(G512), G512,
+				      SLAT_RECOVERY(.strategy =
+						    SLAT_RECOVER_PROMOTE),
+				      SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+			 SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(&f, G512 + 5 * G1, &l), SLAT_OK);
+	assert_int_equal(l.level, 0);
+	assert_int_equal(l.pte, block.pte);
+	if (checker_full(&f.ck, NULL))
+		fail_msg("%s", f.ck.msg);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +561,7 @@ int main(void)
 		cmocka_unit_test(zap_strategies_remove_what_could_be_blocks),
 		cmocka_unit_test(zap_table_frees_the_parent_it_empties),
 		cmocka_unit_test(ept_split_in_place_and_promote_back),
+		cmocka_unit_test(lpa2_level0_block_splits_to_1g_and_promotes_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,13 +265,15 @@ void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 			dump_size(info->granule, g), info->ia_bits,
 			info->pa_bits, ONOFF(SLAT_FEAT_HWDIRTY));
 	else
+		/* lpa2 only when on: it changes the descriptors' layout */
 		fprintf(f, "# config %s granule=%s ia=%u pa=%u fwb=%s xnx=%s "
-			"dic=%s hwdirty=%s\n",
+			"dic=%s hwdirty=%s%s\n",
 			dump_format_name(info->format),
 			dump_size(info->granule, g), info->ia_bits,
 			info->pa_bits, ONOFF(SLAT_FEAT_FWB),
 			ONOFF(SLAT_FEAT_XNX), ONOFF(SLAT_FEAT_DIC),
-			ONOFF(SLAT_FEAT_HWDIRTY));
+			ONOFF(SLAT_FEAT_HWDIRTY),
+			(info->features & SLAT_FEAT_LPA2) ? " lpa2=on" : "");
 #undef ONOFF
 	fprintf(f, "# start level %d, root: %" PRIu64
 		" entr%s in %u concatenated page%s",

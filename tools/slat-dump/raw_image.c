@@ -503,25 +503,35 @@ static int spend(struct walk *w, uint64_t entries)
 	return 0;
 }
 
-/* Levels where the architecture allows a block descriptor. */
+static bool arm_ds(const struct walk *w)
+{
+	return (w->img->h.features & SLAT_FEAT_LPA2) != 0;
+}
+
+/* Levels where the architecture allows a block descriptor; FEAT_LPA2
+ * (DS = 1) adds level 0 with 4K and level 1 with 16K. */
 static bool arm_block_allowed(const struct walk *w, int level)
 {
 	switch (w->gshift) {
 	case 12:
-		return level == 1 || level == 2;
+		return level == 1 || level == 2 || (level == 0 && arm_ds(w));
 	case 14:
-		return level == 2;
+		return level == 2 || (level == 1 && arm_ds(w));
 	default: /* 64K; L1 only with 52-bit output addresses */
 		return level == 2 || (level == 1 && w->img->h.pa_bits == 52);
 	}
 }
 
-/* Output address bits [47:g]; with 64K, bits [15:12] hold PA[51:48]. */
+/* Output address bits [47:g]; with 64K, bits [15:12] hold PA[51:48]; with
+ * DS = 1 (4K, 16K), bits [49:g] and PA[51:50] in bits [9:8]. */
 static uint64_t arm_oa(const struct walk *w, uint64_t pte)
 {
-	uint64_t pa = pte & (((1ull << 48) - 1) & ~((1ull << w->gshift) - 1));
+	unsigned top = arm_ds(w) ? 50 : 48;
+	uint64_t pa = pte & (((1ull << top) - 1) & ~((1ull << w->gshift) - 1));
 
-	if (w->gshift == 16)
+	if (arm_ds(w))
+		pa |= ((pte >> 8) & 3) << 50;
+	else if (w->gshift == 16)
 		pa |= ((pte >> 12) & 0xf) << 48;
 	return pa;
 }

@@ -301,11 +301,14 @@ static int config_error(const struct script *s, const char *op, int rc)
 	uint8_t pa_bits = s->cfg.pa_bits ? s->cfg.pa_bits : 48;
 	uint8_t wide = s->cfg.ia_bits > pa_bits ? s->cfg.ia_bits : pa_bits;
 
+	bool lpa2 = s->cfg.features & SLAT_FEAT_LPA2;
+
 	if (s->cfg.format == SLAT_FMT_EPT &&
-	    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC)))
+	    (s->cfg.features & (SLAT_FEAT_FWB | SLAT_FEAT_XNX | SLAT_FEAT_DIC |
+				SLAT_FEAT_LPA2)))
 		return error(s, op, slat_strerror(rc),
-			     "fwb, xnx and dic are Arm features; ept takes ad=, "
-			     "mbec= and xonly=");
+			     "fwb, xnx, dic and lpa2 are Arm features; ept takes "
+			     "ad=, mbec= and xonly=");
 	if (s->cfg.format == SLAT_FMT_EPT)
 		return error(s, op, slat_strerror(rc),
 			     "ept takes granule=4k, ia=32..57 (up to 48 with "
@@ -314,15 +317,20 @@ static int config_error(const struct script *s, const char *op, int rc)
 		return error(s, op, slat_strerror(rc),
 			     "mbec and xonly are EPT features; write config "
 			     "ept ... to use them");
+	if (lpa2 && s->cfg.granule == 65536)
+		return error(s, op, slat_strerror(rc),
+			     "lpa2 is for granule=4k or 16k (64k has 52-bit "
+			     "addresses without it)");
 	if (s->cfg.format == SLAT_FMT_ARM_S1 &&
-	    (s->cfg.features & ~SLAT_FEAT_HWDIRTY))
+	    (s->cfg.features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2)))
 		return error(s, op, slat_strerror(rc),
 			     "fwb, xnx and dic are stage-2 features; arm-s1 "
-			     "takes granule=, ia=, pa= and hwdirty=");
+			     "takes granule=, ia=, pa=, hwdirty= and lpa2=");
 	/* parse_bits() let through only what some format takes */
-	if (wide > 48 && s->cfg.granule != 65536)
+	if (wide > 48 && s->cfg.granule != 65536 && !lpa2)
 		return error(s, op, slat_strerror(rc),
-			     "%u-bit addresses need granule=64k", wide);
+			     "%u-bit addresses need granule=64k, or lpa2=on with "
+			     "4k and 16k", wide);
 	if (s->cfg.ia_bits > pa_bits && s->cfg.format == SLAT_FMT_ARM_S2)
 		return error(s, op, slat_strerror(rc),
 			     "ia=%u is larger than pa=%u: the IPA size cannot "
@@ -330,7 +338,7 @@ static int config_error(const struct script *s, const char *op, int rc)
 			     s->cfg.ia_bits, pa_bits);
 	return error(s, op, slat_strerror(rc),
 		     "%s takes granule=4k|16k|64k, ia=32..48 and pa=32..48 "
-		     "(up to 52 for both with 64k)",
+		     "(up to 52 for both with 64k or lpa2=on)",
 		     dump_format_name(s->cfg.format));
 }
 
@@ -475,6 +483,7 @@ static const struct {
 	{ "ad", SLAT_FEAT_HWDIRTY },
 	{ "mbec", SLAT_FEAT_EPT_MBEC },
 	{ "xonly", SLAT_FEAT_EPT_XONLY },
+	{ "lpa2", SLAT_FEAT_LPA2 },
 };
 
 /* ia= and pa=: bits no format takes are refused here, with the ranges. */
@@ -492,7 +501,8 @@ static int parse_bits(struct script *s, const char *key, const char *val,
 	if (v < 32 || v > max)
 		return error(s, "config", "address size out of range",
 			     "%s=%s: %s= takes 32..%u (arm-s2, arm-s1: 32..48, "
-			     "or up to 52 with granule=64k; ept: 32..%u)", key, val,
+			     "or up to 52 with granule=64k or lpa2=on; ept: "
+			     "32..%u)", key, val,
 			     key, max, max);
 	*bits = (uint8_t)v;
 	return 0;

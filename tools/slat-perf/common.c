@@ -238,6 +238,9 @@ bool perf_mode_config(int id, int ept_levels, struct slat_config *cfg)
 	cfg->ia_bits = m->ia_bits;
 	if (m->fmt == SLAT_FMT_EPT)
 		cfg->ia_bits = ept_levels == 5 ? 57 : 48;
+	/* The selftests' 52-bit 4K and 16K modes are FEAT_LPA2 (DS = 1). */
+	if (m->fmt == SLAT_FMT_ARM_S2 && m->granule != 65536 && m->ia_bits > 48)
+		cfg->features |= SLAT_FEAT_LPA2;
 	return slat_config_geometry(cfg, &geo) == SLAT_OK;
 }
 

@@ -186,7 +186,7 @@ def t_errors(exe):
              (["dirty-log", "-b", "12q"], r"unknown size suffix"),
              (["dirty-log", "-w", "101"], r"Write percentage"),
              (["dirty-log", "-v", "0"], r"greater than 0"),
-             (["dirty-log", "-m", "0"], r"not supported"),
+             (["dirty-log", "-m", "17"], r"not supported"),
              (["dirty-log", "-z"], r"unknown option"),
              (["page-table", "-s", "nope"], r"Unknown backing src type"),
              (["mmio", "-b", "3k"], r"multiple of the granule"),
@@ -253,7 +253,7 @@ def t_help(exe):
         if opt not in out:
             sys.exit(f"FAIL: --help does not explain {opt}")
     out = run(exe, ["dirty-log", "-h"]).stdout
-    in_order(out, [r"         0:    PA-bits:52,  VA-bits:48,  4K pages",
+    in_order(out, [r"         0:    PA-bits:52,  VA-bits:48,  4K pages \(supported\)",
                    r"         6:    PA-bits:40,  VA-bits:48,  4K pages \(supported\)",
                    r"         9:    PA-bits:ANY, VA-bits:48 or 57,  4K pages \(supported\)"])
     for o in "abceghimnoprsvxw":
