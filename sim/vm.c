@@ -136,11 +136,14 @@ static bool have_clflushopt(void)
 static void clean_lines(uint8_t *p, uint64_t bytes)
 {
 #if defined(__x86_64__)
-	static int have = -1;
+	static int have_cached = -1;
+	/* Read once: vCPU threads may fill the cache at the same time. */
+	int have = __atomic_load_n(&have_cached, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&have, __ATOMIC_RELAXED) < 0)
-		__atomic_store_n(&have, have_clflushopt() ? 1 : 0,
-				 __ATOMIC_RELAXED);
+	if (have < 0) {
+		have = have_clflushopt() ? 1 : 0;
+		__atomic_store_n(&have_cached, have, __ATOMIC_RELAXED);
+	}
 	for (uint64_t off = 0; off < bytes; off += 64) {
 		if (have)
 			__asm__ volatile("clflushopt %0" : "+m"(*(volatile char *)(p + off)));
