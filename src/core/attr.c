@@ -332,8 +332,7 @@ int slat_test_clear_young(struct slat_table *t, slat_ipa_t ipa,
 
 int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 {
-	if (!table_live(t) || (flags & ~SLAT_SHARED) ||
-	    ((flags & SLAT_SHARED) && !t->mm->free_deferred))
+	if (!table_live(t) || (flags & ~SLAT_SHARED) || shared_refused(t, flags))
 		return SLAT_E_INVAL;
 	uint64_t g = 1ull << t->geo.granule_shift;
 	int ret = check_ipa_range(t, ipa.ipa & ~(g - 1), g);

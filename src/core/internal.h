@@ -607,6 +607,13 @@ static inline int check_ipa_range(const struct slat_table *t, uint64_t ipa,
 	return SLAT_OK;
 }
 
+/* SLAT_SHARED without free_deferred: nothing could free a table another
+ * walker may still read, so such calls are refused. */
+static inline bool shared_refused(const struct slat_table *t, uint32_t flags)
+{
+	return (flags & SLAT_SHARED) && !t->mm->free_deferred;
+}
+
 static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
 {
 	return (unsigned)p <= SLAT_FLUSH_NONE;

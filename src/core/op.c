@@ -15,7 +15,7 @@ int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 	if (args)
 		args->done = 0;
 	if (!table_live(t) || (flags & ~allowed) || !tlbi_policy_ok(policy) ||
-	    ((flags & SLAT_SHARED) && !t->mm->free_deferred))
+	    shared_refused(t, flags))
 		return SLAT_E_INVAL;
 	int ret = check_ipa_range(t, ipa.ipa, size);
 	if (ret)

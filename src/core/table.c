@@ -128,7 +128,7 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->geo = geo;
 	t->page_mask = (1ull << geo.granule_shift) - 1;
 	t->map_flags_refused = ~(uint32_t)CORE_FLAGS_MAP |
-			       (mm->free_deferred ? 0 : SLAT_SHARED);
+			       (shared_refused(t, SLAT_SHARED) ? SLAT_SHARED : 0);
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
