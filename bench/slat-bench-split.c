@@ -67,15 +67,21 @@ static void env_fini(struct env *e)
 	slat_hosted_fini(&e->h);
 }
 
-static void topup(struct env *e, enum slat_op_kind op, uint64_t size)
+/* Exactly the pages the operation takes (a map's at PA_BASE, @flags). */
+static void topup(struct env *e, enum slat_op_kind op, uint64_t size,
+		  uint32_t flags)
 {
-	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(0), size);
+	int64_t need = slat_pages_needed(
+		&e->t, SLAT_NEED(.kind = op, .ipa = slat_ipa(0), .size = size,
+				 .pa = slat_pa(PA_BASE), .attrs = SLAT_RW,
+				 .flags = flags));
+	check("slat_pages_needed", need < 0 ? (int)need : SLAT_OK);
 	check("top-up", slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need));
 }
 
 static void map_as(struct env *e, uint64_t size, uint32_t flags)
 {
-	topup(e, SLAT_OP_MAP, size);
+	topup(e, SLAT_OP_MAP, size, flags);
 	check("map",
 	      slat_map(&e->t, slat_ipa(0), size, slat_pa(PA_BASE), SLAT_RW,
 		       SLAT_OP(.flags = flags, .cache = &e->cache)));
@@ -102,7 +108,7 @@ static void split_once(uint64_t size, uint32_t map_flags, bool skip,
 	struct env e;
 	env_init(&e, size / GIB);
 	map_as(&e, size, map_flags);
-	topup(&e, SLAT_OP_SPLIT, size);
+	topup(&e, SLAT_OP_SPLIT, size, 0);
 	slat_stats_reset(&e.t);
 	uint64_t t0 = now_ns();
 	check("split",

@@ -394,12 +394,18 @@ static void env_fini(struct env *e)
 	slat_hosted_fini(&e->h);
 }
 
+/* Exactly the pages the operation takes; @flags: a map's (its leaf sizes). */
 static void topup(struct env *e, enum slat_op_kind op, uint64_t ipa,
-		  uint64_t size)
+		  uint64_t size, uint32_t flags)
 {
-	uint64_t need = slat_pages_needed(&e->t, op, slat_ipa(ipa), size);
+	int64_t need = slat_pages_needed(
+		&e->t, SLAT_NEED(.kind = op, .ipa = slat_ipa(ipa), .size = size,
+				 .pa = slat_pa(MAP_PA_OFF + ipa),
+				 .attrs = MAP_ATTRS, .flags = flags));
 	int rc;
 
+	if (need < 0)
+		die("slat_pages_needed", (int)need);
 	if (need > e->cache.capacity) {
 		fprintf(stderr, "slat-bench: needs %" PRIu64 " pages, the "
 			"cache holds %" PRIu32 "\n", need, e->cache.capacity);
@@ -425,7 +431,7 @@ static void map_layout(struct env *e, enum layout l, uint64_t ipa,
 {
 	int rc;
 
-	topup(e, SLAT_OP_MAP, ipa, size);
+	topup(e, SLAT_OP_MAP, ipa, size, layout_flags(l));
 	rc = slat_map(&e->t, slat_ipa(ipa), size, slat_pa(MAP_PA_OFF + ipa),
 		      MAP_ATTRS,
 		      SLAT_OP(.flags = layout_flags(l), .cache = &e->cache));
@@ -437,7 +443,7 @@ static void unmap_all(struct env *e, uint64_t ipa, uint64_t size)
 {
 	int rc;
 
-	topup(e, SLAT_OP_UNMAP, ipa, size);
+	topup(e, SLAT_OP_UNMAP, ipa, size, 0);
 	rc = slat_unmap(&e->t, slat_ipa(ipa), size,
 			SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &e->cache));
 	if (rc < 0)
@@ -783,17 +789,21 @@ static void run(const struct scenario *sc, struct result *r)
 			map_layout(&e, sc->before, ipa, size);
 		tables_before = slat_hosted_table_pages(&e.h);
 		switch (sc->op) {
-		case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
-			topup(&e, SLAT_OP_MAP, ipa, size);
+		case OP_MAP:
+			topup(&e, SLAT_OP_MAP, ipa, size, layout_flags(sc->after));
+			break;
+		case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+			/* Page by page links what one map of pages does. */
+			topup(&e, SLAT_OP_MAP, ipa, size, SLAT_MAP_PAGES);
 			break;
 		case OP_SPLIT: case OP_SPLIT_NO_SKIP:
-			topup(&e, SLAT_OP_SPLIT, ipa, size);
+			topup(&e, SLAT_OP_SPLIT, ipa, size, 0);
 			break;
 		case OP_WRPROTECT:
-			topup(&e, SLAT_OP_WRPROTECT, ipa, size);
+			topup(&e, SLAT_OP_WRPROTECT, ipa, size, 0);
 			break;
 		case OP_UNMAP:
-			topup(&e, SLAT_OP_UNMAP, ipa, size);
+			topup(&e, SLAT_OP_UNMAP, ipa, size, 0);
 			break;
 		default:
 			break;

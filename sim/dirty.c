@@ -61,8 +61,9 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 	__atomic_fetch_add(&vm->wrprotected_pages,
 			   (uint64_t)__builtin_popcountll(mask), __ATOMIC_RELAXED);
 	if (vm->cfg.hw_dirty) {
-		c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_DIRTY_CLEAR,
-							 slat_ipa(ipa), size));
+		c = sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+				.kind = SLAT_OP_DIRTY_CLEAR, .ipa = slat_ipa(ipa),
+				.size = size, .flags = SLAT_SHARED)));
 		struct slat_op op = { .flags = SLAT_SHARED,
 				      .flush = SLAT_FLUSH_NONE,
 				      .cache = c };
@@ -71,8 +72,9 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 			found = 0;
 		return (found << lo) & ~mask;
 	}
-	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_WRPROTECT,
-						 slat_ipa(ipa), size));
+	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+				.kind = SLAT_OP_WRPROTECT, .ipa = slat_ipa(ipa),
+				.size = size)));
 	slat_wrprotect(t, slat_ipa(ipa), size,
 		       SLAT_OP(.flush = SLAT_FLUSH_NONE, .cache = c));
 	return 0;
@@ -88,8 +90,10 @@ static void harvest_hw(struct slat_vm *vm, struct sim_slot *s, bool clear)
 
 	if (!tmp)
 		abort();
-	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_DIRTY_CLEAR,
-						 slat_ipa(s->gpa), s->size));
+	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+				.kind = SLAT_OP_DIRTY_CLEAR,
+				.ipa = slat_ipa(s->gpa), .size = s->size,
+				.flags = SLAT_SHARED)));
 	struct slat_op op = { .flags = SLAT_SHARED,
 			      .flush = SLAT_FLUSH_NONE,
 			      .cache = c };
@@ -122,8 +126,9 @@ static void split_range(struct slat_vm *vm, uint64_t ipa, uint64_t size,
 		uint64_t next = (a & ~(chunk - 1)) + chunk;
 		uint64_t n = (next < end ? next : end) - a;
 		struct slat_page_cache *c =
-			sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_SPLIT,
-							     slat_ipa(a), n));
+			sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+					.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(a),
+					.size = n)));
 
 		if (!c ||
 		    slat_split(t, slat_ipa(a), n, 0,
@@ -176,10 +181,10 @@ int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s)
 				SLAT_OP(.flush = SLAT_FLUSH_NONE,
 					.cache = sim_host_cache(
 						vm,
-						slat_pages_needed(
-							t, SLAT_OP_WRPROTECT,
-							slat_ipa(s->gpa),
-							s->size))));
+						slat_pages_needed(t, SLAT_NEED(
+							.kind = SLAT_OP_WRPROTECT,
+							.ipa = slat_ipa(s->gpa),
+							.size = s->size)))));
 		}
 		if (vm->eager_chunk)
 			split_range(vm, s->gpa, s->size, true);
@@ -389,9 +394,10 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 			tmp_words = words;
 		}
 		memset(tmp, 0, words * sizeof(uint64_t));
-		c = sim_host_cache(vm, slat_pages_needed(&vm->table,
-							 SLAT_OP_DIRTY_CLEAR,
-							 slat_ipa(s->gpa), s->size));
+		c = sim_host_cache(vm, slat_pages_needed(&vm->table, SLAT_NEED(
+				.kind = SLAT_OP_DIRTY_CLEAR,
+				.ipa = slat_ipa(s->gpa), .size = s->size,
+				.flags = SLAT_SHARED)));
 		struct slat_op op = { .flags = SLAT_SHARED,
 				      .flush = SLAT_FLUSH_NONE,
 				      .cache = c };

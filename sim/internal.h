@@ -183,7 +183,7 @@ void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size);
 void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size);
 void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 	       uint64_t bytes, uint64_t hpa);
-struct slat_page_cache *sim_host_cache(struct slat_vm *vm, uint64_t pages);
+struct slat_page_cache *sim_host_cache(struct slat_vm *vm, int64_t pages);
 /* largest leaf level a slot's backing allows at @ipa (for recovery too) */
 int sim_max_level(struct slat_vm *vm, const struct sim_slot *s, uint64_t ipa);
 int sim_level_of_shift(struct slat_vm *vm, unsigned shift);

@@ -495,8 +495,9 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 /* Unmap the whole slot (MMU lock held for writing). */
 static int slot_unmap(struct slat_vm *vm, const struct sim_slot *s)
 {
-	uint64_t need = slat_pages_needed(&vm->table, SLAT_OP_UNMAP,
-					  slat_ipa(s->gpa), s->size);
+	int64_t need = slat_pages_needed(
+		&vm->table, SLAT_NEED(.kind = SLAT_OP_UNMAP,
+				      .ipa = slat_ipa(s->gpa), .size = s->size));
 	struct slat_op op = { .flush = sim_policy(vm->cfg.range_flush),
 			      .cache = sim_host_cache(vm, need) };
 	return slat_unmap(&vm->table, slat_ipa(s->gpa), s->size, &op);

@@ -46,16 +46,19 @@ int slat_vm_mmio_map(struct slat_vm *vm, uint64_t gpa, uint64_t size,
 	uint32_t attrs = SLAT_RW | SLAT_MT_DEVICE;
 	if (how == SLAT_VM_MMIO_BLOCKS) {
 		struct slat_page_cache *c =
-			sim_host_cache(vm, slat_pages_needed(t, SLAT_OP_MAP,
-							     slat_ipa(gpa), size));
+			sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+				.kind = SLAT_OP_MAP, .ipa = slat_ipa(gpa),
+				.size = size, .pa = slat_pa(s->hpa),
+				.attrs = attrs)));
 		ret = slat_map(t, slat_ipa(gpa), size, slat_pa(s->hpa), attrs,
 			       SLAT_OP(.cache = c));
 	} else {
 		for (uint64_t off = 0; off < size && ret >= 0; off += g) {
 			struct slat_page_cache *c =
-				sim_host_cache(vm, slat_pages_needed(
-							   t, SLAT_OP_MAP,
-							   slat_ipa(gpa + off), g));
+				sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
+				.kind = SLAT_OP_MAP, .ipa = slat_ipa(gpa + off),
+				.size = g, .pa = slat_pa(s->hpa + off),
+				.attrs = attrs, .flags = SLAT_MAP_PAGES)));
 			ret = slat_map(t, slat_ipa(gpa + off), g,
 				       slat_pa(s->hpa + off), attrs,
 				       SLAT_OP(.flags = SLAT_MAP_PAGES,
@@ -90,9 +93,10 @@ int slat_vm_mmio_unmap(struct slat_vm *vm, uint64_t gpa,
 	ret = slat_unmap(t, slat_ipa(s->gpa), s->size,
 			 SLAT_OP(.flush = policy,
 				 .cache = sim_host_cache(
-					 vm, slat_pages_needed(t, SLAT_OP_UNMAP,
-							       slat_ipa(s->gpa),
-							       s->size))));
+					 vm, slat_pages_needed(t, SLAT_NEED(
+						     .kind = SLAT_OP_UNMAP,
+						     .ipa = slat_ipa(s->gpa),
+						     .size = s->size)))));
 	sim_slots_remove(vm, s);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	pthread_mutex_unlock(&vm->slots_lock);

@@ -130,17 +130,20 @@ static int stage2_init(struct slat_ts *ts)
 	ts->s2_ready = true;
 	if (slat_hosted_cache_init(&cache, (uint32_t)pages))
 		return SLAT_E_NOMEM;
-	ret = slat_hosted_cache_topup(&ts->s2_arena, &cache,
-				      (uint32_t)slat_pages_needed(&ts->s2, SLAT_OP_MAP,
-								  slat_ipa(ts->cfg.ram_ipa),
-								  ts->cfg.ram_bytes));
+	uint32_t flags = ts->cfg.s2_blocks ? 0 : SLAT_MAP_PAGES;
+	int64_t need = slat_pages_needed(
+		&ts->s2, SLAT_NEED(.kind = SLAT_OP_MAP,
+				   .ipa = slat_ipa(ts->cfg.ram_ipa),
+				   .size = ts->cfg.ram_bytes,
+				   .pa = slat_pa(ts->ram_pa), .attrs = SLAT_RWX,
+				   .flags = flags));
+	ret = need < 0 ? (int)need
+		       : slat_hosted_cache_topup(&ts->s2_arena, &cache,
+						 (uint32_t)need);
 	if (!ret)
 		ret = slat_map(&ts->s2, slat_ipa(ts->cfg.ram_ipa),
 			       ts->cfg.ram_bytes, slat_pa(ts->ram_pa), SLAT_RWX,
-			       SLAT_OP(.flags = ts->cfg.s2_blocks
-							? 0
-							: SLAT_MAP_PAGES,
-				       .cache = &cache));
+			       SLAT_OP(.flags = flags, .cache = &cache));
 	slat_hosted_cache_fini(&cache);
 	return ret;
 }

@@ -145,10 +145,12 @@ static const struct slat_mm_ops as_ops = {
 
 /* ---- the page cache of guest frames ---- */
 
-static int s1_cache_topup(struct slat_ts *ts, uint64_t need)
+static int s1_cache_topup(struct slat_ts *ts, int64_t need)
 {
 	struct slat_page_cache *c = &ts->s1_cache;
 
+	if (need < 0)
+		return (int)need;
 	if (need > c->capacity)
 		return SLAT_E_NOMEM;
 	while (c->nr < need) {
@@ -255,8 +257,10 @@ int slat_ts_as_map(struct slat_ts_as *as, uint64_t va, uint64_t size,
 
 	if (!table_input(as, va, size, &in))
 		return SLAT_E_RANGE;
-	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_OP_MAP,
-							slat_ipa(in), size));
+	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_NEED(
+				      .kind = SLAT_OP_MAP, .ipa = slat_ipa(in),
+				      .size = size, .pa = slat_pa(ipa.ipa),
+				      .attrs = attrs)));
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
@@ -274,8 +278,9 @@ int slat_ts_as_unmap(struct slat_ts_as *as, uint64_t va, uint64_t size)
 
 	if (!table_input(as, va, size, &in))
 		return SLAT_E_RANGE;
-	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_OP_UNMAP,
-							slat_ipa(in), size));
+	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_NEED(
+				      .kind = SLAT_OP_UNMAP, .ipa = slat_ipa(in),
+				      .size = size)));
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
@@ -294,8 +299,9 @@ int slat_ts_as_wrprotect(struct slat_ts_as *as, uint64_t va, uint64_t size)
 
 	if (!table_input(as, va, size, &in))
 		return SLAT_E_RANGE;
-	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_OP_WRPROTECT,
-							slat_ipa(in), size));
+	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_NEED(
+				      .kind = SLAT_OP_WRPROTECT,
+				      .ipa = slat_ipa(in), .size = size)));
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;
@@ -316,8 +322,9 @@ int slat_ts_as_relax(struct slat_ts_as *as, uint64_t va, uint64_t size,
 
 	if (!table_input(as, va, size, &in))
 		return SLAT_E_RANGE;
-	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_OP_RELAX,
-							slat_ipa(in), size));
+	ret = s1_cache_topup(as->ts, slat_pages_needed(&as->t, SLAT_NEED(
+				      .kind = SLAT_OP_RELAX, .ipa = slat_ipa(in),
+				      .size = size, .attrs = perms)));
 	if (ret)
 		return ret;
 	before = as->ts->s1_cache.nr;

@@ -498,11 +498,12 @@ void slat_vm_mmu_unlock(struct slat_vm *vm)
 }
 
 /* The host's cache, holding at least @pages pages (mmu_lock held). */
-struct slat_page_cache *sim_host_cache(struct slat_vm *vm, uint64_t pages)
+struct slat_page_cache *sim_host_cache(struct slat_vm *vm, int64_t pages)
 {
 	struct slat_page_cache *c = &vm->host_cache;
 
-	if (pages > UINT32_MAX)
+	/* A count refused (bad input): the operation reports it. */
+	if (pages < 0 || pages > UINT32_MAX)
 		return NULL;
 	if (pages > c->capacity) {
 		slat_hosted_cache_fini(c);

@@ -134,9 +134,12 @@ static inline size_t fx_count(const struct fx *f,
 static inline int fx_map(struct fx *f, uint64_t ipa, uint64_t size,
 			 uint64_t pa, uint32_t attrs, uint32_t flags)
 {
-	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_MAP, slat_ipa(ipa),
-					  size);
-	fx_topup(f, need > 512 ? 512 : (uint32_t)need);
+	int64_t need = slat_pages_needed(
+		&f->t, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+				 .size = size, .pa = slat_pa(pa),
+				 .attrs = attrs, .flags = flags));
+	/* An input error: the map reports it. */
+	fx_topup(f, need < 0 ? 0 : need > 512 ? 512 : (uint32_t)need);
 	return slat_map(&f->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
 			SLAT_OP(.flags = flags, .cache = &f->cache));
 }
@@ -144,9 +147,10 @@ static inline int fx_map(struct fx *f, uint64_t ipa, uint64_t size,
 static inline int fx_unmap(struct fx *f, uint64_t ipa, uint64_t size,
 			   enum slat_tlbi_policy policy)
 {
-	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_UNMAP,
-					  slat_ipa(ipa), size);
-	fx_topup(f, (uint32_t)need);
+	int64_t need = slat_pages_needed(
+		&f->t, SLAT_NEED(.kind = SLAT_OP_UNMAP, .ipa = slat_ipa(ipa),
+				 .size = size));
+	fx_topup(f, need < 0 ? 0 : (uint32_t)need);
 	return slat_unmap(&f->t, slat_ipa(ipa), size,
 			  SLAT_OP(.flush = policy, .cache = &f->cache));
 }

@@ -262,7 +262,7 @@ static void op_defaults_and_refused_flags(void **state)
 	} refused[] = {
 		{ "unmap SLAT_SHARED", SLAT_SHARED },
 		{ "unmap SLAT_SKIP_CMO", SLAT_SKIP_CMO },
-		{ "wrprotect SLAT_SHARED", SLAT_SHARED },
+		{ "wrprotect SLAT_SKIP_CMO", SLAT_SKIP_CMO },
 		{ "split SLAT_SHARED", SLAT_SHARED },
 		{ "recover SLAT_SHARED", SLAT_SHARED },
 		{ "relax SLAT_MAP_NO_REPLACE", SLAT_MAP_NO_REPLACE },
@@ -600,8 +600,10 @@ static void assert_ept_exec_bits(struct fx *f, uint64_t s, uint64_t size,
 static void split_block(struct fx *f, uint64_t ipa, uint64_t size,
 			uint64_t leaf_size)
 {
-	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_SPLIT, slat_ipa(ipa),
-					  size);
+	int64_t need = slat_pages_needed(
+		&f->t, SLAT_NEED(.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(ipa),
+				 .size = size, .leaf_size = leaf_size));
+	assert_true(need >= 0);
 	fx_topup(f, (uint32_t)need);
 	assert_int_equal(slat_split(&f->t, slat_ipa(ipa), size, leaf_size,
 				    SLAT_OP(.cache = &f->cache)),
@@ -1035,11 +1037,11 @@ static void destroyed_table_refuses_every_operation(void **state)
 				 SLAT_E_INVAL);
 		assert_int_equal(slat_walk(t, a, M2, &w, &st), SLAT_E_INVAL);
 		for (int op = SLAT_OP_MAP; op <= SLAT_OP_SPLIT; op++)
-			assert_int_equal(slat_pages_needed(t,
-							   (enum slat_op_kind)
-								   op,
-							   a, G1),
-					 0);
+			assert_int_equal(
+				slat_pages_needed(
+					t, SLAT_NEED(.kind = (enum slat_op_kind)op,
+						     .ipa = a, .size = G1)),
+				SLAT_E_INVAL);
 		/* nothing was touched, nothing was called */
 		assert_int_equal(f->nev, 0);
 		assert_int_equal(f->cache.nr, 16);
@@ -1091,6 +1093,184 @@ static void recover_zap_table_leaves_no_empty_table(void **state)
 			free(f);
 		}
 	}
+}
+
+/*
+ * A batch that fills up frees what it holds after one invalidation that
+ * covers all of it, whatever the walk's order: an unmap that starts inside
+ * a table unlinks it after its children (post-order), so when 64 children
+ * wait in the batch the parent's turn comes at an address below them.
+ */
+static void unmap_batch_covers_tables_unlinked_after_their_children(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	/* 64 level-3 tables under the level-2 table of [1G, 2G) */
+	for (uint64_t k = 0; k < 64; k++)
+		assert_int_equal(fx_map(f, G1 + k * M2 + K4, K4,
+					0x100000000ull + k * K4, SLAT_RW, 0),
+				 SLAT_OK);
+	fx_clear_events(f);
+	assert_int_equal(fx_unmap(f, G1 + K4, G1 - K4, SLAT_FLUSH_RANGE),
+			 SLAT_OK);
+	assert_hole(f, G1 + 63 * M2 + K4);
+	uint64_t lo = ~0ull, hi = 0, frees = 0;
+	for (size_t i = 0; i < f->nev; i++) {
+		const struct slat_hosted_event *e = &f->ev[i].ev;
+		if (e->kind == SLAT_EV_TLBI_RANGE) {
+			/* inside the range, never wrapped */
+			assert_true(e->addr >= G1 + K4 && e->size <= G1 - K4 &&
+				    e->addr + e->size <= 2 * G1);
+			lo = e->addr < lo ? e->addr : lo;
+			hi = e->addr + e->size > hi ? e->addr + e->size : hi;
+		} else if (e->kind == SLAT_EV_PAGE_FREE) {
+			/* every child's span, and the parent's, invalidated */
+			assert_true(lo <= G1 + K4 && hi > G1 + 63 * M2);
+			frees++;
+		}
+	}
+	assert_int_equal(frees, 65);
+	if (checker_full(&f->ck, NULL))
+		fail_msg("%s", f->ck.msg);
+	fx_fini(f);
+	free(f);
+}
+
+/*
+ * slat_pages_needed() counts what the operation will take, by its own
+ * rules: a map of a block under tables that exist takes none, the same
+ * range by pages takes the table below, a PA that only pages fit takes
+ * it too; a split of a range that meets a 1G block counts the block
+ * whole; a wrprotect of part of a block already protected splits nothing.
+ */
+static void pages_needed_counts_what_the_operation_takes(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	const uint64_t pa = 0x100000000ull;
+	/* the level-2 table of [0, 1G) exists */
+	assert_int_equal(fx_map(f, K4, K4, pa, SLAT_RW, 0), SLAT_OK);
+#define NEED_MAP(i, s, p, fl)                                              \
+	slat_pages_needed(&f->t, SLAT_NEED(.kind = SLAT_OP_MAP,             \
+					   .ipa = slat_ipa(i), .size = (s),  \
+					   .pa = slat_pa(p), .attrs = SLAT_RW, \
+					   .flags = (fl)))
+	assert_int_equal(NEED_MAP(M2, M2, pa, 0), 0);
+	assert_int_equal(NEED_MAP(M2, M2, pa, SLAT_MAP_PAGES), 1);
+	assert_int_equal(NEED_MAP(M2, M2, pa + K4, 0), 1);
+	assert_int_equal(NEED_MAP(M2, 3 * M2, pa + K4, 0), 3);
+	/* a fresh gigabyte: its level-2 table, then what goes below */
+	assert_int_equal(NEED_MAP(G1, G1, pa, 0), 0);
+	assert_int_equal(NEED_MAP(G1, M2, pa, 0), 1);
+	assert_int_equal(NEED_MAP(G1, G1, pa, SLAT_MAP_PAGES), 1 + 512);
+	/* what already translates as asked is kept: nothing */
+	assert_int_equal(NEED_MAP(K4, K4, pa, SLAT_MAP_PAGES), 0);
+	/* bad input: the operation's own error */
+	assert_int_equal(NEED_MAP(M2, M2, pa + 1, 0), SLAT_E_ALIGN);
+	assert_int_equal(NEED_MAP(M2, M2, 1ull << 48, 0), SLAT_E_RANGE);
+#undef NEED_MAP
+	assert_int_equal(slat_pages_needed(&f->t, NULL), SLAT_E_INVAL);
+
+	/* a 1G block; a split meeting one page of it builds it all */
+	assert_int_equal(fx_map(f, 2 * G1, G1, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	struct slat_need split = { .kind = SLAT_OP_SPLIT,
+				   .ipa = slat_ipa(2 * G1 + M2), .size = K4 };
+	assert_int_equal(slat_pages_needed(&f->t, &split), 1 + 512);
+	split.leaf_size = M2;
+	assert_int_equal(slat_pages_needed(&f->t, &split), 1);
+	split.leaf_size = 3 * K4;
+	assert_int_equal(slat_pages_needed(&f->t, &split), SLAT_E_INVAL);
+	/* unmap or wrprotect of one page of it: a table at each level */
+	struct slat_need part = { .kind = SLAT_OP_WRPROTECT,
+				  .ipa = slat_ipa(2 * G1 + M2), .size = K4 };
+	assert_int_equal(slat_pages_needed(&f->t, &part), 2);
+	fx_topup(f, 2);
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(2 * G1), G1,
+					SLAT_OP(.cache = &f->cache)),
+			 SLAT_OK);
+	/* protected whole already: nothing to split; unmap still splits */
+	assert_int_equal(slat_pages_needed(&f->t, &part), 0);
+	part.kind = SLAT_OP_UNMAP;
+	assert_int_equal(slat_pages_needed(&f->t, &part), 2);
+	/* dirty clearing needs hardware dirty state */
+	part.kind = SLAT_OP_DIRTY_CLEAR;
+	assert_int_equal(slat_pages_needed(&f->t, &part), SLAT_E_CONFIG);
+	fx_fini(f);
+	free(f);
+}
+
+/* The hosted platform, but one page's PA moved above 40 bits. */
+static struct slat_mm_ops pa40_ops;
+static const void *pa40_poisoned;
+
+static slat_pa_t pa40_virt_to_phys(void *ctx, void *va)
+{
+	slat_pa_t pa = slat_hosted_ops_serial()->virt_to_phys(ctx, va);
+	if (va == pa40_poisoned)
+		pa.pa += 1ull << 40;
+	return pa;
+}
+
+/*
+ * A table's pages must have PAs its descriptors can hold: a root beyond
+ * the output size is refused at init (and freed), and an operation given
+ * a page beyond it stops with SLAT_E_RANGE before linking anything.
+ */
+static void table_pages_beyond_the_output_size_are_refused(void **state)
+{
+	(void)state;
+	const struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40,
+		.pa_bits = 40,
+	};
+	struct slat_hosted h;
+	struct slat_table t;
+	/* every PA of this arena is at or above 2^40 */
+	assert_int_equal(slat_hosted_init(&h, 64 * K4, 4096, 1ull << 40), 0);
+	assert_int_equal(slat_table_init(&t, &cfg, slat_hosted_ops_serial(), &h),
+			 SLAT_E_RANGE);
+	assert_int_equal(slat_hosted_table_pages(&h), 0);
+	slat_hosted_fini(&h);
+
+	pa40_ops = *slat_hosted_ops_serial();
+	pa40_ops.virt_to_phys = pa40_virt_to_phys;
+	pa40_ops.linear_offset = NULL;
+	assert_int_equal(slat_hosted_init(&h, 64 * K4, 4096, 0x80000000ull), 0);
+	assert_int_equal(slat_table_init(&t, &cfg, &pa40_ops, &h), SLAT_OK);
+	h.table = &t;
+	struct slat_page_cache c;
+	assert_int_equal(slat_hosted_cache_init(&c, 8), 0);
+	assert_int_equal(slat_hosted_cache_topup(&h, &c, 2), 0);
+	/* map's chain of two tables, the second page unusable: nothing
+	 * linked; then split of a block, its one page unusable */
+	for (int k = 0; k < 2; k++) {
+		pa40_poisoned = c.pages[k];
+		struct slat_op op = { .cache = &c };
+		assert_int_equal(slat_map(&t, slat_ipa(G1), K4,
+					  slat_pa(0x100000000ull), SLAT_RW, &op),
+				 SLAT_E_RANGE);
+		assert_int_equal(c.nr, 2);
+		assert_int_equal(t.stats.written[SLAT_WRITE_TABLE], 0);
+	}
+	pa40_poisoned = NULL;
+	assert_int_equal(slat_map(&t, slat_ipa(0), G1, slat_pa(0x100000000ull),
+				  SLAT_RW, SLAT_OP(.cache = &c)), SLAT_OK);
+	pa40_poisoned = c.pages[c.nr - 1];
+	assert_int_equal(slat_unmap(&t, slat_ipa(M2), K4, SLAT_OP(.cache = &c)),
+			 SLAT_E_RANGE);
+	struct slat_leaf l;
+	assert_int_equal(slat_lookup(&t, slat_ipa(M2), &l), SLAT_OK);
+	assert_int_equal(l.size, G1);
+	assert_int_equal(slat_split(&t, slat_ipa(0), G1, M2, SLAT_OP(.cache = &c)),
+			 SLAT_E_RANGE);
+	assert_int_equal(slat_lookup(&t, slat_ipa(M2), &l), SLAT_OK);
+	assert_int_equal(l.size, G1);
+	pa40_poisoned = NULL;
+	slat_hosted_cache_drain(&h, &c);
+	slat_hosted_cache_fini(&c);
+	slat_table_destroy(&t);
+	slat_hosted_fini(&h);
 }
 
 /*
@@ -1235,6 +1415,10 @@ int main(void)
 		cmocka_unit_test(skip_cmo_relax_exec_calls_no_hook_and_counts_them),
 		cmocka_unit_test(destroyed_table_refuses_every_operation),
 		cmocka_unit_test(recover_zap_table_leaves_no_empty_table),
+		cmocka_unit_test(
+			unmap_batch_covers_tables_unlinked_after_their_children),
+		cmocka_unit_test(pages_needed_counts_what_the_operation_takes),
+		cmocka_unit_test(table_pages_beyond_the_output_size_are_refused),
 		cmocka_unit_test(
 			recover_promote_merges_the_dirty_bit_of_write_protected_leaves),
 		cmocka_unit_test(

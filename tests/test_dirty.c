@@ -140,9 +140,10 @@ static uint64_t pte_at(struct fx *f, uint64_t ipa)
 static int64_t dread(struct fx *f, uint64_t ipa, uint64_t size, bool clear,
 		     enum slat_tlbi_policy policy, uint64_t *bitmap)
 {
-	uint64_t need = slat_pages_needed(&f->t, SLAT_OP_DIRTY_CLEAR,
-					  slat_ipa(ipa), size);
-	fx_topup(f, (uint32_t)need);
+	int64_t need = slat_pages_needed(
+		&f->t, SLAT_NEED(.kind = SLAT_OP_DIRTY_CLEAR,
+				 .ipa = slat_ipa(ipa), .size = size));
+	fx_topup(f, need < 0 ? 0 : (uint32_t)need);
 	return slat_dirty_read(&f->t, slat_ipa(ipa), size, bitmap,
 			       (size / slat_level_size(&f->t, SLAT_LAST_LEVEL) +
 				63) / 64,

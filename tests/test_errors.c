@@ -1113,7 +1113,7 @@ static void wrprotect_splits_partial_block(void **state)
 	done_fx(f);
 }
 
-static void pages_needed_is_enough(void **state)
+static void pages_needed_is_exact(void **state)
 {
 	(void)state;
 	/* the geometries of the configuration's format, with its features */
@@ -1163,21 +1163,26 @@ static void pages_needed_is_enough(void **state)
 				pa += g;
 			enum slat_op_kind op = (enum slat_op_kind)(
 				(r >> 50) % (hwdirty ? 5 : 4));
-			uint64_t need = slat_pages_needed(&f->t, op,
-							  slat_ipa(ipa), size);
+			uint32_t flags = op == SLAT_OP_MAP && (r >> 55) & 1
+						 ? SLAT_MAP_PAGES : 0;
+			int64_t need = slat_pages_needed(
+				&f->t, SLAT_NEED(.kind = op,
+						 .ipa = slat_ipa(ipa),
+						 .size = size, .pa = slat_pa(pa),
+						 .attrs = op == SLAT_OP_MAP
+							  ? SLAT_RW
+							  : SLAT_R | SLAT_W,
+						 .flags = flags));
+			assert_true(need >= 0);
 			slat_hosted_cache_drain(&f->h, &f->cache);
 			fx_topup(f, (uint32_t)need);
 			int ret;
 			switch (op) {
 			case SLAT_OP_MAP:
-				ret = slat_map(
-					&f->t, slat_ipa(ipa), size, slat_pa(pa),
-					SLAT_RW,
-					SLAT_OP(.flags =
-							(r >> 55) & 1
-								? SLAT_MAP_PAGES
-								: 0,
-						.cache = &f->cache));
+				ret = slat_map(&f->t, slat_ipa(ipa), size,
+					       slat_pa(pa), SLAT_RW,
+					       SLAT_OP(.flags = flags,
+						       .cache = &f->cache));
 				break;
 			case SLAT_OP_UNMAP:
 				ret = slat_unmap(
@@ -1195,8 +1200,12 @@ static void pages_needed_is_enough(void **state)
 				ret = slat_relax(&f->t, slat_ipa(ipa), size,
 						 SLAT_R | SLAT_W,
 						 SLAT_OP(.cache = &f->cache));
-				if (ret == SLAT_E_NOENT)
+				/* A hole: refused, nothing taken. */
+				if (ret == SLAT_E_NOENT) {
 					ret = SLAT_OK;
+					slat_hosted_cache_drain(&f->h,
+								&f->cache);
+				}
 				break;
 			default:
 				ret = (int)slat_dirty_read(
@@ -1213,6 +1222,13 @@ static void pages_needed_is_enough(void **state)
 					 (unsigned long long)size,
 					 (unsigned long long)need,
 					 check_status_name(ret));
+			/* Exact: it took every page counted. */
+			if (f->cache.nr)
+				fail_msg("op %d [%#llx, +%#llx) left %u of "
+					 "%llu pages", op,
+					 (unsigned long long)ipa,
+					 (unsigned long long)size, f->cache.nr,
+					 (unsigned long long)need);
 		}
 		if (checker_full(&f->ck, NULL))
 			fail_msg("%s", f->ck.msg);
@@ -1240,9 +1256,12 @@ static void pages_needed_is_enough(void **state)
 						SLAT_RW, 0),
 					 SLAT_OK);
 			uint64_t ipa = B + g, size = 3 * S - 2 * g;
-			uint64_t need =
-				slat_pages_needed(&f->t, (enum slat_op_kind)op,
-						  slat_ipa(ipa), size);
+			int64_t need = slat_pages_needed(
+				&f->t, SLAT_NEED(.kind = (enum slat_op_kind)op,
+						 .ipa = slat_ipa(ipa),
+						 .size = size,
+						 .attrs = SLAT_R | SLAT_X));
+			assert_true(need > 0);
 			slat_hosted_cache_drain(&f->h, &f->cache);
 			fx_topup(f, (uint32_t)need);
 			struct slat_op args = { .cache = &f->cache };
@@ -1267,6 +1286,7 @@ static void pages_needed_is_enough(void **state)
 					 op, (unsigned long long)S,
 					 (unsigned long long)need,
 					 check_status_name(ret));
+			assert_int_equal(f->cache.nr, 0);
 			if (checker_full(&f->ck, NULL))
 				fail_msg("%s", f->ck.msg);
 		}
@@ -1379,7 +1399,7 @@ int main(void)
 		cmocka_unit_test(test_clear_young_acts_on_whole_leaves),
 		cmocka_unit_test(relax_adds_permissions_and_young_exactly),
 		cmocka_unit_test(wrprotect_splits_partial_block),
-		cmocka_unit_test(pages_needed_is_enough),
+		cmocka_unit_test(pages_needed_is_exact),
 		cmocka_unit_test(nomem_leaves_valid_table_and_reports_progress),
 	};
 	int failed = 0;

@@ -190,6 +190,8 @@ struct rt {
 	struct slat_page_cache scache; /* starved: fewer pages than needed */
 	struct slat_page_cache *cur;   /* the one the operation gets */
 	uint32_t cache_limit;
+	uint64_t need;                 /* what slat_pages_needed() counted */
+	int need_err;                  /* ...or the error it returned */
 	uint64_t s[4]; /* xoshiro256** */
 	uint64_t seed;
 	uint64_t G, top, ia_end, pa_end;
@@ -762,22 +764,23 @@ static bool stats_unchanged(const struct slat_stats *b)
 
 /* ------------------------------------------------------------ cache */
 
-static uint64_t pages_needed(enum slat_op_kind op, uint64_t ipa, uint64_t size)
-{
-	return slat_pages_needed(&R.t, op, slat_ipa(ipa), size);
-}
-
 /*
  * Fill the cache for an operation: usually with what slat_pages_needed
  * says (then SLAT_E_NOMEM is a bug), sometimes with less (starved).
- * Returns whether SLAT_E_NOMEM is acceptable.
+ * Returns whether SLAT_E_NOMEM is acceptable. The count is kept in R.need
+ * for check_pages_taken().
  */
-static bool prepare_cache(enum slat_op_kind op, uint64_t ipa, uint64_t size)
+static bool prepare_cache(const struct slat_need *req)
 {
-	uint64_t need = pages_needed(op, ipa, size);
+	int64_t counted = slat_pages_needed(&R.t, req);
+	/* Refused input: the operation must refuse it too (its caller
+	 * checks R.need_err). */
+	R.need_err = counted < 0 ? (int)counted : SLAT_OK;
+	uint64_t need = counted < 0 ? 0 : (uint64_t)counted;
 	bool starve = need > 0 && chance(8);
 	bool exact = !starve && need <= 64 && chance(40);
 	uint32_t n;
+	R.need = need;
 	if (starve || exact) {
 		/* a cache of exactly @n pages: fewer than needed, or exactly
 		 * as many (then SLAT_E_NOMEM means slat_pages_needed lied) */
@@ -795,6 +798,19 @@ static bool prepare_cache(enum slat_op_kind op, uint64_t ipa, uint64_t size)
 	    slat_hosted_cache_topup(&R.h, R.cur, n) != SLAT_OK)
 		die("arena exhausted topping up %u pages", n);
 	return starve || need > R.cache_limit;
+}
+
+/* A success took exactly the pages slat_pages_needed() counted: the cache
+ * held @nr0 before. */
+static void check_pages_taken(uint32_t nr0)
+{
+	uint64_t taken = nr0 - R.cur->nr;
+	CHECK(R.need_err == SLAT_OK,
+	      "slat_pages_needed() refused the input with %s, the operation "
+	      "took it", check_status_name(R.need_err));
+	CHECK(taken == R.need,
+	      "took %" PRIu64 " table pages, slat_pages_needed() counted %" PRIu64,
+	      taken, R.need);
 }
 
 /* ------------------------------------------------------------ generation */
@@ -1145,7 +1161,9 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 			kept += e0 - s0;
 		}
 	}
-	bool allow_nomem = prepare_cache(SLAT_OP_MAP, ipa, size);
+	bool allow_nomem = prepare_cache(SLAT_NEED(
+		.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa), .size = size,
+		.pa = slat_pa(pa), .attrs = attrs, .flags = flags));
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
@@ -1180,11 +1198,12 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 		CHECK(allow_nomem,
 		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
 		      " pages in the cache",
-		      pages_needed(SLAT_OP_MAP, ipa, size));
+		      R.need);
 		CHECK(done < size && done % R.G == 0,
 		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
 		R.nomem++;
 	} else {
+		check_pages_taken(nr0);
 		uint64_t written = size - kept;
 		int want = written ? SLAT_OK : SLAT_NOTHING_TO_DO;
 		CHECK(ret == want, "returned %s, expected %s (%#" PRIx64
@@ -1855,7 +1874,8 @@ static void op_unmap_wrprotect(bool wrprotect)
 	collect(&R.pre, ipa, e);
 	R.post.n = 0;
 	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
-	bool allow_nomem = prepare_cache(op, ipa, size);
+	bool allow_nomem = prepare_cache(
+		SLAT_NEED(.kind = op, .ipa = slat_ipa(ipa), .size = size));
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
@@ -1873,11 +1893,12 @@ static void op_unmap_wrprotect(bool wrprotect)
 		CHECK(allow_nomem,
 		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
 		      " pages in the cache",
-		      pages_needed(op, ipa, size));
+		      R.need);
 		CHECK(done < size && done % R.G == 0,
 		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
 		R.nomem++;
 	} else {
+		check_pages_taken(nr0);
 		CHECK(ret == SLAT_OK || (wrprotect && ret == SLAT_NOTHING_TO_DO),
 		      "returned %s", check_status_name(ret));
 		CHECK(done == size, "*done %#" PRIx64 " after success", done);
@@ -1962,7 +1983,9 @@ static void op_relax(void)
 	bool hole = !model_fully_mapped(R.m, ipa, e);
 	struct relax_arg ra = { perms, false };
 	model_for_each(R.m, ipa, e, relax_attr_cb, &ra);
-	bool allow_nomem = prepare_cache(SLAT_OP_RELAX, ipa, size);
+	bool allow_nomem = prepare_cache(SLAT_NEED(
+		.kind = SLAT_OP_RELAX, .ipa = slat_ipa(ipa), .size = size,
+		.attrs = perms, .flags = flags));
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
@@ -1993,11 +2016,12 @@ static void op_relax(void)
 		CHECK(allow_nomem,
 		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
 		      " pages in the cache",
-		      pages_needed(SLAT_OP_RELAX, ipa, size));
+		      R.need);
 		CHECK(done < size && done % R.G == 0,
 		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
 		R.nomem++;
 	} else {
+		check_pages_taken(nr0);
 		CHECK(ret == SLAT_OK || ret == SLAT_NOTHING_TO_DO,
 		      "returned %s", check_status_name(ret));
 		CHECK(done == size, "*done %#" PRIx64 " after success", done);
@@ -2413,7 +2437,9 @@ static void op_dirty(void)
 	R.post.n = 0;
 	bool allow_nomem = false;
 	if (clear) {
-		allow_nomem = prepare_cache(SLAT_OP_DIRTY_CLEAR, ipa, size);
+		allow_nomem = prepare_cache(SLAT_NEED(
+			.kind = SLAT_OP_DIRTY_CLEAR, .ipa = slat_ipa(ipa),
+			.size = size, .flags = flags));
 	} else {
 		R.cur = &R.cache;
 	}
@@ -2451,7 +2477,7 @@ static void op_dirty(void)
 		CHECK(clear && allow_nomem,
 		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
 		      " pages in the cache",
-		      pages_needed(SLAT_OP_DIRTY_CLEAR, ipa, size));
+		      R.need);
 		R.nomem++;
 		for (uint64_t i = 0; i < pages; i++) {
 			bool got = bm[i / 64] >> (i % 64) & 1;
@@ -2468,6 +2494,8 @@ static void op_dirty(void)
 			reported += got;
 		}
 	} else {
+		if (clear)
+			check_pages_taken(nr0);
 		uint64_t n = model_dirty_pages(R.m, ipa, e);
 		CHECK(ret == (int64_t)n, "returned %" PRId64 ", expected %" PRIu64
 					 " dirty pages",
@@ -2669,7 +2697,9 @@ static void op_split(void)
 		 ", leaf_size %#" PRIx64 ", flags %#x)",
 		 ipa, size, leaf_size, flags);
 	R.post.n = 0;
-	bool allow_nomem = prepare_cache(SLAT_OP_SPLIT, ipa, size);
+	bool allow_nomem = prepare_cache(SLAT_NEED(
+		.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(ipa), .size = size,
+		.leaf_size = leaf_size, .flags = flags));
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
@@ -2682,10 +2712,11 @@ static void op_split(void)
 	index_events();
 
 	if (bad) {
-		CHECK(ret == SLAT_E_INVAL,
+		CHECK(ret == SLAT_E_INVAL && R.need_err == SLAT_E_INVAL,
 		      "leaf size %#" PRIx64 " is none of the format's, but "
-		      "split returned %s",
-		      leaf_size, check_status_name(ret));
+		      "split returned %s, slat_pages_needed() %s",
+		      leaf_size, check_status_name(ret),
+		      check_status_name(R.need_err));
 		CHECK(stats_unchanged(&st0) && R.nev == 0 && R.cur->nr == nr0,
 		      "SLAT_E_INVAL changed the table");
 		CHECK(done == 0, "*done %#" PRIx64 " after SLAT_E_INVAL", done);
@@ -2698,12 +2729,13 @@ static void op_split(void)
 		CHECK(allow_nomem,
 		      "SLAT_E_NOMEM with slat_pages_needed() = %" PRIu64
 		      " pages in the cache",
-		      pages_needed(SLAT_OP_SPLIT, ipa, size));
+		      R.need);
 		CHECK(done < size && done % R.G == 0,
 		      "SLAT_E_NOMEM with *done %#" PRIx64, done);
 		de = ipa + done;
 		R.nomem++;
 	} else {
+		check_pages_taken(nr0);
 		CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
 		CHECK(done == size, "*done %#" PRIx64 " after success", done);
 	}

@@ -26,8 +26,9 @@ static const uint64_t written[] = {
 static void hw_log_start(struct ex_vm *vm)
 {
 	const struct ex_slot *s = &vm->slot;
-	uint64_t need = slat_pages_needed(&vm->t, SLAT_OP_SPLIT,
-					  slat_ipa(s->gpa), s->size);
+	int64_t need = slat_pages_needed(
+		&vm->t, SLAT_NEED(.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(s->gpa),
+				  .size = s->size));
 	uint64_t scratch[WORDS];
 	struct slat_page_cache cache;
 

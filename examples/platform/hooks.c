@@ -452,8 +452,10 @@ static void arm_sequences(struct slat_table *t, struct slat_page_cache *c)
 	uint64_t lines, freed;
 
 	/* A Normal leaf: its 4 KiB cleaned line by line, one DSB, no TLBI. */
-	CHECK(pool_topup(c, slat_pages_needed(t, SLAT_OP_MAP, slat_ipa(ipa),
-					      4 * GRANULE)) == SLAT_OK);
+	CHECK(pool_topup(c, slat_pages_needed(t, SLAT_NEED(
+				 .kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+				 .size = 4 * GRANULE, .pa = slat_pa(pa),
+				 .attrs = SLAT_R | SLAT_MT_NORMAL))) == SLAT_OK);
 	log_reset();
 	CHECK(slat_map(t, slat_ipa(ipa), GRANULE, slat_pa(pa), SLAT_R |
 		       SLAT_MT_NORMAL, SLAT_OP(.cache = c)) == SLAT_OK);

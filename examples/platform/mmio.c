@@ -24,10 +24,14 @@
 static int map_device(struct ex_vm *vm, struct ex_vcpu *v, uint64_t gpa,
 		      uint64_t size, uint64_t hpa)
 {
-	uint64_t need = slat_pages_needed(&vm->t, SLAT_OP_MAP, slat_ipa(gpa),
-					  size);
+	int64_t need = slat_pages_needed(
+		&vm->t, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(gpa),
+				  .size = size, .pa = slat_pa(hpa),
+				  .attrs = SLAT_RW | SLAT_MT_DEVICE));
 	int ret;
 
+	if (need < 0)
+		return (int)need;
 	if (slat_hosted_cache_topup(&vm->h, &v->cache, (uint32_t)need))
 		return SLAT_E_NOMEM;
 	pthread_rwlock_wrlock(&vm->mmu_lock);

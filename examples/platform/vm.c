@@ -116,17 +116,19 @@ int ex_max_level(void *arg, slat_ipa_t ipa)
 /* [end] */
 
 /* [snippet:topup] */
-static void ex_vcpu_topup(struct ex_vcpu *v, enum slat_op_kind kind,
-			  uint64_t base, uint64_t size)
+static void ex_vcpu_topup(struct ex_vcpu *v, const struct slat_need *req)
 {
-	uint64_t need = slat_pages_needed(&v->vm->t, kind, slat_ipa(base),
-					  size);
+	int64_t need = slat_pages_needed(&v->vm->t, req);
 
+	/* Bad input: the operation itself will say so. */
+	if (need < 0)
+		return;
 	if (need > v->cache.capacity)
 		need = v->cache.capacity;
 	/* Outside the MMU lock: the allocator may sleep or take a lock of
-	 * its own. A failure is not fatal: the operation then stops with
-	 * SLAT_E_NOMEM, the table valid, and the guest faults again. */
+	 * its own. Other vCPUs faulting meanwhile only lower the count. A
+	 * failure is not fatal: the operation then stops with SLAT_E_NOMEM,
+	 * the table valid, and the guest faults again. */
 	if (v->cache.nr < need)
 		slat_hosted_cache_topup(&v->vm->h, &v->cache, (uint32_t)need);
 }
@@ -142,8 +144,10 @@ static void ex_mark_dirty(struct ex_vm *vm, uint64_t ipa)
 }
 
 /* [snippet:fault-map] */
-static int ex_fault_map(struct ex_vcpu *v, uint64_t base, uint64_t size,
-			bool write)
+/* The map a translation fault makes: counted, then made, from one
+ * description. */
+static struct slat_need ex_fault_map_req(struct ex_vcpu *v, uint64_t base,
+					 uint64_t size, bool write)
 {
 	struct ex_vm *vm = v->vm;
 	const struct ex_slot *s = &vm->slot;
@@ -154,11 +158,18 @@ static int ex_fault_map(struct ex_vcpu *v, uint64_t base, uint64_t size,
 			 SLAT_MT_NORMAL;
 	/* Never a leaf larger than the backing's page. */
 	uint64_t largest = s->logging ? vm->cfg.granule : s->backing;
-	uint32_t flags = SLAT_SHARED | SLAT_MAP_CAP(__builtin_ctzll(largest));
+	struct slat_need req = {
+		.kind = SLAT_OP_MAP, .ipa = slat_ipa(base), .size = size,
+		.pa = slat_pa(s->hpa + (base - s->gpa)), .attrs = attrs,
+		.flags = SLAT_SHARED | SLAT_MAP_CAP(__builtin_ctzll(largest)),
+	};
+	return req;
+}
 
-	return slat_map(&vm->t, slat_ipa(base), size,
-			slat_pa(s->hpa + (base - s->gpa)), attrs,
-			SLAT_OP(.flags = flags, .cache = &v->cache));
+static int ex_fault_map(struct ex_vcpu *v, const struct slat_need *req)
+{
+	return slat_map(&v->vm->t, req->ipa, req->size, req->pa, req->attrs,
+			SLAT_OP(.flags = req->flags, .cache = &v->cache));
 }
 /* [end] */
 
@@ -183,19 +194,22 @@ int ex_handle_fault(struct ex_vcpu *v, uint64_t ipa, unsigned access,
 		size = slat_level_size(&vm->t, res->level);
 		base = ipa & ~(size - 1);
 	}
+	struct slat_need map = ex_fault_map_req(v, base, size, write);
+	struct slat_need relax = {
+		.kind = SLAT_OP_RELAX, .ipa = slat_ipa(base), .size = size,
+		.attrs = write ? SLAT_W : SLAT_X, .flags = SLAT_SHARED,
+	};
 	if (res->fault != SLAT_FAULT_ACCESS_FLAG)
-		ex_vcpu_topup(v, res->fault == SLAT_FAULT_PERMISSION
-					 ? SLAT_OP_RELAX : SLAT_OP_MAP,
-			      base, size);
+		ex_vcpu_topup(v, res->fault == SLAT_FAULT_PERMISSION ? &relax
+								     : &map);
 
 	pthread_rwlock_rdlock(&vm->mmu_lock);
 	slat_hosted_rcu_read_lock();
 	if (res->fault == SLAT_FAULT_TRANSLATION)
-		ret = ex_fault_map(v, base, size, write);
+		ret = ex_fault_map(v, &map);
 	else if (res->fault == SLAT_FAULT_PERMISSION)
-		ret = slat_relax(&vm->t, slat_ipa(base), size,
-				 write ? SLAT_W : SLAT_X,
-				 SLAT_OP(.flags = SLAT_SHARED, .cache = &v->cache));
+		ret = slat_relax(&vm->t, relax.ipa, relax.size, relax.attrs,
+				 SLAT_OP(.flags = relax.flags, .cache = &v->cache));
 	else
 		ret = slat_mkyoung(&vm->t, slat_ipa(ipa), SLAT_SHARED);
 	/* Done, or done already by another vCPU (SLAT_NOTHING_TO_DO): a
@@ -245,8 +259,9 @@ int ex_guest_access(struct ex_vcpu *v, uint64_t ipa, unsigned access)
 void ex_log_start(struct ex_vm *vm)
 {
 	struct ex_slot *s = &vm->slot;
-	uint64_t need = slat_pages_needed(&vm->t, SLAT_OP_SPLIT,
-					  slat_ipa(s->gpa), s->size);
+	int64_t need = slat_pages_needed(
+		&vm->t, SLAT_NEED(.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(s->gpa),
+				  .size = s->size));
 	struct slat_page_cache cache;
 
 	/* Every page the split can need, before the lock is taken. */

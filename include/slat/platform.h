@@ -16,8 +16,12 @@ extern "C" {
 /*
  * A caller-provided stack of zeroed, granule-sized, granule-aligned table
  * pages. The caller fills it before an operation (outside any lock); the core
- * pops pages as it needs tables and never pushes. With
- * slat_pages_needed(...) pages in it, an operation cannot fail for memory.
+ * pops pages as it needs tables and never pushes. With the pages
+ * slat_pages_needed() counts in it, an operation cannot fail for memory.
+ * Each page's PA must lie below the table's output size (pa_bits): before
+ * linking pages an operation checks the ones it will take and, given one a
+ * descriptor cannot hold, stops with SLAT_E_RANGE, the table unchanged
+ * there.
  * Set one up with slat_page_cache_init() (or zero it whole first): the
  * memo below must start empty. One walker uses a cache at a time.
  */

@@ -143,8 +143,10 @@ struct slat_table {
  * Check @cfg, derive the geometry (start level, root concatenation) and
  * allocate a zeroed root through @mm->zalloc_root.
  * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration), SLAT_E_INVAL
- * (NULL, or a hook missing: slat_mm_ops_missing() names it) or
- * SLAT_E_NOMEM.
+ * (NULL, or a hook missing: slat_mm_ops_missing() names it), SLAT_E_NOMEM,
+ * or SLAT_E_RANGE (the root's PA, from virt_to_phys, is not aligned to its
+ * size or lies beyond the output size: no register could hold it; the root
+ * is freed).
  */
 SLAT_API int slat_table_init(struct slat_table *t,
 			     const struct slat_config *cfg,
@@ -321,11 +323,16 @@ SLAT_API int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 
 /*
  * Remove write permission from [ipa, ipa+size), in place. A partly covered
- * block is split first (pages from op->cache). @op: no flags (exclusive,
- * as KVM's write-protection under the MMU lock held for write);
- * invalidation per the flush policy.
- * Returns SLAT_OK, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL or SLAT_E_NOMEM
- * (with op->done).
+ * block is split first (pages from op->cache). @op: flag SLAT_SHARED (as
+ * the x86 TDP MMU write-protects under the MMU lock held for read: a leaf
+ * another walker changed meanwhile is protected as it is now; one it is
+ * replacing or has split makes the call stop with SLAT_E_AGAIN, op->done
+ * telling how far it got, for the caller to retry the rest; without it,
+ * exclusive, as arm64 KVM under the lock held for write); invalidation per
+ * the flush policy.
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO (already protected), SLAT_E_ALIGN,
+ * SLAT_E_RANGE, SLAT_E_INVAL, SLAT_E_NOMEM or SLAT_E_AGAIN (shared only;
+ * with op->done).
  */
 SLAT_API int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			    struct slat_op *op);
@@ -384,6 +391,10 @@ SLAT_API int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa,
 #define SLAT_ACCESS_WRITE 1u
 #define SLAT_ACCESS_EXEC_EL1 2u /* supervisor */
 #define SLAT_ACCESS_EXEC_EL0 3u /* user */
+/* With READ or WRITE: made at EL0 (user mode). A stage-1 table then also
+ * requires AP[1] (SLAT_USER); stage 2 and EPT do not see the level of a
+ * data access. */
+#define SLAT_ACCESS_USER  (1u << 2)
 
 enum slat_fault {
 	SLAT_FAULT_NONE = 0,
@@ -419,7 +430,7 @@ SLAT_API int slat_hw_access(struct slat_table *t, slat_ipa_t ipa,
  * installed: with break-before-make on Arm, in place on EPT. The walk reads
  * only the levels that can hold a block larger than @leaf_size and never
  * walks a subtree it has just built (seed 002), unless SLAT_SPLIT_NO_SKIP.
- * With slat_pages_needed(SLAT_OP_SPLIT) pages in op->cache it cannot run
+ * With the pages slat_pages_needed() counts in op->cache it cannot run
  * out; without them it stops at a block boundary with SLAT_E_NOMEM,
  * op->done telling how far it got. @op: flag SLAT_SPLIT_NO_SKIP
  * (exclusive); the flush policy is unused (break-before-make invalidates
@@ -483,14 +494,58 @@ enum slat_op_kind {
 	SLAT_OP_SPLIT,
 };
 
-/*
- * The worst-case number of table pages @op needs for [ipa, ipa+size),
- * whatever the table holds. With that many pages in the cache the operation
- * cannot fail with SLAT_E_NOMEM.
+/**
+ * struct slat_need - an operation as slat_pages_needed() counts it: the
+ * arguments the call will be given.
+ * @kind: the operation.
+ * @ipa: the start of its range.
+ * @size: the range's length in bytes.
+ * @pa: SLAT_OP_MAP: the PA @ipa maps to.
+ * @attrs: SLAT_OP_MAP: its attributes (a leaf that already translates as
+ *	asked is kept); SLAT_OP_RELAX: the permissions.
+ * @leaf_size: SLAT_OP_SPLIT: slat_split()'s @leaf_size (0: the granule).
+ * @flags: the flags its struct slat_op will carry (SLAT_MAP_CAP() limits
+ *	the leaves of a map; SLAT_SHARED reads entries as shared walkers do).
  */
-SLAT_API uint64_t slat_pages_needed(const struct slat_table *t,
-				    enum slat_op_kind op, slat_ipa_t ipa,
-				    uint64_t size);
+struct slat_need {
+	enum slat_op_kind kind;
+	slat_ipa_t ipa;
+	uint64_t size;
+	slat_pa_t pa;
+	uint32_t attrs;
+	uint32_t flags;
+	uint64_t leaf_size;
+};
+
+/* A struct slat_need built in place (C only, as SLAT_OP()). */
+#define SLAT_NEED(...) (&(const struct slat_need){ __VA_ARGS__ })
+
+/**
+ * slat_pages_needed() - the table pages an operation will take from its
+ * page cache.
+ * @t: the table.
+ * @req: the operation and its arguments.
+ *
+ * Counted on the table as it is now, by the operations' own rules: the
+ * tables a map links (its leaves as large as the IPA, the PA, the range
+ * and the cap allow; what already translates as asked is kept), the blocks
+ * unmap, wrprotect, relax and dirty clearing split because the range
+ * covers them only in part and they would change them, the subtrees a
+ * split builds. An operation that succeeds takes exactly this many; with
+ * fewer in its cache it stops with SLAT_E_NOMEM. Shared walkers running
+ * meanwhile link tables, fill entries and split blocks, which never raises
+ * the count; one that replaces tables by a block the operation must split
+ * again does, and the operation then stops with SLAT_E_NOMEM, the table
+ * valid, for the caller to top up and retry.
+ *
+ * Return: the count (0: nothing to allocate), or a negative error:
+ * SLAT_E_INVAL (@t not set up, @req NULL, an unknown kind, a @leaf_size no
+ * leaf has), SLAT_E_ALIGN or SLAT_E_RANGE (the range; for map, the PA
+ * too), SLAT_E_ATTR (map's @attrs), SLAT_E_CONFIG (dirty clearing without
+ * hardware dirty state).
+ */
+SLAT_API int64_t slat_pages_needed(const struct slat_table *t,
+				   const struct slat_need *req);
 
 /*
  * Free an unlinked subtree (a table page at @level and everything below).

@@ -21,7 +21,36 @@ struct wp_run {
 	enum pte_writers who;
 	bool per_entry;          /* SLAT_FLUSH_ENTRY */
 	slat_pte_t present, clear, set;
+	/* Shared: the locked marker, an entry another walker is replacing
+	 * (what it installs may be writable); else a value no invalid entry
+	 * has. */
+	slat_pte_t locked;
+	struct core_op *op;
 };
+
+/*
+ * A shared walker lost the race for the leaf at @ptep: protect what it
+ * holds now, unless it is no leaf any more (a block another walker is
+ * splitting or split): then the caller retries from @addr. Returns 1 when
+ * it changed the entry, 0 when it is already protected, or SLAT_E_AGAIN.
+ */
+static __attribute__((noinline)) int
+wrprotect_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		uint64_t addr, const struct wp_run *w)
+{
+	const struct slat_table *t = ctx->t;
+	slat_pte_t pte, was;
+
+	do {
+		ctx->stats->retries++;
+		pte = pte_read(ptep);
+		if (!pte_valid(t, pte) || pte_table(t, pte, ctx->level))
+			return op_fail(w->op, addr, SLAT_E_AGAIN);
+		if (wp_done(t, pte))
+			return 0;
+	} while (!pte_try_set(t, PTE_SHARED, ptep, pte, w->clear, w->set, &was));
+	return 1;
+}
 
 static SLAT_ALWAYS_INLINE int
 wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
@@ -31,9 +60,15 @@ wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	slat_pte_t was;
 
 	/* pte_valid(), with the mask hoisted. */
-	if (!(pte & w->present) || pte_apply(pte, w->clear, w->set) == pte)
+	if (!(pte & w->present))
+		return pte == w->locked ? op_fail(w->op, addr, SLAT_E_AGAIN) : 0;
+	if (pte_apply(pte, w->clear, w->set) == pte)
 		return 0;
-	pte_try_set(ctx->t, w->who, ptep, pte, w->clear, w->set, &was);
+	if (!pte_try_set(ctx->t, w->who, ptep, pte, w->clear, w->set, &was)) {
+		int ret = wrprotect_retry(ctx, ptep, addr, w);
+		if (ret <= 0)
+			return ret;
+	}
 	if (w->per_entry)
 		core_tlbi_ipa(ctx->t, addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
 			      ctx->stats);
@@ -50,11 +85,12 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 		.who = walk_writers(ctx), .per_entry = op->policy == SLAT_FLUSH_ENTRY,
 		.present = t->fmt->present_mask,
 		.clear = t->fmt->wp_clear, .set = t->fmt->wp_set,
+		.locked = walk_shared(ctx) ? t->fmt->locked : ~0ull, .op = op,
 	};
 	uint32_t changed;
 
 	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
-		if (pte_apply(ctx->old, w.clear, w.set) == ctx->old)
+		if (wp_done(t, ctx->old))
 			return 1;
 		return split_or_fail(ctx, op);
 	}
@@ -68,7 +104,7 @@ int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		   struct slat_op *args)
 {
 	struct core_op op;
-	int ret = core_op_begin(&op, t, ipa, size, args, 0);
+	int ret = core_op_begin(&op, t, ipa, size, args, SLAT_SHARED);
 	if (ret)
 		return ret;
 	ret = core_op_walk(&op, wrprotect_visitor, &op, SLAT_VISIT_LEAF,
@@ -195,8 +231,7 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		return op_fail(&d->op, ctx->addr, SLAT_E_AGAIN);
 	}
 	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
-		uint32_t have = t->fmt->leaf_attrs(t, ctx->old);
-		if ((have & d->perms) == d->perms && (have & SLAT_YOUNG)) {
+		if (relax_done(t, ctx->old, d->perms)) {
 			relax_unchanged(ctx, d, ctx->addr);
 			return 1;
 		}

@@ -12,7 +12,10 @@ void core_batch_init(struct core_batch *b, enum slat_tlbi_policy policy,
 		     uint64_t from, bool cmo)
 {
 	b->policy = policy;
+	b->from = from;
 	b->flushed_to = from;
+	b->queued_lo = ~0ull;
+	b->queued_hi = 0;
 	b->changed = false;
 	b->cmo = cmo;
 	b->nr = 0;
@@ -45,12 +48,16 @@ void core_batch_flush(struct slat_table *t, struct core_batch *b,
 		      uint64_t upto, struct slat_stats *st)
 {
 	if (b->changed || b->nr || b->nr_cmo) {
+		/* The range reaches every queued entry's span. */
+		uint64_t lo = b->flushed_to < b->queued_lo ? b->flushed_to
+							   : b->queued_lo;
+		uint64_t hi = upto > b->queued_hi ? upto : b->queued_hi;
 		if (b->policy == SLAT_FLUSH_VMID)
 			core_tlbi_vmid(t, st);
 		/* Even under "none": nothing is freed while the CPU may walk
 		 * it, and no block is published over stale entries. */
 		else if (b->policy == SLAT_FLUSH_RANGE || b->nr || b->nr_cmo)
-			core_tlbi_range(t, b->flushed_to, upto - b->flushed_to, st);
+			core_tlbi_range(t, lo, hi - lo, st);
 	}
 	/* One clean per contiguous run, across the queued runs and tables. */
 	struct cmo_run run = { 0, 0 };
@@ -68,7 +75,10 @@ void core_batch_flush(struct slat_table *t, struct core_batch *b,
 	b->nr = 0;
 	b->nr_cmo = 0;
 	b->changed = false;
-	b->flushed_to = upto;
+	if (upto > b->flushed_to)
+		b->flushed_to = upto;
+	b->queued_lo = ~0ull;
+	b->queued_hi = 0;
 }
 
 void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
@@ -77,6 +87,12 @@ void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 {
 	if (b->nr == CORE_BATCH_MAX)
 		core_batch_flush(t, b, at, st);
+	/* An address of the entry's span inside the operation's range. */
+	uint64_t a = at > b->from ? at : b->from;
+	if (a < b->queued_lo)
+		b->queued_lo = a;
+	if (a + granule_mask(t) + 1 > b->queued_hi)
+		b->queued_hi = a + granule_mask(t) + 1;
 	b->e[b->nr].table = table;
 	b->e[b->nr].level = level;
 	b->e[b->nr].ptep = ptep;

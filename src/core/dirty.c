@@ -119,7 +119,9 @@ int64_t slat_dirty_read(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		   struct slat_hw_result *res)
 {
-	if (!table_live(t) || !res || access > SLAT_ACCESS_EXEC_EL0)
+	unsigned kind = access & ~SLAT_ACCESS_USER;
+	if (!table_live(t) || !res || kind > SLAT_ACCESS_EXEC_EL0 ||
+	    ((access & SLAT_ACCESS_USER) && kind > SLAT_ACCESS_WRITE))
 		return SLAT_E_INVAL;
 	if (ipa.ipa >> t->geo.ia_bits)
 		return SLAT_E_RANGE;

@@ -213,9 +213,10 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 		     struct slat_page_cache *cache)
 {
 	struct slat_table *t = ctx->t;
+	int ret = core_cache_check(t, cache, 1);
+	if (ret)
+		return ret;
 	slat_pte_t *page = core_cache_pop(ctx->t, cache, ctx->stats);
-	if (!page)
-		return SLAT_E_NOMEM;
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));
 	slat_pte_t block = ctx->old, was;
 
@@ -231,7 +232,7 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 		ctx->stats->written[SLAT_WRITE_TABLE]++;
 		return SLAT_OK;
 	}
-	int ret = core_take_block(ctx, &block);
+	ret = core_take_block(ctx, &block);
 	if (ret) {
 		core_cache_unpop(cache, page, ctx->stats);
 		return ret;

@@ -190,6 +190,32 @@ static inline bool leaf_fits(const struct slat_table *t, int level,
 			       remaining, cap_shift);
 }
 
+/* The level whose leaves are @leaf_size bytes (0: the last level), or
+ * SLAT_E_INVAL when no leaf has that size. */
+static inline int leaf_level_of_size(const struct slat_table *t,
+				     uint64_t leaf_size)
+{
+	if (leaf_size == 0)
+		return SLAT_LAST_LEVEL;
+	if (leaf_size & (leaf_size - 1))
+		return SLAT_E_INVAL;
+	int level = t->leaf_level[__builtin_ctzll(leaf_size)];
+	return level < 0 ? SLAT_E_INVAL : level;
+}
+
+/* Table pages that split one block at @level down to leaves at @target:
+ * every level of its subtree, whole. */
+static inline uint64_t split_pages(const struct slat_table *t, int level,
+				   int target)
+{
+	uint64_t n = 0, per_level = 1;
+	for (int l = level + 1; l <= target; l++) {
+		n += per_level;
+		per_level *= t->geo.entries;
+	}
+	return n;
+}
+
 /* ---- Descriptors ---- */
 
 static inline bool pte_valid(const struct slat_table *t, slat_pte_t pte)
@@ -289,6 +315,35 @@ enum pte_writers {
 			  leaves (SLAT_FEAT_HWDIRTY): a CAS loop */
 	PTE_SHARED,    /* other walkers (SLAT_SHARED): one CAS */
 };
+
+/* Write protection leaves @pte as it is. */
+static inline bool wp_done(const struct slat_table *t, slat_pte_t pte)
+{
+	return pte_apply(pte, t->fmt->wp_clear, t->fmt->wp_set) == pte;
+}
+
+/* A relax to @perms leaves the leaf @pte as it is: it has them, and the
+ * access flag. */
+static inline bool relax_done(const struct slat_table *t, slat_pte_t pte,
+			      uint32_t perms)
+{
+	uint32_t have = t->fmt->leaf_attrs(t, pte);
+	return (have & perms) == perms && (have & SLAT_YOUNG);
+}
+
+/* What decides the memory type: EPT's ignore-PAT too. */
+#define MEMTYPE_ATTRS (SLAT_MT_MASK | SLAT_IPAT)
+
+/* Map's rule for keeping a leaf: @leaf (mapping from @leaf_addr) already
+ * translates @addr to @pa with the memory type of @attrs. */
+static inline bool leaf_translates(const struct slat_table *t, slat_pte_t leaf,
+				   uint64_t leaf_addr, uint64_t addr,
+				   uint64_t pa, uint32_t attrs)
+{
+	return t->fmt->pte_pa(t, leaf).pa + (addr - leaf_addr) == pa &&
+	       (t->fmt->leaf_attrs(t, leaf) & MEMTYPE_ATTRS) ==
+		       (attrs & MEMTYPE_ATTRS);
+}
 
 /* The writers of @t's entries for an operation, decided once per call. */
 static inline enum pte_writers pte_writers_of(const struct slat_table *t,
@@ -432,8 +487,24 @@ void core_table_blocks_gone(struct slat_table *t, void *table) SLAT_INTERNAL;
 
 /* ---- Table pages ---- */
 
+/* A table of @bytes at @pa fits @t's descriptors: aligned to its size and
+ * below the output size. */
+static inline bool table_pa_ok(const struct slat_table *t, slat_pa_t pa,
+			       uint64_t bytes)
+{
+	uint64_t limit = 1ull << t->geo.pa_bits;
+	return (pa.pa & (bytes - 1)) == 0 && pa.pa < limit &&
+	       bytes <= limit - pa.pa;
+}
+
+/* The next @n pages of @cache can become tables of @t: SLAT_OK,
+ * SLAT_E_NOMEM (fewer), or SLAT_E_RANGE (the platform gave a page whose PA
+ * a descriptor cannot hold), checked before anything is linked. */
+int core_cache_check(const struct slat_table *t,
+		     const struct slat_page_cache *cache,
+		     uint64_t n) SLAT_INTERNAL;
 /* Pop a zeroed page for @t, its count word zeroed; NULL when the cache is
- * empty. */
+ * empty. Callers check the pages first (core_cache_check()). */
 void *core_cache_pop(const struct slat_table *t, struct slat_page_cache *cache,
 		     struct slat_stats *st) SLAT_INTERNAL;
 /* Give back a page popped but never published (a lost race), zeroed. */
@@ -631,7 +702,11 @@ static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
  */
 struct core_batch {
 	enum slat_tlbi_policy policy;
+	uint64_t from;         /* the operation's first IPA */
 	uint64_t flushed_to;   /* invalidated below this IPA */
+	/* Where queued entries lie: a table unlinked after its children (in
+	 * post-order) lies below flushed_to when the batch fills. */
+	uint64_t queued_lo, queued_hi;
 	bool changed;          /* translations changed since flushed_to */
 	bool cmo;              /* unlinked tables' cacheable leaves are cleaned */
 	uint32_t nr, nr_cmo;
@@ -649,8 +724,8 @@ struct core_batch {
 
 void core_batch_init(struct core_batch *b, enum slat_tlbi_policy policy,
 		     uint64_t from, bool cmo) SLAT_INTERNAL;
-/* Queue work for after the next invalidation; @at is where the walk is
- * (everything changed so far lies below it). */
+/* Queue work for after the next invalidation, for the entry at @at (the
+ * walk is there or, after a table's children, just past its span). */
 void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 		    void *table, int level, slat_pte_t *ptep, slat_pte_t make,
 		    struct slat_stats *st) SLAT_INTERNAL;

@@ -7,9 +7,6 @@
  */
 #include "internal.h"
 
-/* What decides the memory type: EPT's ignore-PAT too. */
-#define MEMTYPE_ATTRS (SLAT_MT_MASK | SLAT_IPAT)
-
 /* map_one_leaf() did not map: take the general walk. */
 #define MAP_WALK 1
 
@@ -141,15 +138,12 @@ static int target_level(const struct slat_table *t, const struct map_data *d,
 	return SLAT_LAST_LEVEL;
 }
 
-/* @leaf (mapping from @leaf_addr) already translates @addr as requested. */
 static bool same_translation(const struct slat_table *t,
 			     const struct map_data *d, slat_pte_t leaf,
 			     uint64_t leaf_addr, uint64_t addr)
 {
-	uint64_t pa = t->fmt->pte_pa(t, leaf).pa + (addr - leaf_addr);
-	return pa == map_pa(d, addr) &&
-	       (t->fmt->leaf_attrs(t, leaf) & MEMTYPE_ATTRS) ==
-		       (d->attrs & MEMTYPE_ATTRS);
+	return leaf_translates(t, leaf, leaf_addr, addr, map_pa(d, addr),
+			       d->attrs);
 }
 
 static bool subtree_has_same(const struct slat_table *t,
@@ -235,8 +229,9 @@ static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
 	slat_pte_t was;
 	/* Never leave an empty table behind: take the whole chain or nothing. */
 	int chain = target_level(t, d, ctx->level, addr, ctx->end) - ctx->level;
-	if (!cache || cache->nr < (uint32_t)chain)
-		return op_fail(&d->op, addr, SLAT_E_NOMEM);
+	int ret = core_cache_check(t, cache, (uint64_t)chain);
+	if (ret)
+		return op_fail(&d->op, addr, ret);
 
 	void *page = core_cache_pop(ctx->t, cache, ctx->stats);
 	slat_pte_t table = t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, page));

@@ -19,6 +19,19 @@ void slat_page_cache_init(struct slat_page_cache *c, void **pages,
 		c->memo.leaf[level] = 0;
 }
 
+int core_cache_check(const struct slat_table *t,
+		     const struct slat_page_cache *cache, uint64_t n)
+{
+	if (!cache || cache->nr < n)
+		return SLAT_E_NOMEM;
+	for (uint32_t i = cache->nr - (uint32_t)n; i < cache->nr; i++) {
+		slat_pa_t pa = t->mm->virt_to_phys(t->mm_ctx, cache->pages[i]);
+		if (!table_pa_ok(t, pa, granule_mask(t) + 1))
+			return SLAT_E_RANGE;
+	}
+	return SLAT_OK;
+}
+
 void *core_cache_pop(const struct slat_table *t, struct slat_page_cache *cache,
 		     struct slat_stats *st)
 {
@@ -138,38 +151,4 @@ void core_tlbi_vmid(struct slat_table *t, struct slat_stats *st)
 {
 	st->tlbi[SLAT_TLBI_VMID]++;
 	t->mm->tlbi_vmid(t->mm_ctx);
-}
-
-/* Tables of level @level that the range [ipa, end) reaches. */
-static uint64_t tables_spanned(const struct slat_table *t, int level,
-			       uint64_t ipa, uint64_t end)
-{
-	unsigned parent_shift = level_shift(t, level - 1);
-	return ((end - 1) >> parent_shift) - (ipa >> parent_shift) + 1;
-}
-
-uint64_t slat_pages_needed(const struct slat_table *t, enum slat_op_kind op,
-			   slat_ipa_t ipa, uint64_t size)
-{
-	if (!table_live(t) || check_ipa_range(t, ipa.ipa, size))
-		return 0;
-	uint64_t start = ipa.ipa, end = ipa.ipa + size, n = 0;
-	if (op == SLAT_OP_SPLIT) {
-		/* A block that meets the range is split whole. */
-		int top = t->geo.start_level;
-		while (!leaf_allowed(t, top))
-			top++;
-		uint64_t block = level_size(t, top);
-		start &= ~(block - 1);
-		end = (end + block - 1) & ~(block - 1);
-	}
-	for (int level = t->geo.start_level + 1; level <= SLAT_LAST_LEVEL; level++) {
-		uint64_t spanned = tables_spanned(t, level, start, end);
-		/* Only map and split create tables inside the range; the
-		 * others split at most the blocks under its two ends. */
-		if (op != SLAT_OP_MAP && op != SLAT_OP_SPLIT && spanned > 2)
-			spanned = 2;
-		n += spanned;
-	}
-	return n;
 }

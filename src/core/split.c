@@ -12,17 +12,6 @@ struct split_data {
 	bool skip;               /* never walk a subtree just built */
 };
 
-/* Table pages to split one block at @level down to @target. */
-static uint64_t pages_for_block(const struct slat_table *t, int level, int target)
-{
-	uint64_t n = 0, per_level = 1;
-	for (int l = level + 1; l <= target; l++) {
-		n += per_level;
-		per_level *= t->geo.entries;
-	}
-	return n;
-}
-
 /* Build, off-line, the subtree that translates like @leaf (at @level). */
 static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 				 int level, int target,
@@ -82,10 +71,11 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	}
 	if (!pte_valid(t, ctx->old) || ctx->level >= d->target)
 		return 1;
-	uint64_t need = pages_for_block(t, ctx->level, d->target);
+	uint64_t need = split_pages(t, ctx->level, d->target);
 	struct slat_page_cache *cache = d->op.cache;
-	if (!cache || cache->nr < need)
-		return op_fail(&d->op, ctx->addr, SLAT_E_NOMEM);
+	int ret = core_cache_check(t, cache, need);
+	if (ret)
+		return op_fail(&d->op, ctx->addr, ret);
 	/* Built from the value taken out: the CPU may have updated it. */
 	slat_pte_t block;
 	core_take_block(ctx, &block);
@@ -93,17 +83,6 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 					ctx->stats);
 	core_make(ctx, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub)));
 	return d->skip ? 1 : 0;
-}
-
-/* The level whose leaves are @leaf_size bytes (0: the last level). */
-static int leaf_level_of(const struct slat_table *t, uint64_t leaf_size)
-{
-	if (leaf_size == 0)
-		return SLAT_LAST_LEVEL;
-	if (leaf_size & (leaf_size - 1))
-		return SLAT_E_INVAL;
-	int level = t->leaf_level[__builtin_ctzll(leaf_size)];
-	return level < 0 ? SLAT_E_INVAL : level;
 }
 
 int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -116,7 +95,7 @@ int slat_split(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	/* Break-before-make invalidates each block before its table is
 	 * installed: nothing is left for a policy to do. */
 	d.op.policy = SLAT_FLUSH_NONE;
-	d.target = leaf_level_of(t, leaf_size);
+	d.target = leaf_level_of_size(t, leaf_size);
 	if (d.target < 0)
 		return core_op_refuse(&d.op, SLAT_E_INVAL);
 	d.skip = !(d.op.flags & SLAT_SPLIT_NO_SKIP);

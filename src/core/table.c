@@ -131,6 +131,12 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 			       (shared_refused(t, SLAT_SHARED) ? SLAT_SHARED : 0);
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
+	/* The register that holds it must express it. */
+	if (!table_pa_ok(t, t->root_pa, bytes)) {
+		mm->free_root(mm_ctx, root, bytes);
+		t->root = NULL;
+		return SLAT_E_RANGE;
+	}
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
 		t->level_shift[level + 1] = (uint8_t)(geo.bits_per_level *
 			(unsigned)(SLAT_LAST_LEVEL - level) + geo.granule_shift);

@@ -181,7 +181,10 @@ static enum slat_fault s1_hw_update(const struct slat_table *t, slat_pte_t pte,
 			return SLAT_FAULT_ACCESS_FLAG;
 		*new |= S1_AF;
 	}
-	switch (access) {
+	/* EL0 data accesses need AP[1]; EL0 execution is UXN's alone. */
+	if ((access & SLAT_ACCESS_USER) && !(pte & S1_AP_USER))
+		return SLAT_FAULT_PERMISSION;
+	switch (access & ~SLAT_ACCESS_USER) {
 	case SLAT_ACCESS_READ:
 		return SLAT_FAULT_NONE;
 	case SLAT_ACCESS_WRITE:

@@ -188,7 +188,8 @@ static enum slat_fault arm_hw_update(const struct slat_table *t, slat_pte_t pte,
 			return SLAT_FAULT_ACCESS_FLAG;
 		*new |= S2_AF;
 	}
-	switch (access) {
+	/* Stage 2 does not see the exception level of a data access. */
+	switch (access & ~SLAT_ACCESS_USER) {
 	case SLAT_ACCESS_READ:
 		return (pte & S2_AP_R) ? SLAT_FAULT_NONE : SLAT_FAULT_PERMISSION;
 	case SLAT_ACCESS_WRITE:

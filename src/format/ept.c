@@ -215,6 +215,8 @@ static enum slat_fault ept_hw_update(const struct slat_table *t, slat_pte_t pte,
 				     unsigned access, slat_pte_t *new)
 {
 	*new = pte;
+	/* Nor does EPT see whether a data access was made in user mode. */
+	access &= ~SLAT_ACCESS_USER;
 	if (!access_allowed(t, pte, access))
 		return SLAT_FAULT_PERMISSION;
 	if (has(t, SLAT_FEAT_HWDIRTY)) {

@@ -321,7 +321,13 @@ static uint64_t need(struct env *E, const struct op *o)
 			      : o->kind == OP_WRPROTECT ? SLAT_OP_WRPROTECT
 			      : o->kind == OP_SPLIT	? SLAT_OP_SPLIT
 							: SLAT_OP_RELAX;
-	return slat_pages_needed(&E->t, k, slat_ipa(o->ipa), o->size);
+	int64_t n = slat_pages_needed(
+		&E->t, SLAT_NEED(.kind = k, .ipa = slat_ipa(o->ipa),
+				 .size = o->size, .pa = slat_pa(o->pa),
+				 .attrs = o->attrs, .flags = o->flags,
+				 .leaf_size = o->leaf_size));
+	/* Refused input: the operation refuses it too, taking nothing. */
+	return n < 0 ? 0 : (uint64_t)n;
 }
 
 static int call_op(struct env *E, const struct op *o, struct slat_page_cache *c,

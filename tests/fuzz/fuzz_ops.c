@@ -285,6 +285,10 @@ static void check_progress(int ret, uint64_t done, uint64_t size, bool shortc,
 	CHECK(ret == SLAT_OK || (nothing_ok && ret == SLAT_NOTHING_TO_DO),
 	      "returned %s", check_status_name(ret));
 	CHECK(done == size, "*done %#" PRIx64 " after success", done);
+	/* The count is exact: a success takes every page of it. */
+	CHECK(shortc || S->cache.nr == 0,
+	      "%u of slat_pages_needed()'s pages left after success",
+	      S->cache.nr);
 }
 
 static NOCOV void check_range(uint64_t s, uint64_t e)
@@ -720,11 +724,13 @@ static void set_cache(uint32_t n)
  * what it holds beyond the count, so pages are zeroed only once they were
  * used.
  */
-static bool prepare_cache(struct in *in, enum slat_op_kind op, uint64_t ipa,
-			  uint64_t size)
+static bool prepare_cache(struct in *in, const struct slat_need *req)
 {
 	uint8_t c = g8(in);
-	uint64_t need = slat_pages_needed(&S->t, op, slat_ipa(ipa), size);
+	int64_t counted = slat_pages_needed(&S->t, req);
+	CHECK(counted >= 0, "slat_pages_needed() refused valid input: %s",
+	      check_status_name((int)counted));
+	uint64_t need = (uint64_t)counted;
 	uint32_t n;
 	bool shortc;
 	if (c < 200) {
@@ -904,7 +910,11 @@ static void op_map(struct in *in)
 		err = SLAT_E_ATTR;
 	if (flags & (1u << 20))
 		err = SLAT_E_INVAL;
-	bool shortc = !err && prepare_cache(in, SLAT_OP_MAP, ipa, size);
+	bool shortc = !err && prepare_cache(in, SLAT_NEED(
+					      .kind = SLAT_OP_MAP,
+					      .ipa = slat_ipa(ipa), .size = size,
+					      .pa = slat_pa(pa), .attrs = attrs,
+					      .flags = flags));
 	if (!err && known_map_misaligned_block && size > S->G &&
 	    !(size & (size - 1)) && level_of_size(size) >= 0 &&
 	    !(pa & (size - 1)) && (ipa & (size - 1))) {
@@ -974,7 +984,9 @@ static void op_unmap_wrprotect(struct in *in, bool wrprotect)
 	if (bad_policy)
 		err = SLAT_E_INVAL;
 	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
-	bool shortc = !err && prepare_cache(in, op, ipa, size);
+	bool shortc = !err && prepare_cache(in, SLAT_NEED(
+					      .kind = op, .ipa = slat_ipa(ipa),
+					      .size = size));
 	uint64_t ts = ipa, te = ipa + size;
 	if (!err)
 		touched(ipa, ipa + size, &ts, &te);
@@ -1037,7 +1049,10 @@ static void op_relax(struct in *in)
 		/* Validity is the leaves' with the permissions added. */
 		bad = ra.bad || (perms & ~SLAT_PERMS);
 	}
-	bool shortc = !err && prepare_cache(in, SLAT_OP_RELAX, ipa, size);
+	bool shortc = !err && prepare_cache(in, SLAT_NEED(
+					      .kind = SLAT_OP_RELAX,
+					      .ipa = slat_ipa(ipa), .size = size,
+					      .attrs = perms, .flags = flags));
 	uint64_t ts = ipa, te = ipa + size;
 	if (!err) {
 		touched(ipa, ipa + size, &ts, &te);
@@ -1302,8 +1317,8 @@ static void op_split(struct in *in)
 		 ", flags %#x)", ipa, size, leaf_size, flags);
 	if (!err) {
 		/*
-		 * slat_pages_needed(), or short by any number of pages of what
-		 * the blocks there take (the worst case is far above it).
+		 * slat_pages_needed(), which must count what the blocks there
+		 * take, or short by any number of those pages.
 		 */
 		uint8_t c = g8(in);
 		uint64_t want = 0;
@@ -1313,9 +1328,14 @@ static void op_split(struct in *in)
 			    l->level < target)
 				want += pages_for_block(l->level, target);
 		}
-		uint64_t need = slat_pages_needed(&S->t, SLAT_OP_SPLIT,
-						  slat_ipa(ipa), size);
-		uint64_t n = c < 200 ? need : (uint64_t)(c - 200) % (want + 1);
+		int64_t need = slat_pages_needed(
+			&S->t, SLAT_NEED(.kind = SLAT_OP_SPLIT,
+					 .ipa = slat_ipa(ipa), .size = size,
+					 .leaf_size = leaf_size));
+		CHECK(need >= 0 && (uint64_t)need == want,
+		      "slat_pages_needed() %" PRId64 ", the blocks take %" PRIu64,
+		      need, want);
+		uint64_t n = c < 200 ? want : (uint64_t)(c - 200) % (want + 1);
 		set_cache(n > CACHE_CAP ? CACHE_CAP : (uint32_t)n);
 	}
 

@@ -34,7 +34,7 @@ int main(void)
 	struct slat_page_cache cache;
 	struct slat_leaf leaf;
 	struct slat_op args = { .cache = &cache };
-	uint64_t need;
+	int64_t need;
 	const char *name;
 	int rc;
 
@@ -50,7 +50,12 @@ int main(void)
 	rc = slat_table_init(&t, &cfg, slat_hosted_ops(), &h);
 	if (rc)
 		return fail("slat_table_init", rc);
-	need = slat_pages_needed(&t, SLAT_OP_MAP, slat_ipa(IPA), 4096);
+	need = slat_pages_needed(&t, SLAT_NEED(.kind = SLAT_OP_MAP,
+					       .ipa = slat_ipa(IPA), .size = 4096,
+					       .pa = slat_pa(PA),
+					       .attrs = SLAT_RW | SLAT_MT_NORMAL));
+	if (need < 0)
+		return fail("slat_pages_needed", (int)need);
 	rc = slat_hosted_cache_init(&cache, (uint32_t)need);
 	if (!rc)
 		rc = slat_hosted_cache_topup(&h, &cache, (uint32_t)need);

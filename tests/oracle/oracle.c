@@ -216,8 +216,12 @@ static uint64_t lvl_size(const struct gen *g, int l)
 static int gen_map(struct gen *g, uint64_t ipa, uint64_t size, uint64_t pa,
 		   uint32_t attrs, uint32_t flags)
 {
-	uint64_t need = slat_pages_needed(&g->t, SLAT_OP_MAP, slat_ipa(ipa),
-					  size);
+	int64_t need = slat_pages_needed(
+		&g->t, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+				 .size = size, .pa = slat_pa(pa),
+				 .attrs = attrs, .flags = flags));
+	if (need < 0)
+		return (int)need;
 	if (need > 64)
 		need = 64;
 	if (need > g->cache.nr &&
@@ -308,8 +312,9 @@ static void gen_items(struct gen *g)
 		uint64_t size = g->G * (1 + below(20));
 		if (ipa + size > g->iwin + g->iwin_size)
 			continue;
-		uint64_t need = slat_pages_needed(&g->t, SLAT_OP_UNMAP,
-						  slat_ipa(ipa), size);
+		int64_t need = slat_pages_needed(
+			&g->t, SLAT_NEED(.kind = SLAT_OP_UNMAP,
+					 .ipa = slat_ipa(ipa), .size = size));
 		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
 			die("arena exhausted");
 		int ret =
@@ -341,8 +346,9 @@ static void gen_items(struct gen *g)
 		uint64_t size = align_down(g->iwin_size / 2, g->G);
 		uint64_t words = (size / g->G + 63) / 64;
 		uint64_t *bm = calloc(words, 8);
-		uint64_t need = slat_pages_needed(&g->t, SLAT_OP_DIRTY_CLEAR,
-						  slat_ipa(ipa), size);
+		int64_t need = slat_pages_needed(
+			&g->t, SLAT_NEED(.kind = SLAT_OP_DIRTY_CLEAR,
+					 .ipa = slat_ipa(ipa), .size = size));
 		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
 			die("arena exhausted");
 		int64_t r = slat_dirty_read(&g->t, slat_ipa(ipa), size, bm,

@@ -324,6 +324,43 @@ static void stage1_access_flag_fault_without_hardware_update(void **state)
 	env_fini(&e);
 }
 
+/* EL0's data accesses need AP[1] (SLAT_USER); EL1's do not; stage 2
+ * ignores the level of a data access. */
+static enum slat_fault access_fault(struct env *e, uint64_t va, unsigned a)
+{
+	struct slat_hw_result r;
+	assert_int_equal(slat_hw_access(&e->t, slat_ipa(va), a, &r), SLAT_OK);
+	return r.fault;
+}
+
+static void stage1_el0_data_access_needs_ap1(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e, 4096, 48, 48, 0);
+	assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
+				  SLAT_RW, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(slat_map(&e.t, slat_ipa(K4), K4, slat_pa(0x80001000),
+				  SLAT_R | SLAT_USER, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	const unsigned ur = SLAT_ACCESS_READ | SLAT_ACCESS_USER;
+	const unsigned uw = SLAT_ACCESS_WRITE | SLAT_ACCESS_USER;
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_READ), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_WRITE), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, 0, ur), SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, 0, uw), SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, K4, ur), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, K4, uw), SLAT_FAULT_PERMISSION);
+	/* EL0 with an instruction fetch is SLAT_ACCESS_EXEC_EL0's */
+	struct slat_hw_result r;
+	assert_int_equal(slat_hw_access(&e.t, slat_ipa(0),
+					SLAT_ACCESS_EXEC_EL1 | SLAT_ACCESS_USER,
+					&r),
+			 SLAT_E_INVAL);
+	env_fini(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +370,7 @@ int main(void)
 		cmocka_unit_test(stage1_refuses_what_it_cannot_express),
 		cmocka_unit_test(stage1_wrprotect_sets_ap2_and_hardware_write_clears_it),
 		cmocka_unit_test(stage1_access_flag_fault_without_hardware_update),
+		cmocka_unit_test(stage1_el0_data_access_needs_ap1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

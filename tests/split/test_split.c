@@ -36,12 +36,26 @@ static void check_against(struct fx *f, const struct model *m)
 	}
 }
 
+static void topup(struct fx *f, const struct slat_need *req)
+{
+	int64_t need = slat_pages_needed(&f->t, req);
+	assert_true(need >= 0 && need <= f->cache.capacity);
+	fx_topup(f, (uint32_t)need);
+}
+
 static void topup_for(struct fx *f, enum slat_op_kind op, uint64_t ipa,
 		      uint64_t size)
 {
-	uint64_t need = slat_pages_needed(&f->t, op, slat_ipa(ipa), size);
-	assert_true(need <= f->cache.capacity);
-	fx_topup(f, (uint32_t)need);
+	topup(f, SLAT_NEED(.kind = op, .ipa = slat_ipa(ipa), .size = size));
+}
+
+/* For slat_map(f, ipa, size, pa, attrs, flags). */
+static void topup_map(struct fx *f, uint64_t ipa, uint64_t size, uint64_t pa,
+		      uint32_t attrs, uint32_t flags)
+{
+	topup(f, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+			   .size = size, .pa = slat_pa(pa), .attrs = attrs,
+			   .flags = flags));
 }
 
 /* A random layout of 1G blocks, 2M blocks and pages in [0, 4G). */
@@ -55,7 +69,7 @@ static void random_layout(struct fx *f, struct model *m)
 			size = 4 * G1 - ipa;
 		uint32_t attrs = (uint32_t[]){ SLAT_RW, SLAT_R, SLAT_RWX,
 					       SLAT_RW | SLAT_MT_DEVICE }[rnd(4)];
-		topup_for(f, SLAT_OP_MAP, ipa, size);
+		topup_map(f, ipa, size, PA_BASE + ipa, attrs, 0);
 		int ret = slat_map(&f->t, slat_ipa(ipa), size,
 				   slat_pa(PA_BASE + ipa), attrs,
 				   SLAT_OP(.cache = &f->cache));
@@ -105,7 +119,8 @@ static void split_leaves_only_target_size_leaves(void **state)
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	struct model *m = model_new(4096);
 	random_layout(&f, m);
-	topup_for(&f, SLAT_OP_SPLIT, 0, 4 * G1);
+	topup(&f, SLAT_NEED(.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(0),
+			    .size = 4 * G1, .leaf_size = M2));
 	assert_int_equal(slat_split(&f.t, slat_ipa(0), 4 * G1, M2,
 				    SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
@@ -131,7 +146,7 @@ static void split_skips_levels_that_cannot_hold_blocks(void **state)
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	/* [0, 1G) as 2M blocks, [1G, 2G) as pages */
-	topup_for(&f, SLAT_OP_MAP, 0, 2 * G1);
+	topup_map(&f, 0, G1, PA_BASE, SLAT_RW, SLAT_MAP_CAP(21));
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
 				  SLAT_RW,
 				  SLAT_OP(.flags = SLAT_MAP_CAP(21),
@@ -166,7 +181,7 @@ static void split_skips_levels_that_cannot_hold_blocks(void **state)
 				    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
 					    .cache = &f.cache)),
 			 SLAT_OK);
-	topup_for(&f, SLAT_OP_MAP, G1 + M2, M2);
+	topup_map(&f, G1 + M2, M2, PA_BASE + G1 + M2, SLAT_RW, 0);
 	assert_int_equal(slat_map(&f.t, slat_ipa(G1 + M2), M2,
 				  slat_pa(PA_BASE + G1 + M2), SLAT_RW,
 				  SLAT_OP(.cache = &f.cache)),
@@ -200,7 +215,7 @@ static void split_block_breaks_before_make_on_arm(void **state)
 	(void)state;
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
-	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	topup_map(&f, 0, G1, PA_BASE, SLAT_RW, 0);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
 				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
@@ -225,7 +240,7 @@ static void split_without_pages_stops_at_a_block_and_stays_valid(void **state)
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	struct model *m = model_new(4096);
-	topup_for(&f, SLAT_OP_MAP, 0, 4 * G1);
+	topup_map(&f, 0, 4 * G1, PA_BASE, SLAT_RW, 0);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), 4 * G1, slat_pa(PA_BASE),
 				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
@@ -254,7 +269,7 @@ static void split_refuses_a_leaf_size_no_level_has(void **state)
 	(void)state;
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
-	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	topup_map(&f, 0, G1, PA_BASE, SLAT_RW, 0);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
 				  SLAT_RW, SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
@@ -272,7 +287,8 @@ static void split_refuses_a_leaf_size_no_level_has(void **state)
 				    SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
 	assert_int_equal(f.t.stats.written[SLAT_WRITE_LEAF], 0);
-	topup_for(&f, SLAT_OP_SPLIT, 0, G1);
+	topup(&f, SLAT_NEED(.kind = SLAT_OP_SPLIT, .ipa = slat_ipa(0),
+			    .size = G1, .leaf_size = M2));
 	assert_int_equal(slat_split(&f.t, slat_ipa(0), G1, M2,
 				    SLAT_OP(.cache = &f.cache)),
 			 SLAT_OK);
@@ -294,7 +310,7 @@ static void promote_refuses(int spoil)
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
 	uint64_t pa = PA_BASE + (spoil == 3 ? K4 : 0);
-	topup_for(&f, SLAT_OP_MAP, 0, M2);
+	topup_map(&f, 0, M2, pa, SLAT_RW, SLAT_MAP_PAGES);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), M2, slat_pa(pa), SLAT_RW,
 				  SLAT_OP(.flags = SLAT_MAP_PAGES,
 					  .cache = &f.cache)),
@@ -305,7 +321,7 @@ static void promote_refuses(int spoil)
 		assert_int_equal(fx_unmap(&f, page, K4, SLAT_FLUSH_RANGE), SLAT_OK);
 		break;
 	case 1: /* a different attribute */
-		topup_for(&f, SLAT_OP_UNMAP, page, K4);
+		topup_for(&f, SLAT_OP_WRPROTECT, page, K4);
 		assert_int_equal(
 			slat_wrprotect(&f.t, slat_ipa(page), K4,
 				       SLAT_OP(.flush = SLAT_FLUSH_RANGE,
@@ -352,7 +368,7 @@ static void promote_respects_the_backing_limit_and_batches_flushes(void **state)
 	(void)state;
 	struct fx f;
 	assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
-	topup_for(&f, SLAT_OP_MAP, 0, G1);
+	topup_map(&f, 0, G1, PA_BASE, SLAT_RW, SLAT_MAP_PAGES);
 	assert_int_equal(slat_map(&f.t, slat_ipa(0), G1, slat_pa(PA_BASE),
 				  SLAT_RW,
 				  SLAT_OP(.flags = SLAT_MAP_PAGES,
@@ -383,7 +399,7 @@ static void zap_strategies_remove_what_could_be_blocks(void **state)
 	for (int s = SLAT_RECOVER_ZAP_LEAF; s <= SLAT_RECOVER_ZAP_TABLE; s++) {
 		struct fx f;
 		assert_int_equal(fx_init(&f, 4096, 40, 48, 0), 0);
-		topup_for(&f, SLAT_OP_MAP, 0, G1);
+		topup_map(&f, 0, G1, PA_BASE, SLAT_RW, SLAT_MAP_PAGES);
 		assert_int_equal(slat_map(&f.t, slat_ipa(0), G1,
 					  slat_pa(PA_BASE), SLAT_RW,
 					  SLAT_OP(.flags = SLAT_MAP_PAGES,
@@ -419,7 +435,7 @@ static void zap_table_frees_the_parent_it_empties(void **state)
 		     policy++) {
 			struct fx f;
 			assert_int_equal(fx_init(&f, 4096, 48, 48, 0), 0);
-			topup_for(&f, SLAT_OP_MAP, 0x1000, K4);
+			topup_map(&f, 0x1000, K4, PA_BASE, SLAT_RW, 0);
 			assert_int_equal(slat_map(&f.t, slat_ipa(0x1000), K4,
 						  slat_pa(PA_BASE), SLAT_RW,
 						  SLAT_OP(.cache = &f.cache)),

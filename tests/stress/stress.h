@@ -129,8 +129,9 @@ struct st_table {
 /*
  * A table of any configuration. @rcu: tables a shared walker unlinks are
  * freed after an RCU grace period (slat_hosted_ops_rcu); without it they
- * are freed at once (slat_hosted_ops), for tests whose only concurrency is
- * the hardware's walker beside exclusive calls.
+ * are freed at once, through the deferred-free hook too
+ * (slat_hosted_ops_serial, so that shared calls are accepted), for tests
+ * whose only concurrency is the hardware's walker beside one caller.
  */
 static inline void st_table_init_cfg(struct st_table *s,
 				     const struct slat_config *cfg,
@@ -149,7 +150,8 @@ static inline void st_table_init_cfg(struct st_table *s,
 	else
 		s->h.table = &s->t;
 	int ret = slat_table_init(&s->t, &s->cfg,
-				  rcu ? slat_hosted_ops_rcu() : slat_hosted_ops(),
+				  rcu ? slat_hosted_ops_rcu()
+				      : slat_hosted_ops_serial(),
 				  &s->h);
 	ST_CHECK(ret == SLAT_OK, "slat_table_init(%s): %s",
 		 cfg->format == SLAT_FMT_EPT ? "ept" :
@@ -184,8 +186,10 @@ static inline void st_table_fini(struct st_table *s)
 
 /* Top @c up to @n pages (outside any lock, as a vCPU would). */
 static inline void st_topup(struct st_table *s, struct slat_page_cache *c,
-			    uint64_t n)
+			    int64_t n)
 {
+	if (n < 0)
+		st_fail("slat_pages_needed() refused valid input: %" PRId64, n);
 	if (n > c->capacity)
 		st_fail("a cache of %u pages cannot hold %" PRIu64,
 			c->capacity, n);

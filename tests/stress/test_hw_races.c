@@ -12,7 +12,8 @@
  * a few leaves, pages and 2 MiB blocks, while the owner thread runs one
  * exclusive operation on the same leaves: relax (adding execute, adding
  * write, adding nothing but the access flag), mkyoung, test_clear_young
- * with mkold, wrprotect under every flush policy, dirty_read with clear,
+ * with mkold, wrprotect under every flush policy and shared (SLAT_SHARED:
+ * a lost compare-and-swap retried), dirty_read with clear,
  * split (blocks to pages), recover with SLAT_RECOVER_PROMOTE (pages to a
  * block). Each round starts from a known state (every leaf mapped afresh,
  * clean, old or young as the round drew), runs the two threads together
@@ -278,6 +279,28 @@ static void run_wrprotect(struct round *r)
 	}
 }
 
+/* As the x86 TDP MMU under the read lock: a lost race with the CPU's own
+ * update is retried inside; the call stops early (SLAT_E_AGAIN) only for
+ * an entry another walker replaces, and the rest is done again. */
+static void run_wrprotect_shared(struct round *r)
+{
+	for (unsigned g = 0; g < r->nr_groups; g++) {
+		const struct group *gr = &r->groups[g];
+		uint64_t at = gr->ipa, end = gr->ipa + gr->size;
+		int ret;
+		do {
+			struct slat_op op = { .flags = SLAT_SHARED,
+					      .flush = SLAT_FLUSH_RANGE,
+					      .cache = &cache };
+			ret = slat_wrprotect(&S.t, slat_ipa(at), end - at, &op);
+			at += op.done;
+		} while (ret == SLAT_E_AGAIN && at < end);
+		ST_CHECK(ret == SLAT_OK || ret == SLAT_NOTHING_TO_DO,
+			 "%s %s round %u: slat_wrprotect(SLAT_SHARED) = %s",
+			 cur->name, r->op->name, r->number, status(ret));
+	}
+}
+
 static void run_dirty_clear(struct round *r)
 {
 	for (unsigned g = 0; g < r->nr_groups; g++) {
@@ -363,6 +386,8 @@ static const struct op ops[] = {
 	  run_wrprotect, SLAT_FLUSH_VMID, is_read_only },
 	{ "wrprotect-none", LAYOUT_LEAVES, SLAT_RW, AGE_ANY, CONSUMES_WRPROTECT,
 	  run_wrprotect, SLAT_FLUSH_NONE, is_read_only },
+	{ "wrprotect-shared", LAYOUT_LEAVES, SLAT_RW, AGE_ANY, CONSUMES_WRPROTECT,
+	  run_wrprotect_shared, 0, is_read_only },
 	{ "dirty_read-clear", LAYOUT_LEAVES, SLAT_RW, AGE_ANY, CONSUMES_REPORTED,
 	  run_dirty_clear, 0, NULL },
 	{ "split", LAYOUT_BLOCKS, SLAT_RW, AGE_ANY, CONSUMES_NONE,

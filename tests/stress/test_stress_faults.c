@@ -274,7 +274,7 @@ static void vcpu_op(struct vcpu *v)
 	struct region *rg = &R[st_below(&v->rng, NREG)];
 	struct logent e = { 0 };
 	unsigned c = (unsigned)st_below(&v->rng, 100);
-	uint64_t need = 0;
+	int64_t need = 0;
 
 	if (c < 45) {
 		e.op = OP_MAP;
@@ -303,8 +303,12 @@ static void vcpu_op(struct vcpu *v)
 			e.size = G4K;
 			e.ipa = rg->base + st_below(&v->rng, win / G4K) * G4K;
 		}
-		need = slat_pages_needed(&S.t, SLAT_OP_RELAX, slat_ipa(e.ipa),
-					 e.size);
+		/* Counted before the lock, beside other vCPUs: they only
+		 * lower what the relax needs. */
+		need = slat_pages_needed(
+			&S.t, SLAT_NEED(.kind = SLAT_OP_RELAX,
+					.ipa = slat_ipa(e.ipa), .size = e.size,
+					.attrs = e.perms, .flags = SLAT_SHARED));
 	} else if (c < 75) {
 		e.op = OP_MKYOUNG;
 		e.size = G4K;
@@ -714,9 +718,12 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 		/* Translation A, as pages: tables for the B faults to replace. */
 		if (size > 2 * MIB)
 			size = 2 * MIB;
-		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_OP_MAP,
-						  slat_ipa(ipa), size));
 		uint32_t flags = st_below(rng, 4) ? SLAT_MAP_PAGES : 0;
+		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_NEED(
+				      .kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+				      .size = size,
+				      .pa = slat_pa(pa_of(rg, ipa, false)),
+				      .attrs = rg->attrs, .flags = flags)));
 		ret = slat_map(&S.t, slat_ipa(ipa), size,
 			       slat_pa(pa_of(rg, ipa, false)), rg->attrs,
 			       SLAT_OP(.flags = flags, .cache = c));
@@ -730,8 +737,9 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 			 "map(%#" PRIx64 ", %#" PRIx64 ", translation A%s)", ipa,
 			 size, flags ? ", pages" : "");
 	} else if (k < 40) {
-		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_OP_WRPROTECT,
-						  slat_ipa(ipa), size));
+		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_NEED(
+				      .kind = SLAT_OP_WRPROTECT,
+				      .ipa = slat_ipa(ipa), .size = size)));
 		ret = slat_wrprotect(&S.t, slat_ipa(ipa), size,
 				     SLAT_OP(.flush = policy, .cache = c));
 		model_wrprotect(m, ipa, size);
@@ -740,8 +748,9 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 			 "wrprotect(%#" PRIx64 ", %#" PRIx64 ", policy %d)", ipa,
 			 size, policy);
 	} else if (k < 80) {
-		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_OP_UNMAP,
-						  slat_ipa(ipa), size));
+		st_topup(&S, c, slat_pages_needed(&S.t, SLAT_NEED(
+				      .kind = SLAT_OP_UNMAP,
+				      .ipa = slat_ipa(ipa), .size = size)));
 		uint64_t before = model_mapped_bytes(m);
 		unmapping = true;
 		unmap_cleaned = 0;
@@ -764,12 +773,17 @@ static void exclusive_op(struct model *m, uint64_t *rng,
 	} else {
 		/* Eager split: translation, attributes and young state kept. */
 		uint64_t leaf = size > 64 * MIB || st_below(rng, 2) ? 2 * MIB : 0;
-		uint64_t need = slat_pages_needed(&S.t, SLAT_OP_SPLIT,
-						  slat_ipa(ipa), size);
+		int64_t need = slat_pages_needed(
+			&S.t, SLAT_NEED(.kind = SLAT_OP_SPLIT,
+					.ipa = slat_ipa(ipa), .size = size,
+					.leaf_size = leaf));
 		if (need > c->capacity) {
 			size = 64 * MIB - (ipa & (64 * MIB - 1));
-			need = slat_pages_needed(&S.t, SLAT_OP_SPLIT,
-						 slat_ipa(ipa), size);
+			need = slat_pages_needed(
+				&S.t, SLAT_NEED(.kind = SLAT_OP_SPLIT,
+						.ipa = slat_ipa(ipa),
+						.size = size,
+						.leaf_size = leaf));
 		}
 		st_topup(&S, c, need);
 		ret = slat_split(&S.t, slat_ipa(ipa), size, leaf,

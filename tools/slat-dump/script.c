@@ -888,15 +888,18 @@ static void advise(const struct script *s, const struct op *op, int rc,
 
 /* ---- running one line ---- */
 
+/* Exactly the pages @op takes; none for input the operation will refuse
+ * itself, with its own error. */
 static void topup(struct script *s, enum slat_op_kind sop, const struct op *op)
 {
-	uint64_t need, end = op->ipa + op->size;
+	int64_t need = slat_pages_needed(
+		&s->t, SLAT_NEED(.kind = sop, .ipa = slat_ipa(op->ipa),
+				 .size = op->size, .pa = slat_pa(op->pa),
+				 .attrs = op->attrs, .flags = op->flags,
+				 .leaf_size = op->leaf_size));
 
-	/* Only for a plausible range: the core rejects the rest anyway. */
-	if (!op->size || end < op->ipa || end > 1ull << s->cfg.ia_bits ||
-	    op->ipa % s->cfg.granule || op->size % s->cfg.granule)
+	if (need < 0)
 		return;
-	need = slat_pages_needed(&s->t, sop, slat_ipa(op->ipa), op->size);
 	if (need > s->cache.capacity)
 		need = s->cache.capacity;
 	if (need > s->cache.nr)

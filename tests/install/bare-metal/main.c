@@ -159,8 +159,13 @@ int bm_main(void)
 	if (slat_table_init(&table, &cfg, &bm_ops, 0) != SLAT_OK)
 		return 2;
 	slat_page_cache_init(&cache, cache_pages, 8);
-	while (cache.nr < slat_pages_needed(&table, SLAT_OP_MAP,
-					    slat_ipa(ipa), GRANULE))
+	while (cache.nr < slat_pages_needed(
+				 &table, SLAT_NEED(.kind = SLAT_OP_MAP,
+						   .ipa = slat_ipa(ipa),
+						   .size = GRANULE,
+						   .pa = slat_pa(pa),
+						   .attrs = SLAT_RW |
+							    SLAT_MT_NORMAL)))
 		cache.pages[cache.nr++] = pool_take(1);
 	if (slat_map(&table, slat_ipa(ipa), GRANULE, slat_pa(pa),
 		     SLAT_RW | SLAT_MT_NORMAL, &args) != SLAT_OK ||
