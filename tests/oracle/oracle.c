@@ -87,14 +87,15 @@ static const struct ocfg configs[] = {
 	 * the SL0/SL2 slat_arm_s2_vtcr() gives them: 4K from level 0 with 2
 	 * and 8 entries (not 2 or 8 level-1 pages), from level 1 with 4 and
 	 * 16 entries (not 4 or 16 level-2 pages); 16K and 64K from level 1
-	 * (not concatenated level-2 pages); 4K with DS from level -1 (SL2) */
+	 * (not concatenated level-2 pages); 4K with DS from level -1 (SL2),
+	 * 52 bits only: QEMU 7.2 refuses a level -1 walk of 49 to 51 bits,
+	 * which the architecture allows (docs/oracle.md) */
 	{ "4k-40-l0", 4096, 40, 44, 0, 4 }, { "4k-42-l0", 4096, 42, 48, 0, 4 },
 	{ "4k-32-l1", 4096, 32, 40, 0, 3 }, { "4k-34-l1", 4096, 34, 40, 0, 3 },
 	{ "16k-37-l1", 16384, 37, 42, 0, 3 },
 	{ "16k-40-l1", 16384, 40, 48, 0, 3 },
 	{ "64k-43-l1", 65536, 43, 48, 0, 3 }, { "64k-44-l1", 65536, 44, 44, 0, 3 },
 	{ "4k-52-lpa2-l-1", 4096, 52, 52, LPA2, 5 },
-	{ "4k-50-lpa2-l-1", 4096, 50, 52, LPA2, 5 },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
