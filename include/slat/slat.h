@@ -60,12 +60,12 @@ struct slat_config {
 	 *  - Arm stage 2: the start level resolves 1 to bits_per_level + 4 IPA
 	 *    bits (1 to 16 concatenated root tables; AArch64.S2InconsistentSL),
 	 *    and as AArch64.S2InvalidSL asks of the PA size: 4K at level 0
-	 *    needs pa_bits >= 44, 16K at level 1 42, 64K at level 1 44; level
-	 *    -1 (4K) and 16K at level 0 need SLAT_FEAT_LPA2 and pa_bits 52. So 4K
-	 *    with 40 IPA bits: 3 levels (the default, 2 root pages) or 4 (one
-	 *    root page, 2 entries used); 4K with 49..52 bits and LPA2: 4 or 5.
-	 *    Not 1 (64K with 32 or 33 bits): libslat walks have 2 levels or
-	 *    more.
+	 *    needs pa_bits >= 44, 16K at level 1 42, 64K at level 1 44;
+	 *    level -1 (4K) and 16K at level 0 need SLAT_FEAT_LPA2 and
+	 *    pa_bits 52. So 4K with 40 IPA bits: 3 levels (the default, 2
+	 *    root pages) or, with pa_bits >= 44, 4 (one root page, 2 entries
+	 *    used); 4K with 49..52 bits and LPA2: 4 or 5. Not 1 (64K with 32
+	 *    or 33 bits): libslat walks have 2 levels or more.
 	 *  - Arm stage 1: the default only (no concatenation).
 	 *  - EPT: 4 (ia_bits up to 48) or 5 (any ia_bits; EPTP walk length 5).
 	 */

@@ -106,7 +106,8 @@ static inline bool vmsa_start_ok(const struct slat_config *cfg, unsigned g,
 				 int start, unsigned pa, unsigned concat_bits)
 {
 	unsigned bpl = g - 3, ia = cfg->ia_bits;
-	if (start < -1 || start > 2 || (start < 0 && !(g == 12 && vmsa_lpa2(cfg))))
+	bool sl2 = g == 12 && vmsa_lpa2(cfg);
+	if (start < (sl2 ? -1 : 0) || start > 2)
 		return false;
 	unsigned start_shift = bpl * (unsigned)(3 - start) + g;
 	if (ia <= start_shift || ia - start_shift > bpl + concat_bits)

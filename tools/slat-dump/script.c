@@ -316,8 +316,8 @@ static int levels_error(const struct script *s, const char *op, int rc)
 		     "levels=%u cannot walk ia=%u with granule=%s pa=%u (the "
 		     "start level must resolve 1 to 4 bits more than a level, "
 		     "in 1 to 16 root pages; 4k level 0 needs pa=44 or more, "
-		     "16k level 1 pa=42, 64k level 1 pa=44, level -1 lpa2=on and "
-		     "pa=52); the default is levels=%d",
+		     "16k level 1 pa=42, 64k level 1 pa=44, level -1 lpa2=on "
+		     "and pa=52); the default is levels=%d",
 		     s->cfg.levels, s->cfg.ia_bits, granule_name(s->cfg.granule),
 		     geo.pa_bits, 4 - geo.start_level);
 }
