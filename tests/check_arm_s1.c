@@ -104,6 +104,9 @@ static int s1_geometry(const struct slat_config *cfg, struct check_geo *g)
 	unsigned levels = (ia - gs + bpl - 1) / bpl;
 	if (levels < 2)
 		levels = 2; /* no walk starts at level 3 here */
+	/* TnSZ alone fixes the start level: no other count is a walk */
+	if (cfg->levels && cfg->levels != levels)
+		return SLAT_E_CONFIG;
 	g->granule_shift = gs;
 	g->bits_per_level = bpl;
 	g->entries = 1u << bpl;

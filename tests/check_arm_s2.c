@@ -26,8 +26,8 @@
  *   [52], [50:48] not used by libslat (Contiguous, ...): 0 ([50] with DS)
  * Blocks: 4K at levels 1 and 2 (and 0 with DS), 16K at level 2 (and 1 with
  * DS), 64K at level 2 (and 1 with 52-bit PA). With DS a 4K walk of more
- * than 48 IPA bits starts at level 0 with up to 16 concatenated tables
- * (or at level -1: VTCR_EL2.SL2 = 1, which libslat does not choose).
+ * than 48 IPA bits starts at level 0 with up to 16 concatenated tables,
+ * or at level -1 (VTCR_EL2.SL2 = 1) when slat_config.levels asks for 5.
  *   [54:53]    XN        00 X at EL1 and EL0, 10 none; FEAT_XNX: 01 EL0
  *                        only, 11 EL1 only
  *   [58:55]    software
@@ -41,6 +41,36 @@
 
 #define BIT(n) (1ull << (n))
 #define GENMASK(h, l) (((~0ull) >> (63 - (h))) & ~((1ull << (l)) - 1))
+
+/*
+ * Whether VTCR_EL2 can describe a walk from @start: its SL2:SL0 encoding
+ * must be valid for the granule and the PA size (AArch64.S2InvalidSL,
+ * with the PA size standing for PARange), and T0SZ consistent with it
+ * (AArch64.S2InconsistentSL: the start level resolves at least one bit,
+ * at most a level's worth plus 4 bits of concatenation). libslat does not
+ * start at level 3 (64K, IPA of 32 or 33 bits), so neither does this.
+ */
+static bool s2_start_valid(unsigned gs, int start, unsigned ia, unsigned pa,
+			   bool ds)
+{
+	int sl; /* SL2:SL0 as VTCR_EL2 would hold it, -1 for no encoding */
+	if (gs == 12)
+		sl = start == -1 ? 4 : start >= 0 && start <= 2 ? 2 - start : -1;
+	else
+		sl = start >= 0 && start <= 2 ? 3 - start : -1;
+	if (sl < 0)
+		return false;
+	if (gs == 12 && ((sl == 4 && (!ds || pa < 52)) || (sl == 2 && pa < 44)))
+		return false;
+	if (gs == 14 && ((sl == 3 && (!ds || pa < 52)) || (sl == 2 && pa < 42)))
+		return false;
+	if (gs == 16 && (sl == 3 || (sl == 2 && pa < 44)))
+		return false;
+	unsigned stride = gs - 3;
+	unsigned min_ia = (unsigned)(3 - start) * stride + gs + 1;
+	unsigned max_ia = min_ia + (stride - 1) + 4;
+	return ia >= min_ia && ia <= max_ia;
+}
 
 static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 {
@@ -68,9 +98,12 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 		return SLAT_E_CONFIG;
 
 	unsigned bpl = gs - 3;
-	int levels = (int)((ia - 8) / bpl);
-	if (levels < 2)
+	/* levels 0: the fewest with at most 16 root tables (slat.h) */
+	int levels = cfg->levels ? cfg->levels : (int)((ia - 8) / bpl);
+	if (!cfg->levels && levels < 2)
 		levels = 2;
+	if (!s2_start_valid(gs, 4 - levels, ia, pa, ds))
+		return SLAT_E_CONFIG;
 	g->granule_shift = gs;
 	g->bits_per_level = bpl;
 	g->entries = 1u << bpl;
@@ -80,8 +113,6 @@ static int arm_geometry(const struct slat_config *cfg, struct check_geo *g)
 	unsigned top = check_level_shift(g, g->start_level);
 	g->root_entries = ia >= top ? 1u << (ia - top) : 1;
 	g->root_pages = (g->root_entries + g->entries - 1) / g->entries;
-	if (g->root_pages > 16)
-		return SLAT_E_CONFIG;
 
 	uint8_t leaves = BIT(3);
 	if (gs == 12)

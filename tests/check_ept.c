@@ -78,7 +78,12 @@ static int ept_geometry(const struct slat_config *cfg, struct check_geo *g)
 	g->granule_shift = 12;
 	g->bits_per_level = 9;
 	g->entries = 512;
-	g->start_level = ia > 48 ? -1 : 0;
+	/* EPTP[5:3] = walk length - 1: 4 resolves 48 bits, 5 resolves 57
+	 * (a smaller space uses the PML5's first entries) */
+	unsigned walk = cfg->levels ? cfg->levels : ia > 48 ? 5 : 4;
+	if (walk < 4 || walk > 5 || (walk == 4 && ia > 48))
+		return SLAT_E_CONFIG;
+	g->start_level = 4 - (int)walk;
 	g->ia_bits = ia;
 	g->pa_bits = pa;
 	unsigned top = check_level_shift(g, g->start_level);

@@ -19,6 +19,8 @@
 #include "fixture.h"
 
 #define K4 0x1000ull
+#define K16 0x4000u
+#define K64 0x10000u
 #define M2 0x200000ull
 #define G1 0x40000000ull
 
@@ -573,6 +575,194 @@ static void registers_from_the_geometry(void **state)
 	/* MAIR_EL1: attr0 0xff, attr1 0x04, attr2 0x44 */
 	assert_int_equal(slat_arm_s1_mair(), 0x4404ffull);
 }
+
+/* ------------------------------------------------------------ levels */
+
+#define S2 SLAT_FMT_ARM_S2
+#define S1 SLAT_FMT_ARM_S1
+#define EP SLAT_FMT_EPT
+#define DS SLAT_FEAT_LPA2
+#define REFUSED SLAT_E_CONFIG, 0, 0, 0
+
+/* A configuration with slat_config.levels, and the geometry it must give
+ * (start level, root pages, root entries) or SLAT_E_CONFIG, worked out by
+ * hand: at stage 2 the start level L resolves ia - shift(L) bits, 1 to
+ * bits_per_level + 4 of them, in 2^bits entries. */
+static const struct level_case {
+	enum slat_format_id fmt;
+	uint32_t granule;
+	uint8_t ia, pa, levels;
+	uint32_t features;
+	int rc, start;
+	unsigned pages;
+	uint32_t entries;
+} level_cases[] = {
+	/* 4K: shifts L-1 48, L0 39, L1 30, L2 21; 9 bits a level */
+	{ S2, K4, 40, 48, 0, 0, SLAT_OK, 1, 2, 1024 },  /* the default */
+	{ S2, K4, 40, 48, 3, 0, SLAT_OK, 1, 2, 1024 },  /* the same, asked */
+	{ S2, K4, 40, 48, 4, 0, SLAT_OK, 0, 1, 2 },
+	{ S2, K4, 40, 44, 4, 0, SLAT_OK, 0, 1, 2 },
+	{ S2, K4, 40, 42, 4, 0, REFUSED },        /* L0: PA < 44 */
+	{ S2, K4, 40, 48, 2, 0, REFUSED },        /* 19 bits at L2 */
+	{ S2, K4, 40, 48, 5, 0, REFUSED },        /* L-1 needs DS */
+	{ S2, K4, 40, 48, 1, 0, REFUSED },
+	{ S2, K4, 40, 48, 6, 0, REFUSED },
+	{ S2, K4, 34, 40, 0, 0, SLAT_OK, 2, 16, 8192 },
+	{ S2, K4, 34, 40, 3, 0, SLAT_OK, 1, 1, 16 },
+	{ S2, K4, 35, 40, 2, 0, REFUSED },        /* 32 pages */
+	{ S2, K4, 43, 48, 3, 0, SLAT_OK, 1, 16, 8192 },
+	{ S2, K4, 43, 48, 4, 0, SLAT_OK, 0, 1, 16 },
+	{ S2, K4, 44, 48, 3, 0, REFUSED },        /* 32 pages */
+	{ S2, K4, 39, 48, 4, 0, REFUSED },        /* 0 bits at L0 */
+	{ S2, K4, 48, 48, 4, 0, SLAT_OK, 0, 1, 512 },
+	{ S2, K4, 50, 52, 0, DS, SLAT_OK, 0, 4, 2048 },
+	{ S2, K4, 50, 52, 5, DS, SLAT_OK, -1, 1, 4 },
+	{ S2, K4, 52, 52, 5, DS, SLAT_OK, -1, 1, 16 },
+	{ S2, K4, 48, 52, 5, DS, REFUSED },       /* 0 bits at L-1 */
+	{ S2, K4, 48, 48, 4, DS, SLAT_OK, 0, 1, 512 },
+	/* 16K: shifts L0 47, L1 36, L2 25; 11 bits a level */
+	{ S2, K16, 40, 48, 0, 0, SLAT_OK, 2, 16, 32768 },
+	{ S2, K16, 40, 48, 3, 0, SLAT_OK, 1, 1, 16 },
+	{ S2, K16, 40, 42, 3, 0, SLAT_OK, 1, 1, 16 },
+	{ S2, K16, 40, 40, 3, 0, REFUSED },       /* L1: PA < 42 */
+	{ S2, K16, 37, 42, 3, 0, SLAT_OK, 1, 1, 2 },
+	{ S2, K16, 36, 42, 3, 0, REFUSED },       /* 0 bits at L1 */
+	{ S2, K16, 48, 48, 2, 0, REFUSED },       /* 23 bits at L2 */
+	{ S2, K16, 48, 48, 4, 0, REFUSED },       /* L0 needs DS */
+	{ S2, K16, 48, 52, 4, DS, SLAT_OK, 0, 1, 2 },
+	{ S2, K16, 48, 48, 4, DS, REFUSED },      /* L0: PA < 52 */
+	{ S2, K16, 52, 52, 0, DS, SLAT_OK, 0, 1, 32 },
+	{ S2, K16, 52, 52, 3, DS, REFUSED },      /* 16 bits at L1 */
+	/* 64K: shifts L1 42, L2 29, L3 16; 13 bits a level */
+	{ S2, K64, 44, 48, 0, 0, SLAT_OK, 2, 4, 32768 },
+	{ S2, K64, 44, 44, 3, 0, SLAT_OK, 1, 1, 4 },
+	{ S2, K64, 43, 44, 3, 0, SLAT_OK, 1, 1, 2 },
+	{ S2, K64, 43, 43, 3, 0, REFUSED },       /* L1: PA < 44 */
+	{ S2, K64, 42, 48, 3, 0, REFUSED },       /* 0 bits at L1 */
+	{ S2, K64, 52, 52, 2, 0, REFUSED },       /* 23 bits at L2 */
+	{ S2, K64, 48, 48, 4, 0, REFUSED },       /* no L0 with 64K */
+	{ S2, K64, 32, 40, 0, 0, SLAT_OK, 2, 1, 8 },
+	{ S2, K64, 32, 40, 1, 0, REFUSED },       /* not from L3 */
+	/* stage 1: the one start level T0SZ gives */
+	{ S1, K4, 48, 48, 4, 0, SLAT_OK, 0, 1, 512 },
+	{ S1, K4, 48, 48, 3, 0, REFUSED },
+	{ S1, K4, 48, 48, 5, 0, REFUSED },
+	{ S1, K4, 39, 40, 3, 0, SLAT_OK, 1, 1, 512 },
+	{ S1, K4, 39, 40, 4, 0, REFUSED },
+	{ S1, K4, 52, 52, 5, DS, SLAT_OK, -1, 1, 16 },
+	{ S1, K4, 52, 52, 4, DS, REFUSED },
+	{ S1, K64, 42, 48, 2, 0, SLAT_OK, 2, 1, 8192 },
+	{ S1, K64, 42, 48, 3, 0, REFUSED },
+	/* EPT: 4 levels up to 48 bits, 5 for any size */
+	{ EP, K4, 48, 48, 0, 0, SLAT_OK, 0, 1, 512 },
+	{ EP, K4, 48, 48, 4, 0, SLAT_OK, 0, 1, 512 },
+	{ EP, K4, 48, 48, 5, 0, SLAT_OK, -1, 1, 1 },
+	{ EP, K4, 40, 48, 5, 0, SLAT_OK, -1, 1, 1 },
+	{ EP, K4, 49, 52, 0, 0, SLAT_OK, -1, 1, 2 },
+	{ EP, K4, 57, 52, 5, 0, SLAT_OK, -1, 1, 512 },
+	{ EP, K4, 57, 52, 4, 0, REFUSED },
+	{ EP, K4, 40, 48, 3, 0, REFUSED },
+	{ EP, K4, 40, 48, 6, 0, REFUSED },
+};
+
+/*
+ * Every case's geometry; each accepted one also as a table: the checker's
+ * own derivation agrees (checker_init), a page at each end of the IPA space
+ * needs a table at every level below the start (slat_pages_needed), maps
+ * and translates.
+ */
+static void levels_choose_the_start_level(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(level_cases) / sizeof(level_cases[0]);
+	     i++) {
+		const struct level_case *c = &level_cases[i];
+		struct slat_config cfg = {
+			.format = c->fmt, .granule = c->granule,
+			.ia_bits = c->ia, .pa_bits = c->pa,
+			.features = c->features, .levels = c->levels,
+		};
+		struct slat_geometry geo;
+		int rc = slat_config_geometry(&cfg, &geo);
+		if (rc != c->rc)
+			fail_msg("case %zu: geometry %d, expected %d", i, rc,
+				 c->rc);
+		if (rc)
+			continue;
+		if (geo.start_level != c->start || geo.root_pages != c->pages ||
+		    geo.root_entries != c->entries)
+			fail_msg("case %zu: start %d, %u pages, %u entries", i,
+				 geo.start_level, geo.root_pages,
+				 geo.root_entries);
+		struct fx *f = fx_new(&cfg);
+		uint64_t g = c->granule, top = (1ull << c->ia) - g;
+		int levels = SLAT_LAST_LEVEL - c->start + 1;
+		assert_int_equal(
+			slat_pages_needed(&f->t, SLAT_NEED(.kind = SLAT_OP_MAP,
+							   .ipa = slat_ipa(top),
+							   .size = g,
+							   .pa = slat_pa(0x1000000ull),
+							   .attrs = SLAT_RW)),
+			levels - 1);
+		assert_int_equal(fx_map(f, top, g, 0x1000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		assert_int_equal(fx_map(f, 0, g, 0x2000000ull, SLAT_RW, 0),
+				 SLAT_OK);
+		struct slat_leaf l;
+		assert_int_equal(fx_lookup(f, top, &l), SLAT_OK);
+		assert_int_equal(slat_pa_v(l.pa), 0x1000000ull);
+		assert_int_equal(l.level, SLAT_LAST_LEVEL);
+		fx_done(f);
+	}
+}
+
+/*
+ * The register values for start levels other than the default, by hand
+ * (fields as in registers_from_the_geometry): 4K, 40-bit IPA from level 0
+ * SL0 = 2; 16K 40-bit from level 1, 42-bit PA: SL0 = 2, TG0 = 2, PS = 3;
+ * 64K 44-bit from level 1: SL0 = 2, TG0 = 1, PS = 4; 4K 34-bit from level
+ * 1: SL0 = 1, PS = 4; 4K 50-bit with DS from level -1: SL0 = 0, PS = 6,
+ * DS [32], SL2 [33]; EPT 48-bit with a 5-level walk: length - 1 = 4.
+ */
+static void registers_for_other_start_levels(void **state)
+{
+	(void)state;
+	static const struct {
+		struct slat_config cfg;
+		uint64_t vtcr;
+	} cases[] = {
+		{ { .format = S2, .granule = K4, .ia_bits = 40, .pa_bits = 48,
+		    .levels = 4 }, 0x80053598ull },
+		{ { .format = S2, .granule = K16, .ia_bits = 40, .pa_bits = 42,
+		    .levels = 3 }, 0x8003b598ull },
+		{ { .format = S2, .granule = K64, .ia_bits = 44, .pa_bits = 44,
+		    .levels = 3 }, 0x80047594ull },
+		{ { .format = S2, .granule = K4, .ia_bits = 34, .pa_bits = 44,
+		    .levels = 3 }, 0x8004355eull },
+		{ { .format = S2, .granule = K4, .ia_bits = 50, .pa_bits = 52,
+		    .features = DS, .levels = 5 }, 0x38006350eull },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new(&cases[i].cfg);
+		assert_int_equal(slat_arm_s2_vtcr(&f->t, false), cases[i].vtcr);
+		fx_done(f);
+	}
+	static const struct slat_config ept5_48 = {
+		.format = EP, .granule = K4, .ia_bits = 48, .pa_bits = 48,
+		.levels = 5,
+	};
+	struct fx *f = fx_new(&ept5_48);
+	slat_pa_t root;
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_ept_eptp(&f->t), slat_pa_v(root) | 0x26);
+	fx_done(f);
+}
+
+#undef S2
+#undef S1
+#undef EP
+#undef DS
+#undef REFUSED
 
 /* ------------------------------------------------------------ EPT split */
 
@@ -1397,6 +1587,8 @@ int main(void)
 		cmocka_unit_test(stale_count_word_is_reset),
 		cmocka_unit_test(walk_checks_its_walker),
 		cmocka_unit_test(registers_from_the_geometry),
+		cmocka_unit_test(levels_choose_the_start_level),
+		cmocka_unit_test(registers_for_other_start_levels),
 		cmocka_unit_test(ept_split_keeps_user_execute_on_every_leaf),
 		cmocka_unit_test(
 			ept_split_of_supervisor_execute_block_adds_no_user_execute),

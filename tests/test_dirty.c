@@ -37,13 +37,13 @@ struct param {
 
 static const struct param params[] = {
 	{ "arm-s2 4K ia40 hwdirty",
-	  { SLAT_FMT_ARM_S2, 4096, 40, 48, HWD } },
+	  { SLAT_FMT_ARM_S2, 4096, 40, 48, HWD, 0 } },
 	{ "arm-s2 16K ia48 hwdirty xnx",
-	  { SLAT_FMT_ARM_S2, 16384, 48, 48, HWD | SLAT_FEAT_XNX } },
-	{ "ept 4-level a/d", { SLAT_FMT_EPT, 4096, 48, 48, HWD } },
+	  { SLAT_FMT_ARM_S2, 16384, 48, 48, HWD | SLAT_FEAT_XNX, 0 } },
+	{ "ept 4-level a/d", { SLAT_FMT_EPT, 4096, 48, 48, HWD, 0 } },
 	{ "ept 5-level a/d mbec",
-	  { SLAT_FMT_EPT, 4096, 57, 52, HWD | SLAT_FEAT_EPT_MBEC } },
-	{ "arm-s1 4K va48 dbm", { SLAT_FMT_ARM_S1, 4096, 48, 48, HWD } },
+	  { SLAT_FMT_EPT, 4096, 57, 52, HWD | SLAT_FEAT_EPT_MBEC, 0 } },
+	{ "arm-s1 4K va48 dbm", { SLAT_FMT_ARM_S1, 4096, 48, 48, HWD, 0 } },
 };
 
 /* The configuration the tests run on. */

@@ -31,17 +31,17 @@ struct param {
 
 /* 4K pages everywhere: the tests use 2M and 1G blocks. */
 static const struct param params[] = {
-	{ "arm-s2 4K ia40", { SLAT_FMT_ARM_S2, K4, 40, 48, 0 } },
+	{ "arm-s2 4K ia40", { SLAT_FMT_ARM_S2, K4, 40, 48, 0, 0 } },
 	{ "arm-s2 4K ia40 hwdirty xnx",
 	  { SLAT_FMT_ARM_S2, K4, 40, 48,
-	    SLAT_FEAT_HWDIRTY | SLAT_FEAT_XNX } },
-	{ "ept 4-level ia40", { SLAT_FMT_EPT, K4, 40, 48, 0 } },
+	    SLAT_FEAT_HWDIRTY | SLAT_FEAT_XNX, 0 } },
+	{ "ept 4-level ia40", { SLAT_FMT_EPT, K4, 40, 48, 0, 0 } },
 	{ "ept 5-level ia57 mbec xonly a/d",
 	  { SLAT_FMT_EPT, K4, 57, 48,
-	    SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY | SLAT_FEAT_HWDIRTY } },
-	{ "arm-s1 4K va48", { SLAT_FMT_ARM_S1, K4, 48, 48, 0 } },
+	    SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY | SLAT_FEAT_HWDIRTY, 0 } },
+	{ "arm-s1 4K va48", { SLAT_FMT_ARM_S1, K4, 48, 48, 0, 0 } },
 	{ "arm-s1 4K va48 pa40 hwdirty",
-	  { SLAT_FMT_ARM_S1, K4, 48, 40, SLAT_FEAT_HWDIRTY } },
+	  { SLAT_FMT_ARM_S1, K4, 48, 40, SLAT_FEAT_HWDIRTY, 0 } },
 };
 
 /* The configuration the tests run on. */
@@ -829,8 +829,8 @@ static void cache_memo_follows_its_table(void **state)
 {
 	(void)state;
 	struct slat_config other = P->cfg.format == SLAT_FMT_EPT
-		? (struct slat_config){ SLAT_FMT_ARM_S2, K4, 40, 48, 0 }
-		: (struct slat_config){ SLAT_FMT_EPT, K4, 40, 48, 0 };
+		? (struct slat_config){ SLAT_FMT_ARM_S2, K4, 40, 48, 0, 0 }
+		: (struct slat_config){ SLAT_FMT_EPT, K4, 40, 48, 0, 0 };
 	struct fx *a = new_fx(0), *b = malloc(sizeof(*b));
 	struct slat_page_cache memo_only = { 0 }; /* no pages: tables exist */
 	assert_int_equal(fx_init_cfg(b, &other, 0x80000000ull), SLAT_OK);

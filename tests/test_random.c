@@ -77,6 +77,11 @@ struct rcfg {
 	{ .format = SLAT_FMT_ARM_S1, .granule = (g), .ia_bits = (ia),      \
 	  .pa_bits = (pa), .features = (f) }
 
+/* The same with a start level of 4 - lv instead of the default. */
+#define ARM_LV(g, ia, pa, f, lv)                                           \
+	{ .format = SLAT_FMT_ARM_S2, .granule = (g), .ia_bits = (ia),      \
+	  .pa_bits = (pa), .features = (f), .levels = (lv) }
+
 #define HWD SLAT_FEAT_HWDIRTY
 #define LPA2 SLAT_FEAT_LPA2
 
@@ -110,10 +115,26 @@ static const struct rcfg configs[] = {
 	  0xf000000000000ull },
 	/* DS with a 48-bit PA: no SH field, a level-0 block, DBM */
 	{ "4k-48-lpa2-hwdirty", ARM(4096, 48, 48, LPA2 | HWD), 0x80000000ull },
+	/* Start levels other than the default (slat_config.levels): 4K
+	 * 40-bit from a 2-entry level 0 (not 2 level-1 pages); 4K 34-bit from
+	 * a 16-entry level 1 (not 16 level-2 pages); 16K 40-bit from level 1
+	 * (16 entries), 64K 44-bit from level 1 (4 entries), 4K 50-bit with
+	 * DS from a 4-entry level -1 (SL2) */
+	{ "4k-40-l0", ARM_LV(4096, 40, 48, 0, 4), 0x80000000ull },
+	{ "4k-34-l1-hwdirty", ARM_LV(4096, 34, 44, HWD, 3), 0x80000000ull },
+	{ "16k-40-l1-xnx", ARM_LV(16384, 40, 42, SLAT_FEAT_XNX, 3),
+	  0x80000000ull },
+	{ "64k-44-l1-fwb", ARM_LV(65536, 44, 44, SLAT_FEAT_FWB, 3),
+	  0x80000000ull },
+	{ "4k-50-lpa2-l-1", ARM_LV(4096, 50, 52, LPA2, 5),
+	  0xf000000000000ull },
 	/* EPT, 4-level (48-bit) with a 46-bit MAXPHYADDR */
 	{ "ept4", EPT(48, 46, 0), 0x200000000000ull },
 	/* EPT, 5-level (57-bit), tables near the top of a 52-bit PA space */
 	{ "ept5", EPT(57, 52, 0), 0xff00000000000ull },
+	/* EPT, a 5-level walk of a 48-bit space (EPTP walk length 5) */
+	{ "ept5-48", { .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
+		       .pa_bits = 48, .levels = 5 }, 0x80000000ull },
 	/* EPT with accessed and dirty flags */
 	{ "ept4-ad", EPT(48, 48, HWD), 0x80000000ull },
 	/* EPT with mode-based execute control and execute-only leaves */

@@ -44,12 +44,32 @@ struct slat_config {
 	enum slat_format_id format;
 	uint32_t granule;  /* bytes: 4096, 16384 or 65536 (EPT: 4096) */
 	uint8_t ia_bits;   /* input size: Arm 32..48, 52 with 64K or with
-			      SLAT_FEAT_LPA2; EPT 32..48 (4-level) or 49..57
-			      (5-level) */
+			      SLAT_FEAT_LPA2; EPT 32..57 (5-level above
+			      48) */
 	uint8_t pa_bits;   /* output size: 32..48 (52 with 64K, with
 			      SLAT_FEAT_LPA2, or EPT);
 			      0: 48, or 52 when ia_bits is above 48 */
 	uint32_t features; /* SLAT_FEAT_* */
+	/*
+	 * Lookup levels of the walk, i.e. the start level 4 - levels (a count,
+	 * so that 0 can mean the default; levels 5 starts at level -1).
+	 * 0: the fewest, with up to 16 concatenated root tables at Arm stage
+	 * 2 (KVM's choice), the one TnSZ allows at stage 1, 4 (ia_bits up to
+	 * 48) or 5 for EPT. Otherwise as the architecture allows, else
+	 * slat_table_init() returns SLAT_E_CONFIG:
+	 *  - Arm stage 2: the start level resolves 1 to bits_per_level + 4 IPA
+	 *    bits (1 to 16 concatenated root tables; AArch64.S2InconsistentSL),
+	 *    and as AArch64.S2InvalidSL asks of the PA size: 4K at level 0
+	 *    needs pa_bits >= 44, 16K at level 1 42, 64K at level 1 44;
+	 *    level -1 (4K) and 16K at level 0 need SLAT_FEAT_LPA2 and
+	 *    pa_bits 52. So 4K with 40 IPA bits: 3 levels (the default, 2
+	 *    root pages) or, with pa_bits >= 44, 4 (one root page, 2 entries
+	 *    used); 4K with 49..52 bits and LPA2: 4 or 5. Not 1 (64K with 32
+	 *    or 33 bits): libslat walks have 2 levels or more.
+	 *  - Arm stage 1: the default only (no concatenation).
+	 *  - EPT: 4 (ia_bits up to 48) or 5 (any ia_bits; EPTP walk length 5).
+	 */
+	uint8_t levels;
 };
 
 /* What the configuration implies for the walk; derived by slat_table_init. */

@@ -36,7 +36,13 @@ static int ept_geometry(const struct slat_config *cfg, struct slat_geometry *geo
 			      SLAT_FEAT_EPT_XONLY))
 		return SLAT_E_CONFIG;
 
-	int start = ia > 48 ? -1 : 0;
+	/* 4 levels (PML4) resolve 48 bits, 5 (PML5) 57: by default the
+	 * fewest; a 5-level walk of a smaller space is fine too (EPTP walk
+	 * length 5, the PML5 using its first entry). */
+	unsigned levels = cfg->levels ? cfg->levels : ia > 48 ? 5 : 4;
+	if ((levels != 4 && levels != 5) || (levels == 4 && ia > 48))
+		return SLAT_E_CONFIG;
+	int start = 4 - (int)levels;
 	unsigned start_shift = 9u * (unsigned)(3 - start) + 12;
 	geo->granule_shift = 12;
 	geo->bits_per_level = 9;

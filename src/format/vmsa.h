@@ -78,11 +78,63 @@ static inline uint8_t vmsa_leaf_levels(unsigned g, bool lpa2, unsigned pa,
 }
 
 /*
+ * The output size a start level needs at stage 2 (AArch64.S2InvalidSL):
+ * the architecture asks it of the CPU's PARange; pa_bits, which is at
+ * most that (it becomes VTCR_EL2.PS), must meet it too, so a table never
+ * relies on more than it was built for. 16K at level 0 needs DS as well.
+ */
+static inline bool vmsa_s2_start_pa_ok(unsigned g, int start, unsigned pa,
+				       bool lpa2)
+{
+	switch (start) {
+	case -1: return pa == 52;
+	case 0: return g == 12 ? pa >= 44 : g == 14 && lpa2 && pa == 52;
+	case 1: return g == 12 || pa >= (g == 14 ? 42u : 44u);
+	default: return true;
+	}
+}
+
+/*
+ * Whether a walk of @cfg may start at @start, resolving ia - shift(start)
+ * bits there: 1 to bits_per_level + @concat_bits of them (up to 2^4
+ * concatenated tables at stage 2, AArch64.S2InconsistentSL; exactly one
+ * start level per TnSZ at stage 1). Level -1 is 4K with DS only. Level 3
+ * (64K, a 32- or 33-bit IPA in 8 or 16 pages) is architecturally fine,
+ * but libslat's walks have at least two levels.
+ */
+static inline bool vmsa_start_ok(const struct slat_config *cfg, unsigned g,
+				 int start, unsigned pa, unsigned concat_bits)
+{
+	unsigned bpl = g - 3, ia = cfg->ia_bits;
+	bool sl2 = g == 12 && vmsa_lpa2(cfg);
+	if (start < (sl2 ? -1 : 0) || start > 2)
+		return false;
+	unsigned start_shift = bpl * (unsigned)(3 - start) + g;
+	if (ia <= start_shift || ia - start_shift > bpl + concat_bits)
+		return false;
+	return !concat_bits || vmsa_s2_start_pa_ok(g, start, pa, vmsa_lpa2(cfg));
+}
+
+/*
+ * The start level of @cfg: from cfg->levels when given, else the fewest
+ * levels with at most 2^@concat_bits root tables (KVM's choice; the only
+ * one at stage 1), as Linux's ARM64_HW_PGTABLE_LEVELS(ia - concat), but
+ * never one level (a level-3 start).
+ */
+static inline int vmsa_start_level(const struct slat_config *cfg, unsigned g,
+				   unsigned concat_bits)
+{
+	if (cfg->levels)
+		return 4 - (int)cfg->levels;
+	unsigned levels = (cfg->ia_bits - concat_bits - 4) / (g - 3);
+	return 4 - (int)(levels < 2 ? 2 : levels);
+}
+
+/*
  * Levels and root for @cfg. @concat_bits: how many input bits concatenated
  * root tables may resolve instead of a level (4 at stage 2, 0 at stage 1).
  * @ia_above_pa: the input may be wider than the output (a stage-1 VA; an
- * IPA wider than the PA range is not a stage-2 configuration). The start
- * level may be -1 (4K with DS, more than 48 input bits, no concatenation).
+ * IPA wider than the PA range is not a stage-2 configuration).
  */
 static inline int vmsa_geometry(const struct slat_config *cfg,
 				struct slat_geometry *geo, unsigned concat_bits,
@@ -100,12 +152,10 @@ static inline int vmsa_geometry(const struct slat_config *cfg,
 	    (ia > pa && !ia_above_pa))
 		return SLAT_E_CONFIG;
 
+	int start = vmsa_start_level(cfg, g, concat_bits);
+	if (!vmsa_start_ok(cfg, g, start, pa, concat_bits))
+		return SLAT_E_CONFIG;
 	unsigned bpl = g - 3;
-	/* ceil((ia - concat - g) / bpl), as Linux's ARM64_HW_PGTABLE_LEVELS */
-	unsigned levels = (ia - concat_bits - 4) / bpl;
-	if (levels < 2)
-		levels = 2;
-	int start = 4 - (int)levels;
 	unsigned start_shift = bpl * (unsigned)(3 - start) + g;
 	uint32_t entries = 1u << bpl;
 	uint32_t root_entries = 1u << (ia - start_shift);
@@ -119,8 +169,6 @@ static inline int vmsa_geometry(const struct slat_config *cfg,
 	geo->ia_bits = (uint8_t)ia;
 	geo->pa_bits = (uint8_t)pa;
 	geo->leaf_levels = vmsa_leaf_levels(g, vmsa_lpa2(cfg), pa, start);
-	if (geo->root_pages > 16)
-		return SLAT_E_CONFIG;
 	return SLAT_OK;
 }
 

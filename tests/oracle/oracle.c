@@ -56,30 +56,47 @@ struct ocfg {
 	uint32_t granule;
 	uint8_t ia, pa;
 	uint32_t features; /* SLAT_FEAT_LPA2 or 0 */
+	uint8_t levels;    /* slat_config.levels: 0 for the default */
 };
 
 #define LPA2 SLAT_FEAT_LPA2
 
 static const struct ocfg configs[] = {
-	{ "4k-32", 4096, 32, 40, 0 },   { "4k-36", 4096, 36, 36, 0 },
-	{ "4k-39", 4096, 39, 40, 0 },   { "4k-40", 4096, 40, 40, 0 },
-	{ "4k-42", 4096, 42, 42, 0 },   { "4k-44", 4096, 44, 44, 0 },
-	{ "4k-48", 4096, 48, 48, 0 },   { "16k-36", 16384, 36, 36, 0 },
-	{ "16k-40", 16384, 40, 40, 0 }, { "16k-42", 16384, 42, 42, 0 },
-	{ "16k-47", 16384, 47, 48, 0 }, { "16k-48", 16384, 48, 48, 0 },
-	{ "64k-32", 65536, 32, 40, 0 }, { "64k-40", 65536, 40, 40, 0 },
-	{ "64k-44", 65536, 44, 44, 0 }, { "64k-48", 65536, 48, 48, 0 },
-	{ "64k-52", 65536, 52, 52, 0 },
+	{ "4k-32", 4096, 32, 40, 0, 0 },   { "4k-36", 4096, 36, 36, 0, 0 },
+	{ "4k-39", 4096, 39, 40, 0, 0 },   { "4k-40", 4096, 40, 40, 0, 0 },
+	{ "4k-42", 4096, 42, 42, 0, 0 },   { "4k-44", 4096, 44, 44, 0, 0 },
+	{ "4k-48", 4096, 48, 48, 0, 0 },   { "16k-36", 16384, 36, 36, 0, 0 },
+	{ "16k-40", 16384, 40, 40, 0, 0 }, { "16k-42", 16384, 42, 42, 0, 0 },
+	{ "16k-47", 16384, 47, 48, 0, 0 }, { "16k-48", 16384, 48, 48, 0, 0 },
+	{ "64k-32", 65536, 32, 40, 0, 0 }, { "64k-40", 65536, 40, 40, 0, 0 },
+	{ "64k-44", 65536, 44, 44, 0, 0 }, { "64k-48", 65536, 48, 48, 0, 0 },
+	{ "64k-52", 65536, 52, 52, 0, 0 },
 	/* FEAT_LPA2 (VTCR_EL2.DS = 1): PA[51:50] in bits [9:8], no SH field,
 	 * 512 GiB level-0 blocks (4K), 64 GiB level-1 blocks (16K); 4K with
 	 * 49 to 52 IPA bits in 2 to 16 concatenated level-0 tables. Not 16K
 	 * with a 52-bit IPA: its level-0 start (SL0 = 3 with DS) is refused
 	 * by QEMU 7.2 (docs/oracle.md) */
-	{ "4k-52-lpa2", 4096, 52, 52, LPA2 }, { "4k-50-lpa2", 4096, 50, 52, LPA2 },
-	{ "4k-48-lpa2", 4096, 48, 48, LPA2 }, { "4k-40-lpa2", 4096, 40, 44, LPA2 },
-	{ "16k-51-lpa2", 16384, 51, 52, LPA2 },
-	{ "16k-50-lpa2", 16384, 50, 52, LPA2 },
-	{ "16k-48-lpa2", 16384, 48, 48, LPA2 },
+	{ "4k-52-lpa2", 4096, 52, 52, LPA2, 0 },
+	{ "4k-50-lpa2", 4096, 50, 52, LPA2, 0 },
+	{ "4k-48-lpa2", 4096, 48, 48, LPA2, 0 },
+	{ "4k-40-lpa2", 4096, 40, 44, LPA2, 0 },
+	{ "16k-51-lpa2", 16384, 51, 52, LPA2, 0 },
+	{ "16k-50-lpa2", 16384, 50, 52, LPA2, 0 },
+	{ "16k-48-lpa2", 16384, 48, 48, LPA2, 0 },
+	/* start levels other than the default (slat_config.levels), with
+	 * the SL0/SL2 slat_arm_s2_vtcr() gives them: 4K from level 0 with 2
+	 * and 8 entries (not 2 or 8 level-1 pages), from level 1 with 4 and
+	 * 16 entries (not 4 or 16 level-2 pages); 16K and 64K from level 1
+	 * (not concatenated level-2 pages); 4K with DS from level -1 (SL2),
+	 * 52 bits only: QEMU 7.2 refuses a level -1 walk of 49 to 51 bits,
+	 * which the architecture allows (docs/oracle.md) */
+	{ "4k-40-l0", 4096, 40, 44, 0, 4 }, { "4k-42-l0", 4096, 42, 48, 0, 4 },
+	{ "4k-32-l1", 4096, 32, 40, 0, 3 }, { "4k-34-l1", 4096, 34, 40, 0, 3 },
+	{ "16k-37-l1", 16384, 37, 42, 0, 3 },
+	{ "16k-40-l1", 16384, 40, 48, 0, 3 },
+	{ "64k-43-l1", 65536, 43, 48, 0, 3 },
+	{ "64k-44-l1", 65536, 44, 44, 0, 3 },
+	{ "4k-52-lpa2-l-1", 4096, 52, 52, LPA2, 5 },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -369,6 +386,7 @@ static int open_gen(struct gen *g, const struct ocfg *oc, enum flavor fl)
 	g->cfg = (struct slat_config){
 		.format = SLAT_FMT_ARM_S2, .granule = oc->granule,
 		.ia_bits = oc->ia, .pa_bits = oc->pa, .features = oc->features,
+		.levels = oc->levels,
 	};
 	if (chance(30))
 		g->cfg.features |= SLAT_FEAT_FWB;

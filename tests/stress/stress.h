@@ -202,9 +202,9 @@ static inline void st_topup(struct st_table *s, struct slat_page_cache *c,
 /*
  * Pages a fault that installs one leaf of @size can need: a table for
  * every level between the root and the leaf (or a split of a larger block
- * per level). slat_pages_needed() has no notion of the leaf size a map will
- * choose and asks for the worst case of a map by pages (513 for 1 GiB), too
- * much to keep in every vCPU's cache.
+ * per level): the bound a vCPU's cache is kept at, whatever the fault;
+ * slat_pages_needed() gives the exact count of one fault on the table as
+ * it is.
  */
 static inline uint32_t st_fault_pages(const struct slat_table *t, uint64_t size)
 {

@@ -81,12 +81,13 @@ void dump_json_open(FILE *f, const char *source, const char *name,
 	fprintf(f,
 		",\n \"config\": {\"format\": \"%s\", \"granule\": %" PRIu32
 		", \"ia_bits\": %u, \"pa_bits\": %u, \"start_level\": %d, "
-		"\"root_pages\": %u, \"root_entries\": %" PRIu64
+		"\"levels\": %d, \"root_pages\": %u, \"root_entries\": %" PRIu64
 		", \"root_pa\": \"0x%016" PRIx64 "\",\n  \"features\": "
 		"{\"fwb\": %s, \"xnx\": %s, \"dic\": %s, \"hwdirty\": %s, "
 		"\"mbec\": %s, \"xonly\": %s}}",
 		dump_format_name(info->format), info->granule, info->ia_bits,
-		info->pa_bits, info->start_level, info->root_pages,
+		info->pa_bits, info->start_level, 4 - info->start_level,
+		info->root_pages,
 		root_entries, info->root_pa, tf(ft & SLAT_FEAT_FWB),
 		tf(ft & SLAT_FEAT_XNX), tf(ft & SLAT_FEAT_DIC),
 		tf(ft & SLAT_FEAT_HWDIRTY), tf(ft & SLAT_FEAT_EPT_MBEC),

@@ -245,8 +245,31 @@ void dump_format_entry(const struct dump_entry *e, bool hex, char *buf,
 			 e->pte, e->table_pa, e->index);
 }
 
+/*
+ * " levels=N" for an Arm stage-2 config line whose start level is not the
+ * one libslat picks by default (slat_config.levels), else "": the line
+ * stays what a script would write to get this table.
+ */
+static const char *levels_word(const struct dump_info *info, char *buf,
+			       size_t len)
+{
+	struct slat_config cfg = {
+		.format = info->format, .granule = info->granule,
+		.ia_bits = info->ia_bits, .pa_bits = info->pa_bits,
+		.features = info->features,
+	};
+	struct slat_geometry geo;
+
+	if (!slat_config_geometry(&cfg, &geo) &&
+	    geo.start_level == info->start_level)
+		return "";
+	snprintf(buf, len, " levels=%d", 4 - info->start_level);
+	return buf;
+}
+
 void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 {
+	char lv[16];
 	char g[32];
 	unsigned gshift = (unsigned)__builtin_ctz(info->granule);
 	unsigned start_shift = (gshift - 3) * (unsigned)(4 - info->start_level) + 3;
@@ -266,11 +289,12 @@ void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 			info->pa_bits, ONOFF(SLAT_FEAT_HWDIRTY));
 	else
 		/* lpa2 only when on: it changes the descriptors' layout */
-		fprintf(f, "# config %s granule=%s ia=%u pa=%u fwb=%s xnx=%s "
-			"dic=%s hwdirty=%s%s\n",
+		fprintf(f, "# config %s granule=%s ia=%u pa=%u%s fwb=%s "
+			"xnx=%s dic=%s hwdirty=%s%s\n",
 			dump_format_name(info->format),
 			dump_size(info->granule, g), info->ia_bits,
-			info->pa_bits, ONOFF(SLAT_FEAT_FWB),
+			info->pa_bits, levels_word(info, lv, sizeof(lv)),
+			ONOFF(SLAT_FEAT_FWB),
 			ONOFF(SLAT_FEAT_XNX), ONOFF(SLAT_FEAT_DIC),
 			ONOFF(SLAT_FEAT_HWDIRTY),
 			(info->features & SLAT_FEAT_LPA2) ? " lpa2=on" : "");

@@ -183,22 +183,23 @@ static uint64_t root_entries(const struct raw_image_header *h, char *err,
 
 	if (h->format == RAW_IMAGE_FMT_EPT) {
 		/* 4 KiB tables; a 4-level walk (PML4 at level 0) resolves 48
-		 * bits, a 5-level one (PML5 at -1) 57; one root page */
-		int start = h->ia_bits > 48 ? -1 : 0;
+		 * bits, a 5-level one (PML5 at -1) 57, or fewer; one root
+		 * page */
+		bool start_ok = h->start_level == -1 ||
+				(h->start_level == 0 && h->ia_bits <= 48);
 
-		if (h->granule != 4096 || h->root_pages != 1 ||
-		    h->start_level != start || h->ia_bits < 32 ||
-		    h->ia_bits > 57) {
+		if (h->granule != 4096 || h->root_pages != 1 || !start_ok ||
+		    h->ia_bits < 32 || h->ia_bits > 57) {
 			fail(err, errlen,
 			     "an EPT image needs 4K pages, one root page "
-			     "and start level %d for a %u-bit IPA "
+			     "and start level -1%s for a %u-bit IPA "
 			     "(granule %" PRIu32 ", %u root pages, start "
 			     "level %d)",
-			     start, h->ia_bits, h->granule, h->root_pages,
-			     h->start_level);
+			     h->ia_bits > 48 ? "" : " or 0", h->ia_bits,
+			     h->granule, h->root_pages, h->start_level);
 			return 0;
 		}
-		start_shift = level_shift(12, start);
+		start_shift = level_shift(12, h->start_level);
 		return h->ia_bits > start_shift
 			       ? 1ull << (h->ia_bits - start_shift) : 1;
 	}
@@ -209,7 +210,10 @@ static uint64_t root_entries(const struct raw_image_header *h, char *err,
 		return 0;
 	}
 	start_shift = level_shift(gshift, h->start_level);
-	if (h->start_level < 0 || h->ia_bits <= start_shift ||
+	/* level -1 only with 4K pages and FEAT_LPA2 (VTCR_EL2.SL2, TCR.DS) */
+	if ((h->start_level < 0 &&
+	     (gshift != 12 || !(h->features & SLAT_FEAT_LPA2))) ||
+	    h->ia_bits <= start_shift ||
 	    h->ia_bits > start_shift + (gshift - 3) + 4) {
 		fail(err, errlen,
 		     "start level %d cannot resolve a %u-bit IPA with "

@@ -46,8 +46,8 @@ static const struct op_syntax {
 	const char *usage;
 } ops[] = {
 	{ "config", OP_CONFIG, 0, 8, 0,
-	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS fwb=on|off "
-	  "xnx=on|off dic=on|off hwdirty=on|off, or config arm-s1 "
+	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS levels=N "
+	  "fwb=on|off xnx=on|off dic=on|off hwdirty=on|off, or config arm-s1 "
 	  "granule=4k|16k|64k ia=BITS pa=BITS hwdirty=on|off, or config ept "
 	  "levels=4|5 ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
 	{ "map", OP_MAP, 4, 8, ARG_IPA | ARG_SIZE,
@@ -295,6 +295,33 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
+/* Advice for a levels= the architecture does not allow with the rest. */
+static int levels_error(const struct script *s, const char *op, int rc)
+{
+	struct slat_config dflt = s->cfg;
+	struct slat_geometry geo;
+
+	dflt.levels = 0;
+	if (s->cfg.format == SLAT_FMT_ARM_S1 ||
+	    slat_config_geometry(&dflt, &geo))
+		return error(s, op, slat_strerror(rc),
+			     "levels=%u: %s", s->cfg.levels,
+			     s->cfg.format == SLAT_FMT_ARM_S1
+				     ? "stage 1 has the one walk ia= gives "
+				       "(no concatenated roots); leave out "
+				       "levels="
+				     : "leave out levels= and check granule=, "
+				       "ia= and pa=");
+	return error(s, op, slat_strerror(rc),
+		     "levels=%u cannot walk ia=%u with granule=%s pa=%u (the "
+		     "start level must resolve 1 to 4 bits more than a level, "
+		     "in 1 to 16 root pages; 4k level 0 needs pa=44 or more, "
+		     "16k level 1 pa=42, 64k level 1 pa=44, level -1 lpa2=on "
+		     "and pa=52); the default is levels=%d",
+		     s->cfg.levels, s->cfg.ia_bits, granule_name(s->cfg.granule),
+		     geo.pa_bits, 4 - geo.start_level);
+}
+
 /* Advice for a configuration slat_config_geometry() refused. */
 static int config_error(const struct script *s, const char *op, int rc)
 {
@@ -312,7 +339,7 @@ static int config_error(const struct script *s, const char *op, int rc)
 	if (s->cfg.format == SLAT_FMT_EPT)
 		return error(s, op, slat_strerror(rc),
 			     "ept takes granule=4k, ia=32..57 (up to 48 with "
-			     "levels=4, 49..57 with levels=5) and pa=32..52");
+			     "levels=4, any with levels=5) and pa=32..52");
 	if (s->cfg.features & (SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY))
 		return error(s, op, slat_strerror(rc),
 			     "mbec and xonly are EPT features; write config "
@@ -336,6 +363,8 @@ static int config_error(const struct script *s, const char *op, int rc)
 			     "ia=%u is larger than pa=%u: the IPA size cannot "
 			     "exceed the PA size; lower ia= or raise pa=",
 			     s->cfg.ia_bits, pa_bits);
+	if (s->cfg.levels)
+		return levels_error(s, op, rc);
 	return error(s, op, slat_strerror(rc),
 		     "%s takes granule=4k|16k|64k, ia=32..48 and pa=32..48 "
 		     "(up to 52 for both with 64k or lpa2=on)",
@@ -535,7 +564,8 @@ static int parse_setting(struct script *s, const char *key, const char *val,
 			     "\"%s\": settings are granule=, ia=, pa=, fwb=, "
 			     "xnx=, dic=, hwdirty= (arm-s2; arm-s1 takes "
 			     "granule=, ia=, pa=, hwdirty=) and levels=, ia=, "
-			     "pa=, ad=, mbec=, xonly= (ept)", key);
+			     "pa=, ad=, mbec=, xonly= (ept); levels= for all",
+			     key);
 	/* A repeated setting would silently override the first. */
 	if (*seen & bit)
 		return error(s, "config", "setting given twice",
@@ -554,11 +584,12 @@ static int parse_setting(struct script *s, const char *key, const char *val,
 		return parse_bits(s, key, val,
 				  bit == SEEN_IA ? &c->ia_bits : &c->pa_bits);
 	} else if (bit == SEEN_LEVELS) {
-		if (strcmp(val, "4") && strcmp(val, "5"))
+		/* which counts the format allows is libslat's to say */
+		if (!dump_parse_u64(val, &v) || v < 1 || v > 5)
 			return error(s, "config", "bad levels",
-				     "\"levels=%s\": EPT walks have 4 or 5 "
-				     "levels", val);
-		*levels = val[0] - '0';
+				     "\"levels=%s\": a walk has 1 to 5 lookup "
+				     "levels (Arm 2 to 5, EPT 4 or 5)", val);
+		*levels = (int)v;
 	} else {
 		if (!parse_onoff(val, &on))
 			return error(s, "config", "bad feature value",
@@ -603,10 +634,7 @@ static int parse_config(struct script *s, char **tok, int n)
 	/* A guest's own tables: a 48-bit VA unless told otherwise. */
 	if (c->format == SLAT_FMT_ARM_S1 && !(seen & SEEN_IA))
 		c->ia_bits = 48;
-	if (levels && c->format != SLAT_FMT_EPT)
-		return error(s, "config", "levels= is for ept",
-			     "%s derives its levels from granule= and ia=",
-			     dump_format_name(c->format));
+	c->levels = (uint8_t)levels;
 	if (c->format == SLAT_FMT_EPT) {
 		/* EPT: 4-level (48-bit) unless told otherwise */
 		if (!(seen & SEEN_IA))
@@ -617,10 +645,6 @@ static int parse_config(struct script *s, char **tok, int n)
 			return error(s, "config", "levels=4 with ia > 48",
 				     "a 4-level EPT walk resolves 48 bits; "
 				     "write levels=5 or ia=48");
-		if (levels == 5 && c->ia_bits <= 48)
-			return error(s, "config", "levels=5 with ia <= 48",
-				     "a 5-level EPT walk is for ia=49..57; "
-				     "write levels=4 or ia=57");
 	}
 	return 0;
 }
