@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Boot Debian's arm64 kernel with a busybox initramfs as the guest of
+# slat-hyp under qemu-system-aarch64 (TCG, multi-threaded).
+#
+#   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
+#          [--smp N]
+#
+# --demo: the console is yours, /init starts a shell. --test: /init runs
+# its workload and powers off; the console is checked: the marker, both
+# checksums against the host's, a clean PSCI SYSTEM_OFF (QEMU exits 0),
+# every vCPU's stage-2 faults, guest RAM in blocks. Exit 77 (skip) only
+# when a prerequisite is missing: no cross compiler, no QEMU, no package.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+what=test elf="" mkcpio="" cache="" smp=2
+while [ $# -gt 0 ]; do
+	case $1 in
+	--test) what=test ;;
+	--demo) what=demo ;;
+	--elf) elf=$2; shift ;;
+	--mkcpio) mkcpio=$2; shift ;;
+	--cache) cache=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+[ -n "$elf" ] && [ -f "$elf" ] || skip "no slat-hyp.elf (aarch64-linux-gnu-gcc missing)"
+command -v qemu-system-aarch64 >/dev/null || skip "qemu-system-aarch64 missing"
+[ -n "$cache" ] && [ -x "$mkcpio" ] || fail "--cache and --mkcpio are needed"
+rc=0
+"$here/fetch.sh" "$cache" || rc=$?
+[ $rc -eq 77 ] && skip "cannot fetch the guest's packages"
+[ $rc -eq 0 ] || fail "fetch.sh: $rc"
+
+initrd=$cache/initrd.cpio
+"$mkcpio" "$initrd" d:bin:755 d:dev:755 c:dev/console:600:5:1 \
+	"f:bin/busybox:755:$cache/busybox" "f:init:755:$here/init.sh"
+demo=0
+[ $what = demo ] && demo=1
+qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
+	-cpu max,pauth-impdef=on -smp "$smp" -m 2G -accel tcg,thread=multi
+	-nographic -nic none -semihosting -no-reboot -kernel "$elf"
+	-device "loader,file=$cache/Image,addr=0x40200000,force-raw=on"
+	-device "loader,file=$initrd,addr=0x48000000,force-raw=on"
+	-device "loader,addr=0x70200000,data=$(stat -c %s "$initrd"),data-len=8"
+	-device "loader,addr=0x70200008,data=0,data-len=8"
+	-device "loader,addr=0x70200010,data=$demo,data-len=8")
+if [ $what = demo ]; then
+	exec "${qemu[@]}"
+fi
+
+log=$cache/console.log
+start=$(date +%s)
+rc=0
+timeout 300 "${qemu[@]}" </dev/null >"$log" 2>&1 || rc=$?
+elapsed=$(( $(date +%s) - start ))
+tr -d '\r' <"$log" | grep -a 'slat-hyp' || true
+echo "run.sh: QEMU exited $rc after ${elapsed} s (host wall)"
+con=$(tr -d '\r' <"$log")
+
+[ $rc -eq 0 ] || fail "QEMU exited $rc (124: timeout; 1: slat-hyp stopped)"
+grep -q "slat-hyp: init up, $smp cpus" <<<"$con" || fail "no /init marker for $smp CPUs"
+want=$( (yes 'slat-hyp workload' || true) | head -n 1048576 | sha256sum | cut -d' ' -f1)
+n=$(grep -c "slat-hyp: sha256 $want" <<<"$con" || true)
+[ "$n" -eq 2 ] || fail "checksums: $n of 2 match the host's $want"
+grep -q "slat-hyp: workload done" <<<"$con" || fail "workload did not finish"
+grep -q "reboot: Power down" <<<"$con" || fail "no power down"
+grep -q "slat-hyp: guest asked to power off" <<<"$con" || fail "no PSCI SYSTEM_OFF seen by slat-hyp"
+for ((cpu = 0; cpu < smp; cpu++)); do
+	line=$(grep "slat-hyp: cpu$cpu " <<<"$con") || fail "no counters for vCPU $cpu"
+	t=$(sed -n 's/.* s2_translation=\([0-9]*\).*/\1/p' <<<"$line")
+	[ "${t:-0}" -gt 0 ] || fail "vCPU $cpu took no stage-2 translation fault"
+done
+blocks=$(sed -n 's/.*guest RAM leaves 1G=[0-9]* 2M=\([0-9]*\).*/\1/p' <<<"$con")
+[ "${blocks:-0}" -gt 0 ] || fail "no guest RAM mapped in 2M blocks"
+echo "PASS: Debian's kernel booted on $smp vCPUs over libslat's stage 2"
