@@ -35,6 +35,8 @@
 #define HYP_KERNEL		0x40200000ull
 #define HYP_GUEST_DTB		0x47f00000ull
 #define HYP_INITRD		0x48000000ull
+/* A page no region maps: /init reads it to start the dirty-log check. */
+#define HYP_DOORBELL		0x0b000000ull
 
 /* What the run script tells slat-hyp: QEMU's loader device writes each
  * word (-device loader,addr=...,data=...,data-len=8). */
@@ -98,6 +100,7 @@ extern struct slat_table hyp_s2;
 void hyp_puts(const char *s);
 void hyp_putx(uint64_t v);
 void hyp_putu(uint64_t v);
+void hyp_put_kv(const char *k, uint64_t v);
 void hyp_print_lock(void);
 void hyp_print_unlock(void);
 void hyp_panic(const char *why, uint64_t v) __attribute__((noreturn));
@@ -115,7 +118,8 @@ uint32_t fdt_size(const void *buf);
 extern const struct slat_mm_ops hyp_mm_ops;
 void hyp_pool_init(void);
 uint64_t hyp_pool_pages_used(void);
-void hyp_cache_topup(struct hyp_cpu *c, uint32_t need);
+void hyp_cache_fill(struct slat_page_cache *cache, uint32_t need);
+void hyp_cache_drain(struct slat_page_cache *cache);
 void hyp_walk_begin(struct hyp_cpu *c);
 void hyp_walk_end(struct hyp_cpu *c);
 void hyp_reclaim(struct hyp_cpu *c);
@@ -124,14 +128,23 @@ void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 
 /* stage2.c */
 void hyp_s2_init(void);
-void hyp_s2_fault(struct hyp_cpu *c, uint64_t esr);
+void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
 
-/* log.c: the dirty-log check */
+/* log.c: the dirty-log check, and the lock faults share with it */
 void hyp_log_init(uint64_t mode);
-void hyp_log_poll(struct hyp_cpu *c);
+bool hyp_log_hwdirty(void);
 void hyp_log_report(void);
+void hyp_log_boot_copy(void);
+void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
+void hyp_log_park(struct hyp_cpu *c);
+bool hyp_logging(void);
+bool hyp_logging_wp(void);
+void hyp_log_mark(uint64_t ipa);
+void hyp_mmu_read_lock(void);
+void hyp_mmu_read_unlock(void);
 int hyp_max_level(void *arg, slat_ipa_t ipa);
+void hyp_report_leaves(void);
 
 /* main.c */
 void hyp_enter_guest(struct hyp_cpu *c, uint64_t entry, uint64_t x0)

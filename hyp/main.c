@@ -163,8 +163,11 @@ static uint32_t str_size(const char *s)
 /* The guest's tree: RAM without slat-hyp's part, the initramfs, bootargs. */
 static void guest_dtb(const struct hyp_params *p)
 {
-	const char *bootargs = p->demo
-		? "console=ttyAMA0 panic=-1 rdinit=/init SLAT_HYP_DEMO=1"
+	/* Unknown name=value words reach /init's environment. */
+	const char *bootargs =
+		p->demo ? "console=ttyAMA0 panic=-1 rdinit=/init SLAT_HYP_DEMO=1"
+		: p->log_mode ? "console=ttyAMA0 panic=-1 quiet rdinit=/init "
+				"SLAT_HYP_LOG=1"
 		: "console=ttyAMA0 panic=-1 quiet rdinit=/init";
 	const void *method;
 	uint32_t len;
@@ -207,8 +210,9 @@ void hyp_main(void)
 	hyp_puts("\n");
 	guest_dtb(p);
 	hyp_pool_init();
-	hyp_s2_init();
 	hyp_log_init(p->log_mode);
+	hyp_s2_init();
+	hyp_log_boot_copy();
 	cpu_init_el2(c);
 	hyp_puts("slat-hyp: VTCR_EL2 ");
 	hyp_putx(read_sysreg(vtcr_el2));

@@ -71,19 +71,26 @@ static void pool_free(void *p)
 	unlock(&pool_lock);
 }
 
-/* Fill a vCPU's cache outside any walk; a short fill is not fatal (the
+/* Fill a cache outside any walk; a short fill is not fatal (the
  * operation stops with SLAT_E_NOMEM and the guest faults again). */
-void hyp_cache_topup(struct hyp_cpu *c, uint32_t need)
+void hyp_cache_fill(struct slat_page_cache *cache, uint32_t need)
 {
-	if (need > c->cache.capacity)
-		need = c->cache.capacity;
-	while (c->cache.nr < need) {
+	if (need > cache->capacity)
+		need = cache->capacity;
+	while (cache->nr < need) {
 		void *p = pool_alloc();
 
 		if (!p)
 			return;
-		c->cache.pages[c->cache.nr++] = p;
+		cache->pages[cache->nr++] = p;
 	}
+}
+
+/* What an operation left in a cache goes back to the pool. */
+void hyp_cache_drain(struct slat_page_cache *cache)
+{
+	while (cache->nr)
+		pool_free(cache->pages[--cache->nr]);
 }
 
 static void *mm_zalloc_root(void *ctx, size_t bytes)

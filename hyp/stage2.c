@@ -89,6 +89,9 @@ void hyp_s2_init(void)
 	 * the D-cache maintenance of each new leaf runs for real. */
 	if (read_sysreg(ctr_el0) & (1ull << 29))
 		cfg.features |= SLAT_FEAT_DIC;
+	/* FEAT_HAFDBS: VTCR_EL2.HA/HD, writable leaves with DBM. */
+	if (hyp_log_hwdirty())
+		cfg.features |= SLAT_FEAT_HWDIRTY;
 	ret = slat_table_init(&hyp_s2, &cfg, &hyp_mm_ops, NULL);
 	if (ret != SLAT_OK)
 		hyp_panic("slat_table_init", (uint64_t)ret);
@@ -103,6 +106,7 @@ void hyp_s2_init(void)
 #define ESR_EC(esr)	((esr) >> 26)
 #define EC_IABT_LOW	0x20
 #define ESR_WNR		(1ull << 6)
+#define ESR_S1PTW	(1ull << 7)
 
 static uint64_t fault_ipa(void)
 {
@@ -113,23 +117,29 @@ static uint64_t fault_ipa(void)
 }
 
 static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
-		     bool exec)
+		     bool exec, bool write)
 {
-	uint64_t size = slat_level_size(&hyp_s2, max_level(r, ipa));
+	/* While logging, RAM in pages, so that each reports itself. */
+	bool pages = hyp_logging() && !r->device;
+	uint64_t size = slat_level_size(&hyp_s2, pages ? SLAT_LAST_LEVEL
+						       : max_level(r, ipa));
 	uint64_t base = ipa & ~(size - 1);
 	/* RAM without execute until the guest executes it (the I-cache
-	 * maintenance is then paid for code only); devices never. */
+	 * maintenance is then paid for code only); devices never. Under
+	 * write protection, writable only from the first write. */
+	uint32_t w = hyp_logging_wp() && !write && !r->device ? 0 : SLAT_W;
 	uint32_t attrs = r->device ? SLAT_RW | SLAT_MT_DEVICE
-				   : SLAT_RW | SLAT_MT_NORMAL |
+				   : SLAT_R | w | SLAT_MT_NORMAL |
 					     (exec ? SLAT_X : 0);
 	int ret;
 
 	c->faults[r->device ? HYP_F_DEVICE : HYP_F_TRANSLATION]++;
-	hyp_cache_topup(c, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_MAP,
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_MAP,
 							slat_ipa(base), size));
 	hyp_walk_begin(c);
 	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
-		       SLAT_OP(.flags = SLAT_SHARED, .cache = &c->cache));
+		       SLAT_OP(.flags = SLAT_SHARED | (pages ? SLAT_MAP_PAGES : 0),
+			       .cache = &c->cache));
 	hyp_walk_end(c);
 	return ret;
 }
@@ -138,12 +148,14 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
 		       bool exec)
 {
-	uint64_t size = slat_level_size(&hyp_s2, FSC_LEVEL(esr));
+	/* The whole leaf, but one page of it for a write while logging. */
+	int level = hyp_logging() && !exec ? SLAT_LAST_LEVEL : FSC_LEVEL(esr);
+	uint64_t size = slat_level_size(&hyp_s2, level);
 	uint64_t base = ipa & ~(size - 1);
 	int ret;
 
 	c->faults[HYP_F_PERMISSION]++;
-	hyp_cache_topup(c, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_RELAX,
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_RELAX,
 							slat_ipa(base), size));
 	hyp_walk_begin(c);
 	ret = slat_relax(&hyp_s2, slat_ipa(base), size,
@@ -153,21 +165,27 @@ static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
 	return ret;
 }
 
-void hyp_s2_fault(struct hyp_cpu *c, uint64_t esr)
+static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
+			  uint64_t ipa, uint64_t esr)
 {
-	uint64_t ipa = fault_ipa();
-	const struct region *r = region_of(ipa);
-	bool exec = ESR_EC(esr) == EC_IABT_LOW;
+	/*
+	 * S1PTW: the guest's stage-1 walk itself faulted on its table page,
+	 * whatever the access was for; a permission fault there is the
+	 * walker's hardware update of an access flag or dirty state (it
+	 * only ever reads otherwise), even in an instruction abort, whose
+	 * WnR is 0.
+	 */
+	bool s1ptw = esr & ESR_S1PTW;
+	bool exec = ESR_EC(esr) == EC_IABT_LOW && !s1ptw;
+	bool write = s1ptw ? FSC_TYPE(esr) == FSC_PERM : !exec && (esr & ESR_WNR);
 	int ret;
 
-	if (!r)
-		hyp_panic("guest access outside its memory map, IPA", ipa);
 	switch (FSC_TYPE(esr)) {
 	case FSC_TRANS:
-		ret = fault_map(c, r, ipa, exec);
+		ret = fault_map(c, r, ipa, exec, write);
 		break;
 	case FSC_PERM:
-		if (!exec && !(esr & ESR_WNR))
+		if (!exec && !write)
 			hyp_panic("read permission fault, IPA", ipa);
 		ret = fault_relax(c, ipa, esr, exec);
 		break;
@@ -180,6 +198,29 @@ void hyp_s2_fault(struct hyp_cpu *c, uint64_t esr)
 	default:
 		hyp_panic("unexpected stage-2 abort, ESR_EL2", esr);
 	}
+	/* Done, or done by another vCPU first: a write while logging by
+	 * write protection marks its page before the guest goes on. */
+	if (ret >= 0 && write && hyp_logging_wp() && !r->device)
+		hyp_log_mark(ipa);
+	return ret;
+}
+
+void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
+{
+	uint64_t ipa = fault_ipa();
+	const struct region *r = region_of(ipa);
+	int ret;
+
+	if (!r && (ipa & ~(HYP_GRANULE - 1)) == HYP_DOORBELL) {
+		hyp_log_doorbell(c, f, esr);
+		return;
+	}
+	if (!r)
+		hyp_panic("guest access outside its memory map, IPA", ipa);
+	hyp_log_park(c);
+	hyp_mmu_read_lock();
+	ret = fault_dispatch(c, r, ipa, esr);
+	hyp_mmu_read_unlock();
 	/* SLAT_E_AGAIN: another vCPU won a race; SLAT_E_NOMEM: the cache
 	 * ran dry. Either way the guest faults again and the next fault
 	 * tops up. */
@@ -187,5 +228,4 @@ void hyp_s2_fault(struct hyp_cpu *c, uint64_t esr)
 		c->faults[HYP_F_RETRY]++;
 	else if (ret < 0)
 		hyp_panic("stage-2 fault handling failed", (uint64_t)ret);
-	hyp_reclaim(c);
 }

@@ -65,7 +65,7 @@ void hyp_trap(struct hyp_frame *f)
 	switch (esr >> 26) {
 	case EC_IABT_LOW:
 	case EC_DABT_LOW:
-		hyp_s2_fault(c, esr);
+		hyp_s2_fault(c, f, esr);
 		break;
 	case EC_SMC64:
 		psci(c, f);
@@ -81,20 +81,28 @@ void hyp_trap(struct hyp_frame *f)
 		hyp_putx(read_sysreg(elr_el2));
 		hyp_panic("unexpected trap from EL1, ESR_EL2", esr);
 	}
-	hyp_log_poll(c);
+	hyp_reclaim(c);
 }
 
 /* ------------------------------------------------------- counters */
 
-static void put_kv(const char *k, uint64_t v)
-{
-	hyp_puts(" ");
-	hyp_puts(k);
-	hyp_puts("=");
-	hyp_putu(v);
-}
+static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+			 uint64_t *pages);
+
 
 /* Leaves mapping guest RAM, by size, from the table itself. */
+void hyp_report_leaves(void)
+{
+	uint64_t g, m, p;
+
+	count_leaves(&g, &m, &p);
+	hyp_puts("slat-hyp: guest RAM leaves");
+	hyp_put_kv("1G", g);
+	hyp_put_kv("2M", m);
+	hyp_put_kv("4K", p);
+	hyp_puts("\n");
+}
+
 static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 			 uint64_t *pages)
 {
@@ -122,27 +130,27 @@ static void report_cpu(const struct hyp_cpu *c)
 {
 	hyp_puts("slat-hyp: cpu");
 	hyp_putu(c->index);
-	put_kv("exits", c->exits);
-	put_kv("s2_translation", c->faults[HYP_F_TRANSLATION]);
-	put_kv("s2_device", c->faults[HYP_F_DEVICE]);
-	put_kv("s2_permission", c->faults[HYP_F_PERMISSION]);
-	put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
-	put_kv("retries", c->faults[HYP_F_RETRY]);
-	put_kv("psci", c->psci_calls);
-	put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
-	put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
-	put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
-	put_kv("tlbi_ipa_local", c->tlbi.ipa_local);
-	put_kv("tlbi_vmid", c->tlbi.vmid);
-	put_kv("dc_civac_lines", c->tlbi.dcache_lines);
-	put_kv("ic_ialluis", c->tlbi.icache);
+	hyp_put_kv("exits", c->exits);
+	hyp_put_kv("s2_translation", c->faults[HYP_F_TRANSLATION]);
+	hyp_put_kv("s2_device", c->faults[HYP_F_DEVICE]);
+	hyp_put_kv("s2_permission", c->faults[HYP_F_PERMISSION]);
+	hyp_put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
+	hyp_put_kv("retries", c->faults[HYP_F_RETRY]);
+	hyp_put_kv("psci", c->psci_calls);
+	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
+	hyp_put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
+	hyp_put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
+	hyp_put_kv("tlbi_ipa_local", c->tlbi.ipa_local);
+	hyp_put_kv("tlbi_vmid", c->tlbi.vmid);
+	hyp_put_kv("dc_civac_lines", c->tlbi.dcache_lines);
+	hyp_put_kv("ic_ialluis", c->tlbi.icache);
 	hyp_puts("\n");
 }
 
 void hyp_report(void)
 {
 	struct slat_stats sum;
-	uint64_t g, m, p, deferred, reclaimed;
+	uint64_t deferred, reclaimed;
 
 	slat_stats_read(&hyp_s2, &sum);
 	hyp_print_lock();
@@ -155,26 +163,22 @@ void hyp_report(void)
 		report_cpu(&hyp_cpus[i]);
 		slat_stats_add(&sum, &hyp_cpus[i].stats);
 	}
-	count_leaves(&g, &m, &p);
 	hyp_deferred_counts(&deferred, &reclaimed);
 	hyp_puts("slat-hyp: total");
-	put_kv("maps", sum.written[SLAT_WRITE_LEAF]);
-	put_kv("table_pages", sum.pages_alloc - sum.pages_freed);
-	put_kv("pool_pages", hyp_pool_pages_used());
-	put_kv("lost_races", sum.retries);
-	put_kv("dcache_bytes", sum.dcache_bytes);
-	put_kv("icache_calls", sum.icache_calls);
-	put_kv("tlbi_hook_ipa", sum.tlbi[SLAT_TLBI_IPA]);
-	put_kv("tlbi_hook_ipa_local", sum.tlbi[SLAT_TLBI_IPA_LOCAL]);
-	put_kv("tlbi_hook_range", sum.tlbi[SLAT_TLBI_RANGE]);
-	put_kv("tlbi_hook_vmid", sum.tlbi[SLAT_TLBI_VMID]);
-	put_kv("deferred_frees", deferred);
-	put_kv("reclaimed", reclaimed);
-	hyp_puts("\nslat-hyp: guest RAM leaves");
-	put_kv("1G", g);
-	put_kv("2M", m);
-	put_kv("4K", p);
+	hyp_put_kv("maps", sum.written[SLAT_WRITE_LEAF]);
+	hyp_put_kv("table_pages", sum.pages_alloc - sum.pages_freed);
+	hyp_put_kv("pool_pages", hyp_pool_pages_used());
+	hyp_put_kv("lost_races", sum.retries);
+	hyp_put_kv("dcache_bytes", sum.dcache_bytes);
+	hyp_put_kv("icache_calls", sum.icache_calls);
+	hyp_put_kv("tlbi_hook_ipa", sum.tlbi[SLAT_TLBI_IPA]);
+	hyp_put_kv("tlbi_hook_ipa_local", sum.tlbi[SLAT_TLBI_IPA_LOCAL]);
+	hyp_put_kv("tlbi_hook_range", sum.tlbi[SLAT_TLBI_RANGE]);
+	hyp_put_kv("tlbi_hook_vmid", sum.tlbi[SLAT_TLBI_VMID]);
+	hyp_put_kv("deferred_frees", deferred);
+	hyp_put_kv("reclaimed", reclaimed);
 	hyp_puts("\n");
+	hyp_report_leaves();
 	hyp_log_report();
 	hyp_print_unlock();
 }

@@ -65,6 +65,15 @@ void hyp_putu(uint64_t v)
 	hyp_puts(&buf[n]);
 }
 
+/* " key=value", the counters' format (run.sh reads them). */
+void hyp_put_kv(const char *k, uint64_t v)
+{
+	hyp_puts(" ");
+	hyp_puts(k);
+	hyp_puts("=");
+	hyp_putu(v);
+}
+
 void hyp_panic(const char *why, uint64_t v)
 {
 	hyp_puts("\nslat-hyp: panic: ");
