@@ -147,8 +147,6 @@ int hyp_max_level(void *arg, slat_ipa_t ipa);
 void hyp_report_leaves(void);
 
 /* main.c */
-void hyp_enter_guest(struct hyp_cpu *c, uint64_t entry, uint64_t x0)
-	__attribute__((noreturn));
 void hyp_cpu_on_entry(uint64_t cpu);
 struct hyp_cpu *hyp_this_cpu(void);
 uint64_t hyp_counter_ms(void);

@@ -12,6 +12,9 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
 if [ "$SLAT_HYP_DEMO" = 1 ]; then
 	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
+	# cttyhack finds the console's tty in sysfs and makes it the
+	# shell's controlling terminal (job control, ^C).
+	mount -t sysfs sysfs /sys
 	setsid cttyhack sh
 	poweroff -f
 fi

@@ -115,12 +115,6 @@ static void cpu_init_el2(struct hyp_cpu *c)
 	c->online = true;
 }
 
-void hyp_enter_guest(struct hyp_cpu *c, uint64_t entry, uint64_t x0)
-{
-	(void)c;
-	hyp_eret_to_guest(entry, x0);
-}
-
 /* ------------------------------------------------ the device tree */
 
 static uint8_t dtb[256 * 1024] __attribute__((aligned(8)));
@@ -214,7 +208,13 @@ void hyp_main(void)
 	hyp_s2_init();
 	hyp_log_boot_copy();
 	cpu_init_el2(c);
-	hyp_puts("slat-hyp: VTCR_EL2 ");
+	/* FEAT_S2FWB (ID_AA64MMFR2_EL1.FWB) goes unused: libslat cleans
+	 * each new leaf's memory to the PoC, as without it. */
+	hyp_puts("slat-hyp: ID_AA64MMFR2_EL1.FWB=");
+	hyp_putu((read_sysreg(id_aa64mmfr2_el1) >> 40) & 0xf);
+	hyp_puts(" (HCR_EL2.FWB left clear), CTR_EL0 ");
+	hyp_putx(read_sysreg(ctr_el0));
+	hyp_puts("\nslat-hyp: VTCR_EL2 ");
 	hyp_putx(read_sysreg(vtcr_el2));
 	hyp_puts(" VTTBR_EL2 ");
 	hyp_putx(read_sysreg(vttbr_el2));
@@ -223,7 +223,7 @@ void hyp_main(void)
 	hyp_puts("+");
 	hyp_putx(HYP_GUEST_RAM_SIZE);
 	hyp_puts(" unmapped; entering the kernel at EL1\n");
-	hyp_enter_guest(c, HYP_KERNEL, HYP_GUEST_DTB);
+	hyp_eret_to_guest(HYP_KERNEL, HYP_GUEST_DTB);
 }
 
 /* A CPU that the guest's CPU_ON started: into the guest where it asked. */
@@ -232,7 +232,7 @@ void hyp_cpu_on_entry(uint64_t cpu)
 	struct hyp_cpu *c = &hyp_cpus[cpu];
 
 	cpu_init_el2(c);
-	hyp_enter_guest(c, c->guest_entry, c->guest_ctx);
+	hyp_eret_to_guest(c->guest_entry, c->guest_ctx);
 }
 
 void hyp_el2_fault(uint64_t esr, uint64_t elr, uint64_t far)

@@ -14,6 +14,7 @@
 
 #define PSCI_CPU_ON_32		0x84000003u
 #define PSCI_CPU_ON_64		0xc4000003u
+#define PSCI_CPU_OFF		0x84000002u
 #define PSCI_SYSTEM_OFF		0x84000008u
 #define PSCI_SYSTEM_RESET	0x84000009u
 
@@ -48,12 +49,18 @@ static void psci(struct hyp_cpu *c, struct hyp_frame *f)
 	case PSCI_CPU_ON_64:
 		psci_cpu_on(f);
 		return;
+	case PSCI_CPU_OFF:
+		/* Not back unless CPU_ON: no longer one to stop or count. */
+		__atomic_store_n(&c->online, false, __ATOMIC_RELEASE);
+		break;
 	case PSCI_SYSTEM_OFF:
 	case PSCI_SYSTEM_RESET:
 		hyp_report();
 		break;
 	}
 	hyp_smc_frame(f);
+	if (fn == PSCI_CPU_OFF) /* it failed */
+		__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
 }
 
 void hyp_trap(struct hyp_frame *f)
@@ -158,7 +165,7 @@ void hyp_report(void)
 	hyp_putu(hyp_counter_ms());
 	hyp_puts(" ms (CNTPCT_EL0)\n");
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
-		if (!hyp_cpus[i].online)
+		if (!hyp_cpus[i].online && !hyp_cpus[i].exits)
 			continue;
 		report_cpu(&hyp_cpus[i]);
 		slat_stats_add(&sum, &hyp_cpus[i].stats);
