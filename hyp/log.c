@@ -134,6 +134,7 @@ static uint64_t vectors_ipa(void)
  * latest) once the page holding the vectors is unmapped: they park in
  * the fault handler. Returns the page, to be mapped back and copied.
  */
+/* [snippet:stop] */
 static uint64_t stop_vcpus(void)
 {
 	uint64_t ipa = vectors_ipa(), t0 = hyp_counter_ms();
@@ -151,6 +152,7 @@ static uint64_t stop_vcpus(void)
 			hyp_panic("vCPUs did not stop, parked", parked);
 	return ipa;
 }
+/* [end] */
 
 static void resume_vcpus(void)
 {
@@ -352,6 +354,7 @@ static uint64_t harvest_wp(void)
 }
 
 /* Hardware dirty state: read and clean every page's, one invalidation. */
+/* [snippet:harvest-hw] */
 static uint64_t harvest_hw(void)
 {
 	int64_t n;
@@ -364,6 +367,7 @@ static uint64_t harvest_hw(void)
 	must((int)n, "slat_dirty_read");
 	return (uint64_t)n;
 }
+/* [end] */
 
 static uint64_t harvest(void)
 {

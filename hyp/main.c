@@ -82,6 +82,7 @@ static void el2_mmu_on(void)
 #define HCR_GUEST (HCR_VM | HCR_SWIO | HCR_FB | HCR_BSU_IS | HCR_TSC | \
 		   HCR_RW | HCR_APK | HCR_API)
 
+/* [snippet:el2-controls] */
 static void cpu_init_el2(struct hyp_cpu *c)
 {
 	uint64_t cptr = 0x22ffull; /* RES1 bits; TFP, TZ, TTA, TCPAC clear */
@@ -114,6 +115,7 @@ static void cpu_init_el2(struct hyp_cpu *c)
 	c->cache.stats = &c->stats;
 	c->online = true;
 }
+/* [end] */
 
 /* ------------------------------------------------ the device tree */
 

@@ -158,6 +158,7 @@ static uint64_t dcache_line(void)
 	return 4ull << ((read_sysreg(ctr_el0) >> 16) & 0xf);
 }
 
+/* [snippet:dcache] */
 static void mm_dcache_clean_inval_poc(void *ctx, slat_pa_t pa, uint64_t size)
 {
 	uint64_t line = dcache_line(), va = slat_pa_v(pa) & ~(line - 1);
@@ -171,6 +172,7 @@ static void mm_dcache_clean_inval_poc(void *ctx, slat_pa_t pa, uint64_t size)
 	}
 	dsb(ish);
 }
+/* [end] */
 
 /* Clean (no invalidate) what EL2 wrote for a guest that starts with its
  * MMU off: its first reads do not look in the caches. */
@@ -201,6 +203,7 @@ static void mm_icache_inval_pou(void *ctx, slat_pa_t pa, uint64_t size)
  * a combined stage-1+2 entry may hold the old output address and cannot
  * be found by IPA (the architecture's sequence for a stage-2 change).
  */
+/* [snippet:tlbi-ipa] */
 static void mm_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
 			enum slat_tlbi_scope scope)
 {
@@ -226,6 +229,7 @@ static void mm_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
 	dsb(ish);
 	isb();
 }
+/* [end] */
 
 static void mm_tlbi_vmid(void *ctx)
 {
@@ -291,6 +295,7 @@ void hyp_walk_end(struct hyp_cpu *c)
 	__atomic_store_n(&c->walk_seq, c->walk_seq + 1, __ATOMIC_RELEASE);
 }
 
+/* [snippet:grace] */
 static bool grace_elapsed(const struct deferred *d, const struct hyp_cpu *self)
 {
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
@@ -302,6 +307,7 @@ static bool grace_elapsed(const struct deferred *d, const struct hyp_cpu *self)
 	}
 	return true;
 }
+/* [end] */
 
 /* Free what this CPU deferred and every other CPU has since let go. */
 void hyp_reclaim(struct hyp_cpu *c)

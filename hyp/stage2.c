@@ -165,6 +165,7 @@ static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
 	return ret;
 }
 
+/* [snippet:fault] */
 static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
 			  uint64_t ipa, uint64_t esr)
 {
@@ -204,6 +205,7 @@ static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
 		hyp_log_mark(ipa);
 	return ret;
 }
+/* [end] */
 
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {
