@@ -174,7 +174,8 @@ static int64_t find_prop(const void *buf, uint32_t node, const char *name)
 	for (uint32_t off = next_token(st, node);; off = next_token(st, off)) {
 		uint32_t tok = be32(st + off);
 
-		if (tok == FDT_BEGIN_NODE || tok == FDT_END_NODE || tok == FDT_END)
+		if (tok == FDT_BEGIN_NODE || tok == FDT_END_NODE ||
+		    tok == FDT_END)
 			return -1;
 		if (tok == FDT_PROP && str_eq(strs + be32(st + off + 8), name))
 			return off;

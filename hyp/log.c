@@ -218,7 +218,8 @@ static void mapped_pages(uint64_t *bits)
 
 		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) == SLAT_OK) {
 			next = slat_ipa_v(leaf.base) + leaf.size;
-			for (uint64_t a = ipa; a < next && a < end; a += HYP_GRANULE)
+			for (uint64_t a = ipa; a < next && a < end;
+			     a += HYP_GRANULE)
 				mark(bits, (a - HYP_GUEST_RAM) / HYP_GRANULE);
 		}
 		ipa = next;

@@ -255,7 +255,8 @@ static void mm_tlbi_range(void *ctx, slat_ipa_t ipa, uint64_t size)
 	c->tlbi.range_pages++;
 	dsb(ishst);
 	for (uint64_t i = 0; i < pages; i++)
-		__asm__ volatile("tlbi ipas2e1is, %0" ::"r"(first + i) : "memory");
+		__asm__ volatile("tlbi ipas2e1is, %0"
+				 ::"r"(first + i) : "memory");
 	dsb(ish);
 	__asm__ volatile("tlbi vmalle1is" ::: "memory");
 	dsb(ish);

@@ -131,15 +131,15 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 	uint32_t attrs = r->device ? SLAT_RW | SLAT_MT_DEVICE
 				   : SLAT_R | w | SLAT_MT_NORMAL |
 					     (exec ? SLAT_X : 0);
+	uint32_t flags = SLAT_SHARED | (pages ? SLAT_MAP_PAGES : 0);
 	int ret;
 
 	c->faults[r->device ? HYP_F_DEVICE : HYP_F_TRANSLATION]++;
-	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_MAP,
-							slat_ipa(base), size));
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
+		&hyp_s2, SLAT_OP_MAP, slat_ipa(base), size));
 	hyp_walk_begin(c);
 	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
-		       SLAT_OP(.flags = SLAT_SHARED | (pages ? SLAT_MAP_PAGES : 0),
-			       .cache = &c->cache));
+		       SLAT_OP(.flags = flags, .cache = &c->cache));
 	hyp_walk_end(c);
 	return ret;
 }
@@ -155,8 +155,8 @@ static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
 	int ret;
 
 	c->faults[HYP_F_PERMISSION]++;
-	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(&hyp_s2, SLAT_OP_RELAX,
-							slat_ipa(base), size));
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
+		&hyp_s2, SLAT_OP_RELAX, slat_ipa(base), size));
 	hyp_walk_begin(c);
 	ret = slat_relax(&hyp_s2, slat_ipa(base), size,
 			 exec ? SLAT_X : SLAT_W,
