@@ -459,6 +459,8 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 	hyp_put_kv("ms", now.ms - since->ms);
 	hyp_put_kv("wp_faults", now.faults[HYP_F_PERMISSION] -
 				    since->faults[HYP_F_PERMISSION]);
+	hyp_put_kv("af_faults", now.faults[HYP_F_ACCESS_FLAG] -
+				    since->faults[HYP_F_ACCESS_FLAG]);
 	hyp_put_kv("translation", now.faults[HYP_F_TRANSLATION] -
 				      since->faults[HYP_F_TRANSLATION]);
 	hyp_put_kv("maps", now.maps - since->maps);
@@ -473,6 +475,24 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 }
 
 static struct tally phase_start;
+
+/*
+ * Without hardware access flags (write protection runs without
+ * FEAT_HAFDBS), age guest RAM as a host would for reclaim: clear every
+ * access flag, then invalidate, so that the guest's next touch of each
+ * leaf takes an access-flag fault and slat_mkyoung() sets it again.
+ */
+static void age(void)
+{
+	if (mode != HYP_LOG_WRPROTECT)
+		return;
+	mmu_write_lock();
+	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
+				   HYP_GUEST_RAM_SIZE, true, NULL),
+	     "slat_test_clear_young");
+	hyp_mm_ops.tlbi_vmid(NULL);
+	mmu_write_unlock();
+}
 
 /* Doorbell +0, the first time: logging on, copy every mapped page. */
 static uint64_t phase_start_log(void)
@@ -493,6 +513,7 @@ static uint64_t phase_round(void)
 {
 	uint64_t n = harvest(), copied = copy_marked(harvest_bits);
 
+	age();
 	report_phase("pre-copy", (int64_t)++rounds_done, n, copied,
 		     &phase_start);
 	return n;
