@@ -10,7 +10,8 @@
  *
  * The shadow is filled at boot. Then, a phase per doorbell: enable
  * logging and copy every mapped page; rounds: harvest, copy the dirty
- * pages; then stop the other vCPUs, harvest and copy the last pages,
+ * pages (and, with write protection, age guest RAM); then stop the other
+ * vCPUs, harvest and copy the last pages,
  * compare the shadow with guest RAM; end logging with huge-page recovery
  * (promotion) and let the guest go on.
  */
@@ -33,7 +34,8 @@ static bool checked;
 /*
  * Faults hold it for reading (shared walkers beside each other); the
  * operations that need the table to themselves (split, wrprotect,
- * recover) hold it for writing. One writer only: the CPU that rang.
+ * test_clear_young, recover) hold it for writing. One writer only: the
+ * CPU that rang.
  */
 #define LOCK_WRITER (1u << 31)
 static uint32_t mmu_lock;
