@@ -20,6 +20,13 @@
 #                   Packages are not installed: run make deps first if needed
 #   make uninstall  remove what make install put (its install_manifest.txt;
 #                   give the same DESTDIR)
+#   make hyp-demo   install missing packages, build slat-hyp, fetch Debian's
+#                   arm64 kernel and busybox (once), and boot them under
+#                   slat-hyp in QEMU to a shell on this console; 'poweroff -f'
+#                   ends the run and slat-hyp prints its counters
+#                   (docs/hypervisor.md). HYP_DEMO_ARGS='--log wp' (or hw)
+#                   turns dirty logging on, whose check's phases are then
+#                   run from the shell with devmem (docs/hypervisor.md)
 
 BUILD       := build
 ASAN_BUILD  := build-asan
@@ -42,7 +49,7 @@ cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
 # $(call run_tests,DIR)
 run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 
-.PHONY: deps demo check bench install uninstall
+.PHONY: deps demo check bench install uninstall hyp-demo
 
 deps:
 	scripts/deps.sh
@@ -79,6 +86,13 @@ check:
 	# libFuzzer (clang, ASan, UBSan) over the seed corpus, bounded.
 	FUZZ_SECONDS=60 tests/fuzz/run.sh
 	scripts/freestanding-check.sh
+
+hyp-demo:
+	scripts/deps.sh
+	$(CMAKE) -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+	$(CMAKE) --build $(BUILD) $(JOBS) --target slat-hyp slat-mkcpio
+	hyp/run.sh --demo $(HYP_DEMO_ARGS) --elf $(BUILD)/hyp/slat-hyp.elf \
+		--mkcpio $(BUILD)/hyp/slat-mkcpio --cache $(BUILD)/hyp/guest
 
 bench:
 	scripts/deps.sh

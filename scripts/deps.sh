@@ -14,6 +14,9 @@
 #   help2man                   the man pages of slat-dump and slat-perf, made
 #                              from their --help and --version at build time
 #                              (without it the build skips them)
+# and the arm64 architecture in apt, for slat-hyp's guest: Debian's arm64
+# kernel and busybox-static, which hyp/fetch.sh downloads into the build
+# folder when the hyp_boot test first runs.
 set -euo pipefail
 
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
@@ -26,13 +29,18 @@ for p in "${packages[@]}"; do
 		missing+=("$p")
 	fi
 done
-if [ "${#missing[@]}" -eq 0 ]; then
-	exit 0
-fi
 
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
 	sudo=(sudo)
+fi
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	echo "deps: adding the arm64 architecture (slat-hyp's guest packages)"
+	"${sudo[@]}" dpkg --add-architecture arm64
+	"${sudo[@]}" apt-get update
+fi
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
 fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slat-hyp: a thin EL2 hypervisor for QEMU's virt machine that runs one
+ * guest at EL1 on a libslat stage-2 table. The guest sees the machine's
+ * devices and interrupts directly; slat-hyp handles stage-2 aborts and
+ * PSCI calls, nothing else.
+ */
+#ifndef HYP_H
+#define HYP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slat/slat.h>
+
+/*
+ * Physical memory (QEMU virt with -m 2G: RAM at [1G, 3G)). The guest's
+ * DTB says its RAM is [HYP_GUEST_RAM, +HYP_GUEST_RAM_SIZE); the rest is
+ * slat-hyp's: its image, the parameters the run script loads, the table
+ * pages, the shadow copy of guest RAM for the dirty-log check.
+ */
+#define HYP_RAM_BASE		0x40000000ull
+#define HYP_RAM_END		0xc0000000ull
+#define HYP_GUEST_RAM		HYP_RAM_BASE
+#define HYP_GUEST_RAM_SIZE	0x30000000ull	/* 768 MiB */
+#define HYP_IMAGE		0x70000000ull	/* hyp.ld */
+#define HYP_PARAMS		0x70200000ull
+#define HYP_POOL		0x70400000ull
+#define HYP_POOL_SIZE		0x07c00000ull	/* 124 MiB of table pages */
+#define HYP_SHADOW		0x80000000ull
+/* Where the run script loads the guest's kernel and initramfs, and where
+ * slat-hyp writes the guest's DTB. */
+#define HYP_QEMU_DTB		HYP_RAM_BASE
+#define HYP_KERNEL		0x40200000ull
+#define HYP_GUEST_DTB		0x47f00000ull
+#define HYP_INITRD		0x48000000ull
+/* A page no region maps: /init reads it to start the dirty-log check. */
+#define HYP_DOORBELL		0x0b000000ull
+
+/* What the run script tells slat-hyp: QEMU's loader device writes each
+ * word (-device loader,addr=...,data=...,data-len=8). */
+struct hyp_params {
+	uint64_t initrd_size;
+	uint64_t log_mode;	/* enum hyp_log_mode */
+	uint64_t demo;		/* nonzero: /init starts a shell */
+};
+
+enum hyp_log_mode {
+	HYP_LOG_OFF = 0,
+	HYP_LOG_WRPROTECT = 1,	/* slat_wrprotect + eager split */
+	HYP_LOG_HWDIRTY = 2,	/* FEAT_HAFDBS: DBM, slat_dirty_read */
+};
+
+#define HYP_MAX_CPUS	8
+#define HYP_CACHE_PAGES	8	/* a fault needs at most one per level */
+#define HYP_GRANULE	4096ull
+
+/* The guest's registers as the EL2 vectors saved them (start.S). */
+struct hyp_frame {
+	uint64_t x[31];
+	uint64_t pad;
+};
+
+enum hyp_fault_kind {
+	HYP_F_TRANSLATION,
+	HYP_F_PERMISSION,
+	HYP_F_ACCESS_FLAG,
+	HYP_F_DEVICE,		/* translation faults on device regions */
+	HYP_F_RETRY,		/* handled with SLAT_E_AGAIN or _NOMEM */
+	HYP_F_KINDS
+};
+
+/* Invalidations as the hooks issued them, by scope. */
+struct hyp_tlbi_count {
+	uint64_t ipa_is, ipa_local, range_pages, range_all, vmid;
+	uint64_t dcache_lines, icache;
+};
+
+struct hyp_cpu {
+	uint64_t index;
+	bool online;
+	/* Quiescent-state count: odd while this CPU walks libslat tables in
+	 * software (mm.c, the grace period of deferred frees). */
+	uint64_t walk_seq;
+	uint64_t faults[HYP_F_KINDS];
+	uint64_t exits, psci_calls;
+	struct hyp_tlbi_count tlbi;
+	struct slat_page_cache cache;
+	void *cache_pages[HYP_CACHE_PAGES];
+	struct slat_stats stats;	/* this vCPU's share of libslat's work */
+	/* PSCI CPU_ON: where the guest wants this CPU to start. */
+	uint64_t guest_entry, guest_ctx;
+};
+
+extern struct hyp_cpu hyp_cpus[HYP_MAX_CPUS];
+extern struct slat_table hyp_s2;
+
+/* uart.c */
+void hyp_puts(const char *s);
+void hyp_putx(uint64_t v);
+void hyp_putu(uint64_t v);
+void hyp_put_kv(const char *k, uint64_t v);
+void hyp_print_lock(void);
+void hyp_print_unlock(void);
+void hyp_panic(const char *why, uint64_t v) __attribute__((noreturn));
+void hyp_exit_failure(void) __attribute__((noreturn));
+
+/* fdt.c: the guest's device tree. */
+int fdt_load(const void *blob, void *buf, uint32_t capacity);
+int fdt_set_prop(void *buf, const char *node, const char *name,
+		 const void *val, uint32_t len);
+const void *fdt_get_prop(const void *buf, const char *node, const char *name,
+			 uint32_t *len);
+uint32_t fdt_size(const void *buf);
+
+/* mm.c: libslat's platform hooks and the table-page pool. */
+extern const struct slat_mm_ops hyp_mm_ops;
+void hyp_pool_init(void);
+uint64_t hyp_pool_pages_used(void);
+void hyp_cache_fill(struct slat_page_cache *cache, uint32_t need);
+void hyp_cache_drain(struct slat_page_cache *cache);
+void hyp_walk_begin(struct hyp_cpu *c);
+void hyp_walk_end(struct hyp_cpu *c);
+void hyp_reclaim(struct hyp_cpu *c);
+void hyp_deferred_counts(uint64_t *deferred, uint64_t *reclaimed);
+void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
+
+/* stage2.c */
+void hyp_s2_init(void);
+void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
+void hyp_report(void);
+
+/* log.c: the dirty-log check, and the lock faults share with it */
+void hyp_log_init(uint64_t mode);
+bool hyp_log_hwdirty(void);
+void hyp_log_report(void);
+void hyp_log_boot_copy(void);
+void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
+void hyp_log_park(struct hyp_cpu *c);
+bool hyp_logging(void);
+bool hyp_logging_wp(void);
+void hyp_log_mark(uint64_t ipa);
+void hyp_mmu_read_lock(void);
+void hyp_mmu_read_unlock(void);
+int hyp_max_level(void *arg, slat_ipa_t ipa);
+void hyp_report_leaves(void);
+
+/* main.c */
+void hyp_cpu_on_entry(uint64_t cpu);
+struct hyp_cpu *hyp_this_cpu(void);
+uint64_t hyp_counter_ms(void);
+extern uint64_t hyp_psci_smc;	/* the conduit: true SMC, false HVC */
+
+/* start.S */
+extern char hyp_secondary_entry[];
+void hyp_eret_to_guest(uint64_t entry, uint64_t x0) __attribute__((noreturn));
+
+#define read_sysreg(r)                                                   \
+	({                                                               \
+		uint64_t v_;                                             \
+		__asm__ volatile("mrs %0, " #r : "=r"(v_));              \
+		v_;                                                      \
+	})
+#define write_sysreg(r, v)                                               \
+	__asm__ volatile("msr " #r ", %0" ::"r"((uint64_t)(v)) : "memory")
+#define isb() __asm__ volatile("isb" ::: "memory")
+#define dsb(opt) __asm__ volatile("dsb " #opt ::: "memory")
+
+#endif

@@ -1,0 +1,70 @@
+#!/bin/busybox sh
+# The guest's /init: a marker, a workload over tmpfs on every CPU, the
+# checksums of its data, then PSCI SYSTEM_OFF (poweroff -f). With
+# SLAT_HYP_DEMO=1 on the kernel command line, a shell instead; with
+# SLAT_HYP_LOG=1, slat-hyp's dirty-log check runs while it works.
+/bin/busybox mkdir -p /proc /sys /tmp
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs -o size=512m tmpfs /tmp
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
+if [ "$SLAT_HYP_DEMO" = 1 ]; then
+	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
+	# cttyhack finds the console's tty in sysfs and makes it the
+	# shell's controlling terminal (job control, ^C).
+	mount -t sysfs sysfs /sys
+	setsid cttyhack sh
+	poweroff -f
+fi
+
+# 18 bytes doubled 20 times: 18 MiB, the output of
+# yes 'slat-hyp workload' | head -n 1048576 on the host. Two copies at
+# once, so that both CPUs write fresh memory; their checksums last.
+workload() {
+	echo 'slat-hyp workload' > /tmp/a
+	i=0
+	while [ $i -lt 20 ]; do
+		cat /tmp/a /tmp/a > /tmp/t
+		mv /tmp/t /tmp/a
+		i=$((i + 1))
+	done
+	dd if=/tmp/a of=/tmp/b bs=1M 2>/dev/null &
+	dd if=/tmp/a of=/tmp/c bs=1M 2>/dev/null &
+	wait
+	for f in /tmp/b /tmp/c; do
+		set -- $(sha256sum $f)
+		echo "slat-hyp: sha256 $1"
+	done
+}
+
+if [ "$SLAT_HYP_LOG" = 1 ]; then
+	# A writer whose pages change all the time (random data over the
+	# same 16 MiB): a write the dirty log lost leaves the shadow behind.
+	dd if=/dev/urandom of=/tmp/w bs=1M count=16 2>/dev/null
+	( while [ ! -e /tmp/stop ]; do
+		dd if=/dev/urandom of=/tmp/w bs=64k count=256 conv=notrunc \
+			2>/dev/null
+	done ) &
+	workload > /tmp/sums &
+	work=$!
+	sleep 1
+	# Each phase of the check runs in slat-hyp while this CPU reads
+	# the doorbell: logging on and a copy, pre-copy rounds with the
+	# writers running in between, then stop, compare, recovery.
+	echo "slat-hyp: doorbell: $(devmem 0x0b000000 32) pages copied"
+	for r in 1 2 3 4; do
+		usleep 300000
+		echo "slat-hyp: doorbell: round $r, $(devmem 0x0b000000 32) dirty"
+	done
+	echo "slat-hyp: doorbell: $(devmem 0x0b000004 32) bytes differ"
+	wait $work
+	touch /tmp/stop
+	wait
+	cat /tmp/sums
+else
+	workload
+fi
+echo "slat-hyp: workload done, $(uptime_s) s"
+poweroff -f

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Live dirty logging checked byte for byte: a pre-copy "migration" of
+ * guest RAM into a shadow copy in slat-hyp's memory while the guest
+ * writes, with write protection (slat_wrprotect after an eager split) or
+ * with hardware dirty state (FEAT_HAFDBS, DBM, slat_dirty_read). The
+ * guest's /init rings a doorbell (a read of HYP_DOORBELL, which nothing
+ * maps) and each phase runs in that trap, on that CPU: the other vCPU
+ * goes on running the guest's writers meanwhile.
+ *
+ * The shadow is filled at boot. Then, a phase per doorbell: enable
+ * logging and copy every mapped page; rounds: harvest, copy the dirty
+ * pages (and, with write protection, age guest RAM); then stop the other
+ * vCPUs, harvest and copy the last pages,
+ * compare the shadow with guest RAM; end logging with huge-page recovery
+ * (promotion) and let the guest go on.
+ */
+#include "hyp.h"
+
+#define RAM_PAGES	(HYP_GUEST_RAM_SIZE / HYP_GRANULE)
+#define WORDS		(RAM_PAGES / 64)
+#define MIN_ROUNDS	3
+#define STOP_TIMEOUT_MS	10000
+
+static enum hyp_log_mode mode;
+static bool logging;		/* faults map pages; write faults mark them */
+static uint64_t fault_dirty[WORDS];	/* write protection: by the faults */
+static uint64_t harvest_bits[WORDS];
+static uint64_t diff_bytes, rounds_done;
+static bool checked;
+
+/* ------------------------------------------------------ the MMU lock */
+
+/*
+ * Faults hold it for reading (shared walkers beside each other); the
+ * operations that need the table to themselves (split, wrprotect,
+ * test_clear_young, recover) hold it for writing. One writer only: the
+ * CPU that rang.
+ */
+#define LOCK_WRITER (1u << 31)
+static uint32_t mmu_lock;
+
+void hyp_mmu_read_lock(void)
+{
+	for (;;) {
+		uint32_t v = __atomic_load_n(&mmu_lock, __ATOMIC_RELAXED);
+
+		if (!(v & LOCK_WRITER) &&
+		    __atomic_compare_exchange_n(&mmu_lock, &v, v + 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return;
+		__asm__ volatile("yield");
+	}
+}
+
+void hyp_mmu_read_unlock(void)
+{
+	__atomic_fetch_sub(&mmu_lock, 1, __ATOMIC_RELEASE);
+}
+
+static void mmu_write_lock(void)
+{
+	__atomic_fetch_or(&mmu_lock, LOCK_WRITER, __ATOMIC_ACQUIRE);
+	while (__atomic_load_n(&mmu_lock, __ATOMIC_ACQUIRE) != LOCK_WRITER)
+		__asm__ volatile("yield");
+}
+
+static void mmu_write_unlock(void)
+{
+	__atomic_store_n(&mmu_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* --------------------------------------------- what the faults ask */
+
+bool hyp_logging(void)
+{
+	return __atomic_load_n(&logging, __ATOMIC_ACQUIRE);
+}
+
+/* Write protection makes a page read-only until its first write. */
+bool hyp_logging_wp(void)
+{
+	return hyp_logging() && mode == HYP_LOG_WRPROTECT;
+}
+
+void hyp_log_mark(uint64_t ipa)
+{
+	uint64_t page = (ipa - HYP_GUEST_RAM) / HYP_GRANULE;
+
+	__atomic_fetch_or(&fault_dirty[page / 64], 1ull << (page % 64),
+			  __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------ stopping the vCPUs */
+
+static uint32_t stop_requested, parked;
+static struct hyp_cpu *migrator;
+
+/* A vCPU that traps while the others are being stopped waits here, at
+ * EL2, outside any walk. */
+void hyp_log_park(struct hyp_cpu *c)
+{
+	if (!__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE) || c == migrator)
+		return;
+	__atomic_fetch_add(&parked, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&stop_requested, __ATOMIC_ACQUIRE))
+		__asm__ volatile("yield");
+	__atomic_fetch_sub(&parked, 1, __ATOMIC_ACQ_REL);
+}
+
+static uint32_t others_online(void)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < HYP_MAX_CPUS; i++)
+		n += hyp_cpus[i].online && &hyp_cpus[i] != migrator;
+	return n;
+}
+
+/* The IPA of the guest's exception vectors (VBAR_EL1, the same on every
+ * CPU in Linux), through its stage 1 with AT S1E1R; 0 if untranslated. */
+static uint64_t vectors_ipa(void)
+{
+	uint64_t saved = read_sysreg(par_el1), par;
+
+	__asm__ volatile("at s1e1r, %0" ::"r"(read_sysreg(vbar_el1)));
+	isb();
+	par = read_sysreg(par_el1);
+	write_sysreg(par_el1, saved);
+	return (par & 1) ? 0 : par & 0x0000fffffffff000ull;
+}
+
+/*
+ * The other vCPUs trap at their next exception (a timer tick at the
+ * latest) once the page holding the vectors is unmapped: they park in
+ * the fault handler. Returns the page, to be mapped back and copied.
+ */
+/* [snippet:stop] */
+static uint64_t stop_vcpus(void)
+{
+	uint64_t ipa = vectors_ipa(), t0 = hyp_counter_ms();
+
+	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
+	if (ipa - HYP_GUEST_RAM >= HYP_GUEST_RAM_SIZE)
+		hyp_panic("guest vectors not in its RAM, IPA", ipa);
+	mmu_write_lock();
+	if (slat_unmap(&hyp_s2, slat_ipa(ipa), HYP_GRANULE,
+		       SLAT_OP(.flush = SLAT_FLUSH_ENTRY)) < 0)
+		hyp_panic("unmap of the guest's vectors", ipa);
+	mmu_write_unlock();
+	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) != others_online())
+		if (hyp_counter_ms() - t0 > STOP_TIMEOUT_MS)
+			hyp_panic("vCPUs did not stop, parked", parked);
+	return ipa;
+}
+/* [end] */
+
+static void resume_vcpus(void)
+{
+	__atomic_store_n(&stop_requested, 0, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------- copying */
+
+static uint64_t *ram_word(uint64_t page)
+{
+	return (uint64_t *)(HYP_GUEST_RAM + page * HYP_GRANULE);
+}
+
+static uint64_t *shadow_word(uint64_t page)
+{
+	return (uint64_t *)(HYP_SHADOW + page * HYP_GRANULE);
+}
+
+/* Eight words a step: loads and stores in pairs (LDP/STP). */
+static void copy_page(uint64_t page)
+{
+	const uint64_t *src = ram_word(page);
+	uint64_t *dst = shadow_word(page);
+
+	for (uint64_t i = 0; i < HYP_GRANULE / 8; i += 8) {
+		uint64_t a = src[i], b = src[i + 1], c = src[i + 2],
+			 d = src[i + 3], e = src[i + 4], f = src[i + 5],
+			 g = src[i + 6], h = src[i + 7];
+
+		dst[i] = a, dst[i + 1] = b, dst[i + 2] = c, dst[i + 3] = d;
+		dst[i + 4] = e, dst[i + 5] = f, dst[i + 6] = g, dst[i + 7] = h;
+	}
+}
+
+static uint64_t copy_marked(const uint64_t *bits)
+{
+	uint64_t n = 0;
+
+	for (uint64_t w = 0; w < WORDS; w++)
+		for (uint64_t b = bits[w]; b; b &= b - 1, n++)
+			copy_page(w * 64 + (uint64_t)__builtin_ctzll(b));
+	return n;
+}
+
+static void mark(uint64_t *bits, uint64_t page)
+{
+	bits[page / 64] |= 1ull << (page % 64);
+}
+
+/*
+ * The pages stage 2 maps now. The others the guest cannot have written
+ * since the shadow was filled at boot (no device does DMA here).
+ */
+static void mapped_pages(uint64_t *bits)
+{
+	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+
+	for (uint64_t w = 0; w < WORDS; w++)
+		bits[w] = 0;
+	while (ipa < end) {
+		struct slat_leaf leaf;
+		uint64_t next = ipa + HYP_GRANULE;
+
+		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) == SLAT_OK) {
+			next = slat_ipa_v(leaf.base) + leaf.size;
+			for (uint64_t a = ipa; a < next && a < end;
+			     a += HYP_GRANULE)
+				mark(bits, (a - HYP_GUEST_RAM) / HYP_GRANULE);
+		}
+		ipa = next;
+	}
+}
+
+static uint64_t page_diff(uint64_t page)
+{
+	const uint64_t *r = ram_word(page), *s = shadow_word(page);
+	uint64_t any = 0, bytes = 0;
+
+	for (uint64_t i = 0; i < HYP_GRANULE / 8; i += 4)
+		any |= (r[i] ^ s[i]) | (r[i + 1] ^ s[i + 1]) |
+		       (r[i + 2] ^ s[i + 2]) | (r[i + 3] ^ s[i + 3]);
+	if (!any)
+		return 0;
+	for (uint64_t i = 0; i < HYP_GRANULE / 8; i++)
+		for (uint64_t x = r[i] ^ s[i]; x; x >>= 8)
+			bytes += (x & 0xff) != 0;
+	return bytes;
+}
+
+/* Differing bytes between the shadow and guest RAM over @bits; the first
+ * few differing pages are named. */
+static uint64_t compare(const uint64_t *bits, uint64_t *pages_compared,
+			uint64_t *pages_differing)
+{
+	uint64_t bytes = 0;
+
+	*pages_compared = *pages_differing = 0;
+	for (uint64_t w = 0; w < WORDS; w++) {
+		for (uint64_t b = bits[w]; b; b &= b - 1) {
+			uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(b);
+			uint64_t d = page_diff(p);
+
+			(*pages_compared)++;
+			bytes += d;
+			if (d && (*pages_differing)++ < 8) {
+				hyp_puts("slat-hyp: log: page differs, IPA ");
+				hyp_putx(HYP_GUEST_RAM + p * HYP_GRANULE);
+				hyp_puts("\n");
+			}
+		}
+	}
+	return bytes;
+}
+
+/* Before the guest runs: the shadow starts as a copy of all its RAM. */
+void hyp_log_boot_copy(void)
+{
+	if (mode == HYP_LOG_OFF)
+		return;
+	for (uint64_t p = 0; p < RAM_PAGES; p++)
+		copy_page(p);
+	hyp_puts("slat-hyp: log: shadow filled, ");
+	hyp_putu(hyp_counter_ms());
+	hyp_puts(" ms\n");
+}
+
+/* ------------------------------------------- logging on and off */
+
+static void *big_pages[1024];
+static struct slat_page_cache big_cache;
+
+static void must(int ret, const char *what)
+{
+	if (ret < 0)
+		hyp_panic(what, (uint64_t)ret);
+}
+
+static void log_enable(void)
+{
+	uint64_t need = slat_pages_needed(&hyp_s2, SLAT_OP_SPLIT,
+					  slat_ipa(HYP_GUEST_RAM),
+					  HYP_GUEST_RAM_SIZE);
+
+	slat_page_cache_init(&big_cache, big_pages, 1024);
+	if (need > 1024)
+		hyp_panic("split needs pages", need);
+	hyp_cache_fill(&big_cache, (uint32_t)need);
+	mmu_write_lock();
+	__atomic_store_n(&logging, true, __ATOMIC_RELEASE);
+	/* Eager split, skipping the levels that hold no block (seed 002):
+	 * every page then reports itself. */
+	must(slat_split(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE, 0,
+			SLAT_OP(.cache = &big_cache)), "slat_split");
+	if (mode == HYP_LOG_WRPROTECT)
+		must(slat_wrprotect(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
+				    HYP_GUEST_RAM_SIZE,
+				    SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+		     "slat_wrprotect");
+	else	/* writable leaves are installed dirty: start clean */
+		must((int)slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
+					  HYP_GUEST_RAM_SIZE, harvest_bits,
+					  WORDS, true,
+					  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+		     "slat_dirty_read");
+	mmu_write_unlock();
+	hyp_cache_drain(&big_cache);
+}
+
+/* Write protection: take the faults' marks, protect those pages again
+ * (runs of pages per call), one invalidation of the VMID for all. */
+static uint64_t harvest_wp(void)
+{
+	uint64_t n = 0;
+
+	mmu_write_lock();
+	for (uint64_t w = 0; w < WORDS; w++) {
+		uint64_t bits = __atomic_exchange_n(&fault_dirty[w], 0,
+						    __ATOMIC_RELAXED);
+
+		harvest_bits[w] = bits;
+		while (bits) {
+			uint64_t first = (uint64_t)__builtin_ctzll(bits);
+			uint64_t rest = ~(bits >> first);
+			uint64_t run = rest ? (uint64_t)__builtin_ctzll(rest)
+					    : 64 - first;
+			uint64_t ipa = HYP_GUEST_RAM +
+				       (w * 64 + first) * HYP_GRANULE;
+
+			must(slat_wrprotect(&hyp_s2, slat_ipa(ipa),
+					    run * HYP_GRANULE,
+					    SLAT_OP(.flush = SLAT_FLUSH_NONE)),
+			     "slat_wrprotect");
+			bits &= run == 64 ? 0 : ~(((1ull << run) - 1) << first);
+			n += run;
+		}
+	}
+	hyp_mm_ops.tlbi_vmid(NULL);
+	mmu_write_unlock();
+	return n;
+}
+
+/* Hardware dirty state: read and clean every page's, one invalidation. */
+/* [snippet:harvest-hw] */
+static uint64_t harvest_hw(void)
+{
+	int64_t n;
+
+	mmu_write_lock();
+	n = slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
+			    harvest_bits, WORDS, true,
+			    SLAT_OP(.flush = SLAT_FLUSH_VMID));
+	mmu_write_unlock();
+	must((int)n, "slat_dirty_read");
+	return (uint64_t)n;
+}
+/* [end] */
+
+static uint64_t harvest(void)
+{
+	return mode == HYP_LOG_WRPROTECT ? harvest_wp() : harvest_hw();
+}
+
+/* The vectors' page goes back as it was mapped before logging: RWX. */
+static void map_back(uint64_t ipa)
+{
+	hyp_cache_fill(&big_cache, 4);
+	mmu_write_lock();
+	must(slat_map(&hyp_s2, slat_ipa(ipa), HYP_GRANULE, slat_pa(ipa),
+		      SLAT_RWX | SLAT_MT_NORMAL, SLAT_OP(.cache = &big_cache)),
+	     "slat_map");
+	mmu_write_unlock();
+	hyp_cache_drain(&big_cache);
+}
+
+/*
+ * End logging: writable again (write protection), then every table
+ * whose pages add up to a block becomes that block (promotion, seed
+ * 001). A 2 MiB range with a hole or with pages of different
+ * permissions keeps its pages.
+ */
+static void log_disable(void)
+{
+	mmu_write_lock();
+	__atomic_store_n(&logging, false, __ATOMIC_RELEASE);
+	if (mode == HYP_LOG_WRPROTECT) {
+		for (uint64_t a = HYP_GUEST_RAM;
+		     a < HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE; a += 2ull << 20) {
+			int ret = slat_relax(&hyp_s2, slat_ipa(a), 2ull << 20,
+					     SLAT_W,
+					     SLAT_OP(.flush = SLAT_FLUSH_NONE));
+
+			if (ret < 0 && ret != SLAT_E_NOENT)
+				must(ret, "slat_relax");
+		}
+	}
+	must(slat_recover(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
+			  SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
+					.max_level = hyp_max_level),
+			  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+	     "slat_recover");
+	mmu_write_unlock();
+}
+
+/* ------------------------------------------------------- the check */
+
+/* The whole VM's counters at one moment, for per-phase differences. */
+struct tally {
+	uint64_t faults[HYP_F_KINDS];
+	uint64_t tlbi_ipa, tlbi_local, tlbi_range, tlbi_vmid, dc_lines, ms;
+	uint64_t maps;
+};
+
+static void tally(struct tally *t)
+{
+	*t = (struct tally){ .ms = hyp_counter_ms() };
+	for (int i = 0; i < HYP_MAX_CPUS; i++) {
+		const struct hyp_cpu *c = &hyp_cpus[i];
+
+		for (int k = 0; k < HYP_F_KINDS; k++)
+			t->faults[k] += c->faults[k];
+		t->tlbi_ipa += c->tlbi.ipa_is;
+		t->tlbi_local += c->tlbi.ipa_local;
+		t->tlbi_range += c->tlbi.range_pages + c->tlbi.range_all;
+		t->tlbi_vmid += c->tlbi.vmid;
+		t->dc_lines += c->tlbi.dcache_lines;
+		t->maps += c->stats.written[SLAT_WRITE_LEAF];
+	}
+}
+
+
+/* One line per phase: what it found and copied, what it cost. */
+static void report_phase(const char *phase, int64_t round, uint64_t dirty,
+			 uint64_t copied, struct tally *since)
+{
+	struct tally now;
+
+	tally(&now);
+	hyp_puts("slat-hyp: log ");
+	hyp_puts(phase);
+	if (round >= 0)
+		hyp_put_kv("round", (uint64_t)round);
+	hyp_put_kv("dirty", dirty);
+	hyp_put_kv("copied", copied);
+	hyp_put_kv("ms", now.ms - since->ms);
+	hyp_put_kv("wp_faults", now.faults[HYP_F_PERMISSION] -
+				    since->faults[HYP_F_PERMISSION]);
+	hyp_put_kv("af_faults", now.faults[HYP_F_ACCESS_FLAG] -
+				    since->faults[HYP_F_ACCESS_FLAG]);
+	hyp_put_kv("translation", now.faults[HYP_F_TRANSLATION] -
+				      since->faults[HYP_F_TRANSLATION]);
+	hyp_put_kv("maps", now.maps - since->maps);
+	hyp_put_kv("tlbi_ipa", now.tlbi_ipa - since->tlbi_ipa);
+	hyp_put_kv("tlbi_local", now.tlbi_local - since->tlbi_local);
+	hyp_put_kv("tlbi_range", now.tlbi_range - since->tlbi_range);
+	hyp_put_kv("tlbi_vmid", now.tlbi_vmid - since->tlbi_vmid);
+	hyp_put_kv("dc_lines", now.dc_lines - since->dc_lines);
+	hyp_put_kv("pool_pages", hyp_pool_pages_used());
+	hyp_puts("\n");
+	*since = now;
+}
+
+static struct tally phase_start;
+
+/*
+ * Without hardware access flags (write protection runs without
+ * FEAT_HAFDBS), age guest RAM as a host would for reclaim: clear every
+ * access flag, then invalidate, so that the guest's next touch of each
+ * leaf takes an access-flag fault and slat_mkyoung() sets it again.
+ */
+static void age(void)
+{
+	if (mode != HYP_LOG_WRPROTECT)
+		return;
+	mmu_write_lock();
+	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
+				   HYP_GUEST_RAM_SIZE, true, NULL),
+	     "slat_test_clear_young");
+	hyp_mm_ops.tlbi_vmid(NULL);
+	mmu_write_unlock();
+}
+
+/* Doorbell +0, the first time: logging on, copy every mapped page. */
+static uint64_t phase_start_log(void)
+{
+	uint64_t copied;
+
+	tally(&phase_start);
+	log_enable();
+	report_phase("enable", -1, 0, 0, &phase_start);
+	mapped_pages(harvest_bits);
+	copied = copy_marked(harvest_bits);
+	report_phase("copy-mapped", -1, copied, copied, &phase_start);
+	return copied;
+}
+
+/* Doorbell +0 afterwards: one pre-copy round. */
+static uint64_t phase_round(void)
+{
+	uint64_t n = harvest(), copied = copy_marked(harvest_bits);
+
+	age();
+	report_phase("pre-copy", (int64_t)++rounds_done, n, copied,
+		     &phase_start);
+	return n;
+}
+
+/* Doorbell +4: stop, last copy, compare, recovery, go on. */
+static uint64_t phase_finish(void)
+{
+	uint64_t n, copied, vectors, compared, differing;
+
+	while (rounds_done < MIN_ROUNDS)
+		phase_round();
+	vectors = stop_vcpus();
+	n = harvest();
+	/* The vectors' page lost its mapping, and with hardware dirty
+	 * state its dirty bit: copy it anyway. */
+	mark(harvest_bits, (vectors - HYP_GUEST_RAM) / HYP_GRANULE);
+	copied = copy_marked(harvest_bits);
+	report_phase("stopped", -1, n, copied, &phase_start);
+	/* All of it, mapped or not: a write that went to the wrong page
+	 * shows as well as one the log lost. */
+	for (uint64_t w = 0; w < WORDS; w++)
+		harvest_bits[w] = ~0ull;
+	diff_bytes = compare(harvest_bits, &compared, &differing);
+	hyp_puts("slat-hyp: log check");
+	hyp_put_kv("mode", mode);
+	hyp_put_kv("rounds", rounds_done);
+	hyp_put_kv("pages_compared", compared);
+	hyp_put_kv("differing_bytes", diff_bytes);
+	hyp_put_kv("differing_pages", differing);
+	hyp_puts("\n");
+	report_phase("compared", -1, 0, 0, &phase_start);
+	map_back(vectors);
+	log_disable();
+	report_phase("recovered", -1, 0, 0, &phase_start);
+	hyp_report_leaves();
+	checked = true;
+	resume_vcpus();
+	return diff_bytes;
+}
+
+#define ESR_ISV		(1ull << 24)
+#define ESR_SRT(esr)	(((esr) >> 16) & 0x1f)
+#define ESR_SAS(esr)	(((esr) >> 22) & 0x3)
+#define ESR_WNR		(1ull << 6)
+
+static uint64_t doorbell(uint64_t offset)
+{
+	if (mode == HYP_LOG_OFF || checked)
+		return ~0ull;
+	if (offset == 4)
+		return hyp_logging() ? phase_finish() : ~0ull;
+	return hyp_logging() ? phase_round() : phase_start_log();
+}
+
+/*
+ * A read of the doorbell runs the next phase of the check on this CPU
+ * while the others go on, and returns its count (~0: nothing to do).
+ * /init paces the rounds (it sleeps between them, so that every vCPU
+ * runs the guest's writers).
+ */
+void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
+{
+	uint64_t v = ~0ull;
+
+	if (!(esr & ESR_ISV))
+		hyp_panic("doorbell access without syndrome, ESR_EL2", esr);
+	if (!(esr & ESR_WNR)) {
+		migrator = c;
+		v = doorbell(read_sysreg(far_el2) & 0xfff);
+	}
+	/* A load of 1 << SAS bytes, zero-extended. */
+	if (!(esr & ESR_WNR) && ESR_SRT(esr) != 31)
+		f->x[ESR_SRT(esr)] = ESR_SAS(esr) == 3
+			? v : v & ((1ull << (8u << ESR_SAS(esr))) - 1);
+	write_sysreg(elr_el2, read_sysreg(elr_el2) + 4);
+}
+
+void hyp_log_init(uint64_t m)
+{
+	uint64_t hafdbs = read_sysreg(id_aa64mmfr1_el1) & 0xf;
+
+	if (m > HYP_LOG_HWDIRTY)
+		hyp_panic("unknown dirty logging mode", m);
+	mode = (enum hyp_log_mode)m;
+	hyp_puts("slat-hyp: ID_AA64MMFR1_EL1.HAFDBS=");
+	hyp_putu(hafdbs);
+	hyp_puts(hafdbs >= 2 ? " (access flag and dirty state)\n"
+			     : " (no hardware dirty state)\n");
+	if (mode == HYP_LOG_HWDIRTY && hafdbs < 2)
+		hyp_panic("hardware dirty state asked for, HAFDBS", hafdbs);
+}
+
+bool hyp_log_hwdirty(void)
+{
+	return mode == HYP_LOG_HWDIRTY;
+}
+
+void hyp_log_report(void)
+{
+	if (mode == HYP_LOG_OFF)
+		return;
+	hyp_puts("slat-hyp: log summary");
+	hyp_put_kv("mode", mode);
+	hyp_put_kv("checked", checked);
+	hyp_put_kv("rounds", rounds_done);
+	hyp_put_kv("differing_bytes", diff_bytes);
+	hyp_puts("\n");
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest's stage 2: one libslat Arm stage-2 table, IPA == PA, built
+ * lazily. Every stage-2 abort from EL1 comes here and follows the fault
+ * recipe of docs/platform.md on the vCPU's own page cache, with
+ * SLAT_SHARED: the other vCPU may be faulting into the same table.
+ */
+#include "hyp.h"
+
+struct slat_table hyp_s2;
+
+/*
+ * What the guest may reach: its RAM, and the devices of QEMU's virt
+ * machine (hw/arm/virt.c's memory map, neighbours merged into windows so
+ * that a first touch maps a block). Nothing else: slat-hyp's own memory
+ * is absent, and a touch there stops the run.
+ */
+struct region {
+	uint64_t base, size;
+	bool device;
+};
+
+static const struct region regions[] = {
+	{ 0x00000000ull, 0x08000000ull, true },	/* flash */
+	{ 0x08000000ull, 0x01000000ull, true },	/* GIC: GICD, ITS, GICRs */
+	{ 0x09000000ull, 0x00200000ull, true },	/* PL011, RTC, fw_cfg, GPIO... */
+	{ 0x0a000000ull, 0x00200000ull, true },	/* virtio-mmio */
+	{ 0x0c000000ull, 0x02000000ull, true },	/* platform bus */
+	{ 0x10000000ull, 0x30000000ull, true },	/* PCIe MMIO, PIO, ECAM */
+	{ HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE, false },
+	/* high GICRs, PCIe ECAM and MMIO, 256 GiB to 1 TiB */
+	{ 0x4000000000ull, 0xc000000000ull, true },
+};
+
+static const struct region *region_of(uint64_t ipa)
+{
+	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]); i++)
+		if (ipa - regions[i].base < regions[i].size)
+			return &regions[i];
+	return NULL;
+}
+
+/* The largest leaf level whose block around @ipa stays inside @r. */
+static int max_level(const struct region *r, uint64_t ipa)
+{
+	const struct slat_geometry *geo = slat_table_geometry(&hyp_s2);
+
+	for (int level = geo->start_level; level < SLAT_LAST_LEVEL; level++) {
+		uint64_t size = slat_level_size(&hyp_s2, level);
+		uint64_t base = ipa & ~(size - 1);
+
+		if (level >= 0 && (geo->leaf_levels & (1u << level)) &&
+		    base >= r->base && base + size <= r->base + r->size)
+			return level;
+	}
+	return SLAT_LAST_LEVEL;
+}
+
+/* The recovery's view of the same rule: any region, RAM included. */
+int hyp_max_level(void *arg, slat_ipa_t ipa)
+{
+	const struct region *r = region_of(slat_ipa_v(ipa));
+
+	(void)arg;
+	return r ? max_level(r, slat_ipa_v(ipa)) : SLAT_LAST_LEVEL;
+}
+
+static unsigned pa_range_bits(void)
+{
+	static const uint8_t bits[] = { 32, 36, 40, 42, 44, 48, 52 };
+	uint64_t pa_range = read_sysreg(id_aa64mmfr0_el1) & 0xf;
+
+	return pa_range < sizeof(bits) ? bits[pa_range] : 48;
+}
+
+void hyp_s2_init(void)
+{
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S2,
+		.granule = HYP_GRANULE,
+	};
+	unsigned bits = pa_range_bits();
+	int ret;
+
+	/* The machine's IPA size, up to 48 bits (no FEAT_LPA2 here). */
+	cfg.ia_bits = (uint8_t)(bits > 48 ? 48 : bits);
+	cfg.pa_bits = cfg.ia_bits;
+	/* CTR_EL0.DIC: no I-cache invalidation for new code. Never FWB:
+	 * the D-cache maintenance of each new leaf runs for real. */
+	if (read_sysreg(ctr_el0) & (1ull << 29))
+		cfg.features |= SLAT_FEAT_DIC;
+	/* FEAT_HAFDBS: VTCR_EL2.HA/HD, writable leaves with DBM. */
+	if (hyp_log_hwdirty())
+		cfg.features |= SLAT_FEAT_HWDIRTY;
+	ret = slat_table_init(&hyp_s2, &cfg, &hyp_mm_ops, NULL);
+	if (ret != SLAT_OK)
+		hyp_panic("slat_table_init", (uint64_t)ret);
+}
+
+/* ESR_EL2's fault status code for an abort: the kind, and the level. */
+#define FSC_TYPE(esr)	((esr) & 0x3c)
+#define FSC_LEVEL(esr)	((int)((esr) & 0x3))
+#define FSC_TRANS	0x04
+#define FSC_ACCESS	0x08
+#define FSC_PERM	0x0c
+#define ESR_EC(esr)	((esr) >> 26)
+#define EC_IABT_LOW	0x20
+#define ESR_WNR		(1ull << 6)
+#define ESR_S1PTW	(1ull << 7)
+
+static uint64_t fault_ipa(void)
+{
+	/* HPFAR_EL2.FIPA holds IPA[51:12] from bit 4. */
+	uint64_t hpfar = read_sysreg(hpfar_el2);
+
+	return ((hpfar >> 4) & ((1ull << 40) - 1)) << 12;
+}
+
+static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
+		     bool exec, bool write)
+{
+	/* While logging, RAM in pages, so that each reports itself. */
+	bool pages = hyp_logging() && !r->device;
+	uint64_t size = slat_level_size(&hyp_s2, pages ? SLAT_LAST_LEVEL
+						       : max_level(r, ipa));
+	uint64_t base = ipa & ~(size - 1);
+	/* RAM without execute until the guest executes it (the I-cache
+	 * maintenance is then paid for code only); devices never. Under
+	 * write protection, writable only from the first write. */
+	uint32_t w = hyp_logging_wp() && !write && !r->device ? 0 : SLAT_W;
+	uint32_t attrs = r->device ? SLAT_RW | SLAT_MT_DEVICE
+				   : SLAT_R | w | SLAT_MT_NORMAL |
+					     (exec ? SLAT_X : 0);
+	uint32_t flags = SLAT_SHARED | (pages ? SLAT_MAP_PAGES : 0);
+	int ret;
+
+	c->faults[r->device ? HYP_F_DEVICE : HYP_F_TRANSLATION]++;
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
+		&hyp_s2, SLAT_OP_MAP, slat_ipa(base), size));
+	hyp_walk_begin(c);
+	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
+		       SLAT_OP(.flags = flags, .cache = &c->cache));
+	hyp_walk_end(c);
+	return ret;
+}
+
+/* Add the missing permission to the whole leaf that faulted. */
+static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
+		       bool exec)
+{
+	/* The whole leaf, but one page of it for a write while logging. */
+	int level = hyp_logging() && !exec ? SLAT_LAST_LEVEL : FSC_LEVEL(esr);
+	uint64_t size = slat_level_size(&hyp_s2, level);
+	uint64_t base = ipa & ~(size - 1);
+	int ret;
+
+	c->faults[HYP_F_PERMISSION]++;
+	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
+		&hyp_s2, SLAT_OP_RELAX, slat_ipa(base), size));
+	hyp_walk_begin(c);
+	ret = slat_relax(&hyp_s2, slat_ipa(base), size,
+			 exec ? SLAT_X : SLAT_W,
+			 SLAT_OP(.flags = SLAT_SHARED, .cache = &c->cache));
+	hyp_walk_end(c);
+	return ret;
+}
+
+/* [snippet:fault] */
+static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
+			  uint64_t ipa, uint64_t esr)
+{
+	/*
+	 * S1PTW: the guest's stage-1 walk itself faulted on its table page,
+	 * whatever the access was for; a permission fault there is the
+	 * walker's hardware update of an access flag or dirty state (it
+	 * only ever reads otherwise), even in an instruction abort, whose
+	 * WnR is 0.
+	 */
+	bool s1ptw = esr & ESR_S1PTW;
+	bool exec = ESR_EC(esr) == EC_IABT_LOW && !s1ptw;
+	bool write = s1ptw ? FSC_TYPE(esr) == FSC_PERM : !exec && (esr & ESR_WNR);
+	int ret;
+
+	switch (FSC_TYPE(esr)) {
+	case FSC_TRANS:
+		ret = fault_map(c, r, ipa, exec, write);
+		break;
+	case FSC_PERM:
+		if (!exec && !write)
+			hyp_panic("read permission fault, IPA", ipa);
+		ret = fault_relax(c, ipa, esr, exec);
+		break;
+	case FSC_ACCESS:
+		c->faults[HYP_F_ACCESS_FLAG]++;
+		hyp_walk_begin(c);
+		ret = slat_mkyoung(&hyp_s2, slat_ipa(ipa), SLAT_SHARED);
+		hyp_walk_end(c);
+		break;
+	default:
+		hyp_panic("unexpected stage-2 abort, ESR_EL2", esr);
+	}
+	/* Done, or done by another vCPU first: a write while logging by
+	 * write protection marks its page before the guest goes on. */
+	if (ret >= 0 && write && hyp_logging_wp() && !r->device)
+		hyp_log_mark(ipa);
+	return ret;
+}
+/* [end] */
+
+void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
+{
+	uint64_t ipa = fault_ipa();
+	const struct region *r = region_of(ipa);
+	int ret;
+
+	if (!r && (ipa & ~(HYP_GRANULE - 1)) == HYP_DOORBELL) {
+		hyp_log_doorbell(c, f, esr);
+		return;
+	}
+	if (!r)
+		hyp_panic("guest access outside its memory map, IPA", ipa);
+	hyp_log_park(c);
+	hyp_mmu_read_lock();
+	ret = fault_dispatch(c, r, ipa, esr);
+	hyp_mmu_read_unlock();
+	/* SLAT_E_AGAIN: another vCPU won a race; SLAT_E_NOMEM: the cache
+	 * ran dry. Either way the guest faults again and the next fault
+	 * tops up. */
+	if (ret == SLAT_E_AGAIN || ret == SLAT_E_NOMEM)
+		c->faults[HYP_F_RETRY]++;
+	else if (ret < 0)
+		hyp_panic("stage-2 fault handling failed", (uint64_t)ret);
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What reaches EL2 from the guest: stage-2 aborts (stage2.c) and SMCs,
+ * which are PSCI calls forwarded to the firmware (QEMU's PSCI). CPU_ON is
+ * rewritten so that the new CPU starts in slat-hyp at EL2; SYSTEM_OFF
+ * prints the counters first.
+ */
+#include "hyp.h"
+
+#define EC_HVC64	0x16
+#define EC_SMC64	0x17
+#define EC_IABT_LOW	0x20
+#define EC_DABT_LOW	0x24
+
+#define PSCI_CPU_ON_32		0x84000003u
+#define PSCI_CPU_ON_64		0xc4000003u
+#define PSCI_CPU_OFF		0x84000002u
+#define PSCI_SYSTEM_OFF		0x84000008u
+#define PSCI_SYSTEM_RESET	0x84000009u
+
+void hyp_trap(struct hyp_frame *f);
+void hyp_smc_frame(struct hyp_frame *f);
+
+static void psci_cpu_on(struct hyp_frame *f)
+{
+	uint64_t mpidr = f->x[1], cpu = mpidr & 0xff;
+	struct hyp_frame call = *f;
+
+	/* virt numbers CPUs by Aff0 up to 8 per cluster: one cluster here. */
+	if ((mpidr & 0xff00ffff00ull) || cpu >= HYP_MAX_CPUS) {
+		f->x[0] = (uint64_t)-2; /* INVALID_PARAMETERS */
+		return;
+	}
+	hyp_cpus[cpu].guest_entry = f->x[2];
+	hyp_cpus[cpu].guest_ctx = f->x[3];
+	call.x[2] = (uint64_t)hyp_secondary_entry;
+	call.x[3] = cpu;
+	hyp_smc_frame(&call);
+	f->x[0] = call.x[0];
+}
+
+static void psci(struct hyp_cpu *c, struct hyp_frame *f)
+{
+	uint32_t fn = (uint32_t)f->x[0];
+
+	c->psci_calls++;
+	switch (fn) {
+	case PSCI_CPU_ON_32:
+	case PSCI_CPU_ON_64:
+		psci_cpu_on(f);
+		return;
+	case PSCI_CPU_OFF:
+		/* Not back unless CPU_ON: no longer one to stop or count. */
+		__atomic_store_n(&c->online, false, __ATOMIC_RELEASE);
+		break;
+	case PSCI_SYSTEM_OFF:
+	case PSCI_SYSTEM_RESET:
+		hyp_report();
+		break;
+	}
+	hyp_smc_frame(f);
+	if (fn == PSCI_CPU_OFF) /* it failed */
+		__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
+}
+
+void hyp_trap(struct hyp_frame *f)
+{
+	struct hyp_cpu *c = hyp_this_cpu();
+	uint64_t esr = read_sysreg(esr_el2);
+
+	c->exits++;
+	switch (esr >> 26) {
+	case EC_IABT_LOW:
+	case EC_DABT_LOW:
+		hyp_s2_fault(c, f, esr);
+		break;
+	case EC_SMC64:
+		psci(c, f);
+		/* A trapped SMC returns to itself: step over it. */
+		write_sysreg(elr_el2, read_sysreg(elr_el2) + 4);
+		break;
+	case EC_HVC64:
+		/* The device tree says SMC: an HVC is not a PSCI call. */
+		f->x[0] = (uint64_t)-1; /* NOT_SUPPORTED */
+		break;
+	default:
+		hyp_puts("\nslat-hyp: ELR_EL2 ");
+		hyp_putx(read_sysreg(elr_el2));
+		hyp_panic("unexpected trap from EL1, ESR_EL2", esr);
+	}
+	hyp_reclaim(c);
+}
+
+/* ------------------------------------------------------- counters */
+
+static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+			 uint64_t *pages);
+
+
+/* Leaves mapping guest RAM, by size, from the table itself. */
+void hyp_report_leaves(void)
+{
+	uint64_t g, m, p;
+
+	count_leaves(&g, &m, &p);
+	hyp_puts("slat-hyp: guest RAM leaves");
+	hyp_put_kv("1G", g);
+	hyp_put_kv("2M", m);
+	hyp_put_kv("4K", p);
+	hyp_puts("\n");
+}
+
+static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+			 uint64_t *pages)
+{
+	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+
+	*blocks_1g = *blocks_2m = *pages = 0;
+	while (ipa < end) {
+		struct slat_leaf leaf;
+
+		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) != SLAT_OK) {
+			ipa += HYP_GRANULE;
+			continue;
+		}
+		if (leaf.size >= (1ull << 30))
+			(*blocks_1g)++;
+		else if (leaf.size >= (2ull << 20))
+			(*blocks_2m)++;
+		else
+			(*pages)++;
+		ipa = slat_ipa_v(leaf.base) + leaf.size;
+	}
+}
+
+static void report_cpu(const struct hyp_cpu *c)
+{
+	hyp_puts("slat-hyp: cpu");
+	hyp_putu(c->index);
+	hyp_put_kv("exits", c->exits);
+	hyp_put_kv("s2_translation", c->faults[HYP_F_TRANSLATION]);
+	hyp_put_kv("s2_device", c->faults[HYP_F_DEVICE]);
+	hyp_put_kv("s2_permission", c->faults[HYP_F_PERMISSION]);
+	hyp_put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
+	hyp_put_kv("retries", c->faults[HYP_F_RETRY]);
+	hyp_put_kv("psci", c->psci_calls);
+	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
+	hyp_put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
+	hyp_put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
+	hyp_put_kv("tlbi_ipa_local", c->tlbi.ipa_local);
+	hyp_put_kv("tlbi_vmid", c->tlbi.vmid);
+	hyp_put_kv("dc_civac_lines", c->tlbi.dcache_lines);
+	hyp_put_kv("ic_ialluis", c->tlbi.icache);
+	hyp_puts("\n");
+}
+
+void hyp_report(void)
+{
+	struct slat_stats sum;
+	uint64_t deferred, reclaimed;
+
+	slat_stats_read(&hyp_s2, &sum);
+	hyp_print_lock();
+	hyp_puts("\nslat-hyp: guest asked to power off after ");
+	hyp_putu(hyp_counter_ms());
+	hyp_puts(" ms (CNTPCT_EL0)\n");
+	for (int i = 0; i < HYP_MAX_CPUS; i++) {
+		if (!hyp_cpus[i].online && !hyp_cpus[i].exits)
+			continue;
+		report_cpu(&hyp_cpus[i]);
+		slat_stats_add(&sum, &hyp_cpus[i].stats);
+	}
+	hyp_deferred_counts(&deferred, &reclaimed);
+	hyp_puts("slat-hyp: total");
+	hyp_put_kv("maps", sum.written[SLAT_WRITE_LEAF]);
+	hyp_put_kv("table_pages", sum.pages_alloc - sum.pages_freed);
+	hyp_put_kv("pool_pages", hyp_pool_pages_used());
+	hyp_put_kv("lost_races", sum.retries);
+	hyp_put_kv("dcache_bytes", sum.dcache_bytes);
+	hyp_put_kv("icache_calls", sum.icache_calls);
+	hyp_put_kv("tlbi_hook_ipa", sum.tlbi[SLAT_TLBI_IPA]);
+	hyp_put_kv("tlbi_hook_ipa_local", sum.tlbi[SLAT_TLBI_IPA_LOCAL]);
+	hyp_put_kv("tlbi_hook_range", sum.tlbi[SLAT_TLBI_RANGE]);
+	hyp_put_kv("tlbi_hook_vmid", sum.tlbi[SLAT_TLBI_VMID]);
+	hyp_put_kv("deferred_frees", deferred);
+	hyp_put_kv("reclaimed", reclaimed);
+	hyp_puts("\n");
+	hyp_report_leaves();
+	hyp_log_report();
+	hyp_print_unlock();
+}
