@@ -294,13 +294,14 @@ static void must(int ret, const char *what)
 
 static void log_enable(void)
 {
-	uint64_t need = slat_pages_needed(&hyp_s2, SLAT_OP_SPLIT,
-					  slat_ipa(HYP_GUEST_RAM),
-					  HYP_GUEST_RAM_SIZE);
+	int64_t need = slat_pages_needed(
+		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_SPLIT,
+				   .ipa = slat_ipa(HYP_GUEST_RAM),
+				   .size = HYP_GUEST_RAM_SIZE));
 
 	slat_page_cache_init(&big_cache, big_pages, 1024);
-	if (need > 1024)
-		hyp_panic("split needs pages", need);
+	if (need < 0 || need > 1024)
+		hyp_panic("split needs pages", (uint64_t)need);
 	hyp_cache_fill(&big_cache, (uint32_t)need);
 	mmu_write_lock();
 	__atomic_store_n(&logging, true, __ATOMIC_RELEASE);

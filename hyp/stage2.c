@@ -135,8 +135,12 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 	int ret;
 
 	c->faults[r->device ? HYP_F_DEVICE : HYP_F_TRANSLATION]++;
-	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
-		&hyp_s2, SLAT_OP_MAP, slat_ipa(base), size));
+	/* Counted beside the other vCPUs, whose faults only lower it. */
+	int64_t need = slat_pages_needed(
+		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(base),
+				   .size = size, .pa = slat_pa(base),
+				   .attrs = attrs, .flags = flags));
+	hyp_cache_fill(&c->cache, need < 0 ? 0 : (uint32_t)need);
 	hyp_walk_begin(c);
 	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
 		       SLAT_OP(.flags = flags, .cache = &c->cache));
@@ -154,12 +158,17 @@ static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
 	uint64_t base = ipa & ~(size - 1);
 	int ret;
 
+	uint32_t perms = exec ? SLAT_X : SLAT_W;
+	int64_t need;
+
 	c->faults[HYP_F_PERMISSION]++;
-	hyp_cache_fill(&c->cache, (uint32_t)slat_pages_needed(
-		&hyp_s2, SLAT_OP_RELAX, slat_ipa(base), size));
+	need = slat_pages_needed(
+		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_RELAX, .ipa = slat_ipa(base),
+				   .size = size, .attrs = perms,
+				   .flags = SLAT_SHARED));
+	hyp_cache_fill(&c->cache, need < 0 ? 0 : (uint32_t)need);
 	hyp_walk_begin(c);
-	ret = slat_relax(&hyp_s2, slat_ipa(base), size,
-			 exec ? SLAT_X : SLAT_W,
+	ret = slat_relax(&hyp_s2, slat_ipa(base), size, perms,
 			 SLAT_OP(.flags = SLAT_SHARED, .cache = &c->cache));
 	hyp_walk_end(c);
 	return ret;

@@ -10,6 +10,7 @@ once in its file (not applied), or that does not build, fails the run: the
 list must follow the code.
 
   tests/mutate.py [--only ID,...] [--list] [--keep DIR] [--jobs N]
+                  [--no-baseline]
 
 Slow (a build and up to a whole suite per mutation): run it by hand, not in
 CI. The last result is in tests/README.md.
@@ -298,6 +299,9 @@ def main():
                     help="only check that every mutation applies")
     ap.add_argument("--keep", help="work in DIR (kept) instead of a temporary one")
     ap.add_argument("--jobs", type=int, default=2, help="build and test jobs")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the unmutated tree's run of the suite (only "
+                    "when it is known to pass)")
     a = ap.parse_args()
     muts = MUTATIONS
     if a.only:
@@ -330,6 +334,12 @@ def main():
     if run(["cmake", "--build", build, "-j%d" % a.jobs], work, log):
         print("the unmutated tree does not build: see " + log)
         return 2
+    # A suite that fails without a mutation would "kill" every one.
+    for phase in [] if a.no_baseline else PHASES:
+        if run(["ctest", "--stop-on-failure", "-j%d" % a.jobs,
+                "--timeout", "900"] + phase, build, log):
+            print("the unmutated tree fails its tests: see " + log)
+            return 2
     results = []
     for m in muts:
         t0 = time.time()

@@ -544,7 +544,7 @@ static void bad_arguments_are_refused(void **state)
 	assert_int_equal(slat_hw_access(&f->t, slat_ipa(ia_end),
 					SLAT_ACCESS_READ, &r),
 			 SLAT_E_RANGE);
-	assert_int_equal(slat_hw_access(&f->t, slat_ipa(G1), 4, &r),
+	assert_int_equal(slat_hw_access(&f->t, slat_ipa(G1), 8, &r),
 			 SLAT_E_INVAL);
 	assert_int_equal(slat_hw_access(&f->t, slat_ipa(G1), SLAT_ACCESS_WRITE,
 					NULL),

@@ -368,7 +368,8 @@ static const struct err_case errs[] = {
 	{ "dirty_read: no bitmap", E_DIRTY, G1, 0x1000, 0, 0, SLAT_FLUSH_VMID, SLAT_E_INVAL, HWDIRTY, 0 },
 
 	{ "hw_access: beyond ia_bits", E_HW, 0, 0, 0, SLAT_ACCESS_WRITE, 0, SLAT_E_RANGE, ANY, IA_IPA },
-	{ "hw_access: no such access", E_HW, G1, 0, 0, 4, 0, SLAT_E_INVAL, ANY, 0 },
+	{ "hw_access: no such access", E_HW, G1, 0, 0, 8, 0, SLAT_E_INVAL, ANY, 0 },
+	{ "hw_access: an EL0 instruction fetch as a data access", E_HW, G1, 0, 0, SLAT_ACCESS_USER | SLAT_ACCESS_EXEC_EL1, 0, SLAT_E_INVAL, ANY, 0 },
 };
 
 static void every_error_leaves_the_table_unchanged(void **state)

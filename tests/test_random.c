@@ -2306,7 +2306,7 @@ static const char *fault_name(enum slat_fault f)
 /* The permission an access needs. */
 static uint32_t access_needs(unsigned access)
 {
-	switch (access) {
+	switch (access & ~SLAT_ACCESS_USER) {
 	case SLAT_ACCESS_READ: return SLAT_R;
 	case SLAT_ACCESS_WRITE: return SLAT_W;
 	case SLAT_ACCESS_EXEC_EL1: return SLAT_XK;
@@ -2338,8 +2338,13 @@ static void op_hw_access(void)
 	unsigned access = (unsigned)below(4);
 	static const char *const an[] = { "read", "write", "exec-el1",
 					  "exec-el0" };
+	/* a data access made at EL0, sometimes */
+	bool user = access <= SLAT_ACCESS_WRITE && chance(25);
 	snprintf(R.opdesc, sizeof(R.opdesc),
-		 "slat_hw_access(ipa %#" PRIx64 ", %s)", ipa, an[access]);
+		 "slat_hw_access(ipa %#" PRIx64 ", %s%s)", ipa,
+		 user ? "el0 " : "", an[access]);
+	if (user)
+		access |= SLAT_ACCESS_USER;
 	struct check_leaf l;
 	int k = checker_leaf_at(&R.ck, ipa, &l);
 	CHECK(k >= 0, "raw walk: %s", R.ck.msg);
@@ -2378,6 +2383,11 @@ static void op_hw_access(void)
 		want = SLAT_FAULT_ACCESS_FLAG;
 	else if (!(perms & access_needs(access)))
 		want = SLAT_FAULT_PERMISSION;
+	/* stage 1 keeps EL0 out of privileged memory (AP[1]); stage 2 and
+	 * EPT do not see the level of a data access */
+	else if ((access & SLAT_ACCESS_USER) &&
+		 R.cfg.format == SLAT_FMT_ARM_S1 && !(run.attrs & SLAT_USER))
+		want = SLAT_FAULT_PERMISSION;
 	CHECK(res.fault == want && res.level == l.level,
 	      "fault %s at level %d, expected %s at level %d (leaf %#" PRIx64
 	      "+%#" PRIx64 " pte %#018" PRIx64 ")",
@@ -2391,7 +2401,7 @@ static void op_hw_access(void)
 		if (af == CHECK_AF_HW_SETS)
 			model_set_young(R.m, l.base, l.base + l.size,
 					MODEL_YOUNG);
-		if (access == SLAT_ACCESS_WRITE)
+		if ((access & ~SLAT_ACCESS_USER) == SLAT_ACCESS_WRITE)
 			model_set_dirty(R.m, l.base, l.base + l.size, true);
 		struct slat_leaf sl;
 		CHECK(slat_lookup(&R.t, slat_ipa(ipa), &sl) == SLAT_OK &&
@@ -3453,7 +3463,9 @@ static void op_bad(void)
 				ipa = R.ia_end + below(R.ia_end);
 				want = SLAT_E_RANGE;
 			} else {
-				access = 4 + (unsigned)below(100);
+				/* an EL0 fetch (that is EXEC_EL0), or
+				 * no kind at all */
+				access = 6 + (unsigned)below(100);
 				want = SLAT_E_INVAL;
 			}
 			break;

@@ -152,6 +152,7 @@ static void split_skips_levels_that_cannot_hold_blocks(void **state)
 				  SLAT_OP(.flags = SLAT_MAP_CAP(21),
 					  .cache = &f.cache)),
 			 SLAT_OK);
+	topup_map(&f, G1, G1, PA_BASE + G1, SLAT_RW, SLAT_MAP_PAGES);
 	assert_int_equal(slat_map(&f.t, slat_ipa(G1), G1, slat_pa(PA_BASE + G1),
 				  SLAT_RW,
 				  SLAT_OP(.flags = SLAT_MAP_PAGES,

@@ -165,8 +165,12 @@ static void case_unlink_stats(void)
 	ST_CHECK(slat_hosted_cache_init(&c, 4) == SLAT_OK, "cache");
 	st_topup(&S, &c, 2);
 
-	/* virt_to_phys: 1st call for T2, 2nd for T3 (before its link). */
-	arm(HOOK_VIRT_TO_PHYS, 2, unlink_stats_c);
+	/*
+	 * virt_to_phys: calls 1 and 2 check the chain's two pages, 3 is for
+	 * T2's descriptor; 4 checks T3's page, 5 is for its descriptor
+	 * (before its link, T2 linked).
+	 */
+	arm(HOOK_VIRT_TO_PHYS, 5, unlink_stats_c);
 	int ret = shared_map(16 * GIB + G4K, G4K, &c);
 	ST_CHECK(trigger_on == HOOK_NONE, "the interleaving did not happen");
 	ST_CHECK(ret == SLAT_OK, "walker A: map of one page = %s",
@@ -431,8 +435,10 @@ static void case_ept_split_refcount(void)
 			  ATTRS, SLAT_OP(.cache = &c)) == SLAT_OK,
 		 "set-up map");
 
-	/* Walker R adds execute to one page: it splits the block. */
-	arm(HOOK_VIRT_TO_PHYS, 1, ept_split_c);
+	/* Walker R adds execute to one page: it splits the block. Its
+	 * second virt_to_phys call (the first checks the page) is for the
+	 * new table's descriptor, after the pop, before the swap. */
+	arm(HOOK_VIRT_TO_PHYS, 2, ept_split_c);
 	void *top = c.pages[c.nr - 1];
 	slat_hosted_rcu_read_lock();
 	int ret = slat_relax(&S.t, slat_ipa(y + G4K), G4K, SLAT_R | SLAT_X,
