@@ -298,7 +298,9 @@ static void gen_items(struct gen *g)
 	bool exec = g->fl != FL_AT;
 	for (unsigned i = 0; i < items; i++) {
 		int lv[4], n = 0;
-		for (int l = g->geo.start_level; l <= 3; l++)
+		/* no leaf at level -1 (LPA2's 4K start) */
+		for (int l = g->geo.start_level < 0 ? 0 : g->geo.start_level;
+		     l <= 3; l++)
 			if ((g->geo.leaf_levels & (1u << l)) &&
 			    lvl_size(g, l) <= g->iwin_size / 2 &&
 			    lvl_size(g, l) <= g->pwin_size)
@@ -605,7 +607,7 @@ static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 	if (fl == FL_AT) {
 		/* a window of a few of the largest leaves, anywhere */
 		uint64_t top = g.G;
-		for (int l = 3; l >= g.geo.start_level; l--)
+		for (int l = 3; l >= g.geo.start_level && l >= 0; l--)
 			if (g.geo.leaf_levels & (1u << l))
 				top = lvl_size(&g, l);
 		g.iwin_size = 4 * top;
