@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slat/hosted.h>
 #include <slat/slat.h>
@@ -48,7 +49,7 @@
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
-#define JSON_SCHEMA 2
+#define JSON_SCHEMA 3
 
 /* ---- configuration ---- */
 
@@ -62,10 +63,30 @@ static struct {
 	unsigned size_shift;
 	int reps;
 	bool json;
+	bool count_floor;  /* callgrind counts the floor, not the operation */
 	const char *only;
 	struct slat_config cfg;
 	struct slat_geometry geo;
-} opt = { BF_ARM_S2, 4096, 0, 7, false, NULL, { 0 }, { 0 } };
+} opt = { BF_ARM_S2, 4096, 0, 9, false, false, NULL, { 0 }, { 0 } };
+
+/* The machine's load: on a machine busier than its CPUs the wall clock
+ * measures the scheduler too, so the run says so. */
+static struct {
+	long cpus;
+	double before[3], after[3];
+	double peak;  /* the highest 1-minute load average seen */
+} mach;
+
+static void note_load(double l)
+{
+	if (l > mach.peak)
+		mach.peak = l;
+}
+
+static bool loaded(void)
+{
+	return mach.cpus > 0 && mach.peak > (double)mach.cpus;
+}
 
 /* The peer's configuration: its figures are shown only there. */
 static bool peer_config(void)
@@ -113,20 +134,29 @@ enum op {
 	OP_WRPROTECT,      /* SLAT_FLUSH_RANGE */
 	OP_AGE,            /* test and clear the access flag */
 	OP_PROMOTE,        /* recover: promote to level-2 blocks, FLUSH_VMID */
+	OP_DIRTY_READ,     /* read the hardware dirty state */
+	OP_DIRTY_CLEAR,    /* read and clear it, SLAT_FLUSH_RANGE */
 };
 
 enum floor_kind { FLOOR_STORE, FLOOR_STORE_ZERO, FLOOR_LOAD };
 
 static const char *const floor_names[] = { "store", "store-zero", "load" };
 
+/* Every target is judged on the CPU-time median (the wall clock also
+ * measures the scheduler on a loaded machine) and, by bench/callgrind.sh,
+ * on instructions per leaf. */
 enum target_kind {
 	TGT_NONE,
-	TGT_NS,             /* ns/leaf <= a */
-	TGT_NS_AND_FLOOR,   /* ns/leaf <= a and x floor <= b */
-	TGT_FLOOR,          /* x floor <= b */
-	TGT_VISITED_PEER,   /* visited <= a and >= b x faster than the peer
-			       (other configurations: <= the minimal walk) */
+	TGT_PEER_X,         /* >= tv x faster than KVM (arm-s2 4K only) */
+	TGT_FLOOR_X,        /* <= tv x the floor */
+	TGT_VISITED_PEER,   /* visited <= the walk that knows nothing, and
+			       >= tv x faster than KVM (arm-s2 4K only) */
 };
+
+static const char *const target_names[] = { "-", "peer-x", "floor-x",
+					     "visited-peer-x" };
+
+#define PEER_SRC "peer-figures.md"
 
 struct scenario {
 	const char *id, *key;
@@ -137,71 +167,100 @@ struct scenario {
 	enum layout after;       /* the layout the operation leaves */
 	enum op op;
 	enum floor_kind floor;
-	double peer_ns, peer_x;  /* 0: no figure */
-	const char *peer_src;
+	uint32_t features;       /* SLAT_FEAT_* beyond the bench's own */
+	/* KVM's figures as published in peer-figures.md (thread CPU time,
+	 * median, and callgrind instructions per leaf; 0: none) and its row */
+	double peer_ns, peer_ir;
+	const char *peer_row;
 	enum target_kind tk;
-	double ta, tb;
+	double tv;
 	bool extra;
 	const char *note;
 };
 
 static const struct scenario scenarios[] = {
 	{ "1", "map_pages", "map %s as %s pages in one call (SLAT_MAP_PAGES)",
-	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP, FLOOR_STORE,
-	  13.5, 48, "peer-figures.md", TGT_NS_AND_FLOOR, 1.0, 3.0, false,
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP, FLOOR_STORE, 0,
+	  14.7, 251.6, "1 map 1 GiB as 4K, one call", TGT_PEER_X, 30, false,
 	  NULL },
 	{ "2", "fault_path", "map %s as %s pages, one call per page, "
 	  "SLAT_SHARED (the fault path)",
-	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH_SHARED, FLOOR_STORE,
-	  39.4, 139, "peer-figures.md", TGT_NS, 15.0, 0, false, NULL },
-	{ "3", "unmap_pages", "unmap %s of %s pages in one call "
-	  "(SLAT_FLUSH_RANGE)",
-	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO,
-	  6.95, 25, "peer-figures.md", TGT_NS, 1.5, 0, false,
-	  "whole tables are unlinked with one store each: see 12 for the "
-	  "per-leaf cost" },
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH_SHARED, FLOOR_STORE, 0,
+	  46.9, 776.2, "2 fault path: one call per 4K page, shared",
+	  TGT_PEER_X, 6, false, NULL },
+	{ "3", "unmap_pages", "unmap %s of %s pages in one call, KVM's duties "
+	  "(SLAT_FLUSH_RANGE, no FWB)",
+	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO, 0,
+	  9.90, 125.4, "3 unmap 1 GiB of 4K, KVM's work", TGT_PEER_X, 10,
+	  false,
+	  "libslat cleans and invalidates every cacheable leaf to the PoC after "
+	  "the range TLBI (no stale entry after); whole tables are unlinked "
+	  "with one store each: see 12 for the per-leaf clear" },
 	{ "4", "map_l2_blocks", "map %s as %s blocks in one call",
-	  16 * GIB, 16 * GIB, LAY_NONE, LAY_L2, OP_MAP, FLOOR_STORE,
-	  0, 0, NULL, TGT_NONE, 0, 0, false, NULL },
+	  16 * GIB, 16 * GIB, LAY_NONE, LAY_L2, OP_MAP, FLOOR_STORE, 0,
+	  16.2, 264.0, "4 map 16 GiB as 2M blocks", TGT_PEER_X, 30, false,
+	  NULL },
 	{ "5", "split_l2_blocks", "split %s of %s blocks into pages",
-	  16 * GIB, 16 * GIB, LAY_L2, LAY_PAGES, OP_SPLIT, FLOOR_STORE,
-	  13.8, 45, "peer-figures.md", TGT_NS, 1.5, 0, false, NULL },
+	  16 * GIB, 16 * GIB, LAY_L2, LAY_PAGES, OP_SPLIT, FLOOR_STORE, 0,
+	  16.0, 266.8, "5 split 16 GiB of 2M to 4K", TGT_FLOOR_X, 1.2, false,
+	  NULL },
 	{ "6", "split_l1_blocks", "split %s of %s blocks into pages",
-	  16 * GIB, 16 * GIB, LAY_L1, LAY_PAGES, OP_SPLIT, FLOOR_STORE,
-	  14.1, 0, "issue 10", TGT_NS, 1.5, 0, false, NULL },
+	  16 * GIB, 16 * GIB, LAY_L1, LAY_PAGES, OP_SPLIT, FLOOR_STORE, 0,
+	  17.7, 266.7, "6 split 16 GiB of 1G to 4K", TGT_FLOOR_X, 1.2, false,
+	  NULL },
 	{ "7", "split_already_split", "split %s that is already %s pages "
 	  "(nothing to do)",
-	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT, FLOOR_LOAD,
-	  3.6, 11.5, "peer-figures.md", TGT_VISITED_PEER, 8200, 100.0, false,
-	  NULL },
+	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT, FLOOR_LOAD, 0,
+	  5.26, 59.2, "7 split 16 GiB already 4K (KVM walks every level)",
+	  TGT_VISITED_PEER, 100, false, NULL },
 	{ "8", "wrprotect", "write-protect %s of %s pages (SLAT_FLUSH_RANGE)",
-	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_WRPROTECT, FLOOR_STORE,
-	  4.0, 14, "peer-figures.md", TGT_NS, 1.0, 0, false, NULL },
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_WRPROTECT, FLOOR_STORE, 0,
+	  7.73, 79.2, "8 write-protect 1 GiB of 4K", TGT_PEER_X, 10, false,
+	  NULL },
 	{ "9", "test_clear_young", "test and clear the access flag over %s "
 	  "of %s pages (all young)",
-	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_AGE, FLOOR_STORE,
-	  2.65, 9.4, "peer-figures.md", TGT_NS, 1.0, 0, false, NULL },
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_AGE, FLOOR_STORE, 0,
+	  4.63, 58.2, "9 test-and-clear young 1 GiB (all young)", TGT_PEER_X,
+	  10, false, NULL },
 	{ "10", "promote", "recover (promote) %s of %s pages into level-2 "
 	  "blocks (SLAT_FLUSH_VMID)",
-	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_L2, OP_PROMOTE, FLOOR_LOAD,
-	  0, 0, NULL, TGT_FLOOR, 0, 3.0, false, NULL },
+	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_L2, OP_PROMOTE, FLOOR_LOAD, 0,
+	  6.58, 66.6, "10 back to 2M (KVM refaults: a different operation)",
+	  TGT_FLOOR_X, 2, false, NULL },
 	{ "11", "map_big_blocks", "map %s with %s blocks (the largest) in one "
 	  "call",
-	  64 * GIB, 64 * GIB, LAY_NONE, LAY_BIG, OP_MAP, FLOOR_STORE,
-	  0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
+	  64 * GIB, 64 * GIB, LAY_NONE, LAY_BIG, OP_MAP, FLOOR_STORE, 0,
+	  0, 0, NULL, TGT_NONE, 0, true, NULL },
 	{ "12", "unmap_leaf_by_leaf", "unmap %s of %s pages but the first of "
 	  "each table, one call per table (SLAT_FLUSH_RANGE)",
-	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_UNMAP_LEAVES, FLOOR_STORE_ZERO,
-	  0, 0, NULL, TGT_NONE, 0, 0, true,
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_UNMAP_LEAVES, FLOOR_STORE_ZERO, 0,
+	  0, 0, NULL, TGT_NONE, 0, true,
 	  "no table goes as a whole: every leaf is cleared (compare with 3)" },
 	{ "13", "fault_path_exclusive", "map %s as %s pages, one call per "
 	  "page, exclusive (compare with 2)",
-	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH, FLOOR_STORE,
-	  0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH, FLOOR_STORE, 0,
+	  47.5, 777.2, "2x the same, exclusive", TGT_NONE, 0, true, NULL },
 	{ "14", "split_already_split_no_skip", "split %s that is already %s "
 	  "pages, walking every level (SLAT_SPLIT_NO_SKIP, compare with 7)",
 	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT_NO_SKIP,
-	  FLOOR_LOAD, 0, 0, NULL, TGT_NONE, 0, 0, true, NULL },
+	  FLOOR_LOAD, 0, 5.26, 59.2,
+	  "7 split 16 GiB already 4K, walking every level", TGT_PEER_X, 4,
+	  true, NULL },
+	{ "15", "unmap_pages_fwb", "unmap %s of %s pages in one call with FWB "
+	  "(SLAT_FLUSH_RANGE, compare with 3)",
+	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO,
+	  SLAT_FEAT_FWB, 6.44, 102.4, "3f unmap, FWB and range TLBI on both",
+	  TGT_NONE, 0, true, "FWB: no cache maintenance is needed" },
+	{ "16", "dirty_read", "read the hardware dirty state of %s of %s "
+	  "pages (all dirty)",
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_DIRTY_READ, FLOOR_LOAD,
+	  SLAT_FEAT_HWDIRTY, 0, 0, NULL, TGT_FLOOR_X, 2, true,
+	  "every page written by slat_hw_access() before the clock starts" },
+	{ "17", "dirty_read_clear", "read and clear the hardware dirty state "
+	  "of %s of %s pages (all dirty, SLAT_FLUSH_RANGE)",
+	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_DIRTY_CLEAR, FLOOR_LOAD,
+	  SLAT_FEAT_HWDIRTY, 0, 0, NULL, TGT_FLOOR_X, 2, true,
+	  "every page written by slat_hw_access() before the clock starts" },
 };
 
 #define NR_SC ((int)(sizeof(scenarios) / sizeof(scenarios[0])))
@@ -249,6 +308,9 @@ static const char *unsupported(const struct scenario *sc)
 {
 	if ((sc->before == LAY_L1 || sc->after == LAY_L1) && !leaf_ok(1))
 		return "no level-1 blocks in this configuration";
+	if ((sc->features & SLAT_FEAT_FWB) && opt.format != BF_ARM_S2)
+		return "FWB is an Arm stage-2 feature (EPT has no cache "
+		       "maintenance: 3 is the same)";
 	return NULL;
 }
 
@@ -267,12 +329,24 @@ static uint64_t sc_size(const struct scenario *sc)
 
 /* ---- results ---- */
 
+/* A time in both clocks: the thread's CPU time and the wall clock. */
+struct tpair {
+	uint64_t cpu, wall;
+};
+
+/* Per leaf (per entry for the floor) from the samples of both clocks. */
+struct figures {
+	double median, min;
+};
+
 struct result {
 	bool ran;
 	uint64_t size, leaves;
-	double median_ns, min_ns;     /* per leaf */
-	double run_ns;                /* median per run */
-	double floor_ns;              /* per entry, median */
+	struct figures cpu, wall;     /* per leaf */
+	double cpu_run, wall_run;     /* median per run */
+	struct figures floor_cpu, floor_wall; /* per entry, median */
+	uint64_t floor_entries;       /* in one floor sample */
+	double load;                  /* 1-minute load average at the start */
 	struct slat_stats st;         /* of the last timed run */
 	uint64_t table_pages;         /* live after the operation, root included */
 	uint64_t mapped;              /* bytes mapped after the operation */
@@ -280,8 +354,9 @@ struct result {
 	uint64_t min_walk;            /* entries above the leaf level (7) */
 	uint64_t skip_walk;           /* the same, less the tables known to
 					 hold no block (7, exact) */
+	int64_t dirty;                /* pages slat_dirty_read() reported */
 	bool has_target, pass;
-	char target_text[128];
+	char target_text[160];
 	int failures;
 	char failure[8][160];
 };
@@ -309,6 +384,8 @@ struct env {
 	struct slat_table t;
 	struct slat_page_cache cache;
 	struct slat_stats vcpu;  /* the shared calls' own counters */
+	uint64_t *bitmap;        /* for slat_dirty_read(): a bit per page */
+	size_t words;
 };
 
 #define MAP_PA_OFF 0x8000000000ull  /* PA = IPA + this */
@@ -321,12 +398,26 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct tpair now2(void)
+{
+	struct tpair t;
+
+	t.wall = clock_ns(CLOCK_MONOTONIC);
+	t.cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return t;
+}
+
+static struct tpair elapsed(struct tpair t0, struct tpair t1)
+{
+	return (struct tpair){ t1.cpu - t0.cpu, t1.wall - t0.wall };
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -336,31 +427,61 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t median(uint64_t *v, int n)
+/* Median and minimum of @n samples (sorted in place), divided by @per. */
+static struct figures stats_of(uint64_t *v, int n, double per)
 {
+	struct figures f;
+
 	qsort(v, (size_t)n, sizeof(*v), cmp_u64);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	f.median = (n % 2 ? (double)v[n / 2] :
+			    ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / per;
+	f.min = (double)v[0] / per;
+	return f;
 }
 
 /* The clock around the timed region; @collect: the run callgrind counts. */
-static uint64_t clock_start(bool collect)
+static struct tpair clock_start(bool collect)
 {
-	uint64_t t = now_ns();
+	struct tpair t = now2();
 
 	if (collect)
 		CALLGRIND_TOGGLE_COLLECT;
 	return t;
 }
 
-static uint64_t clock_stop(bool collect)
+static struct tpair clock_stop(bool collect)
 {
 	if (collect)
 		CALLGRIND_TOGGLE_COLLECT;
-	return now_ns();
+	return now2();
 }
 
-static void env_init(struct env *e)
+/* The load averages of /proc/loadavg (1, 5, 15 minutes); -1 if unreadable
+ * (not Linux): the figures are then printed without it. */
+static void loadavg(double la[3])
 {
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	la[0] = la[1] = la[2] = -1;
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &la[0], &la[1], &la[2]) != 3)
+		la[0] = la[1] = la[2] = -1;
+	fclose(f);
+}
+
+static double load1(void)
+{
+	double la[3];
+
+	loadavg(la);
+	return la[0];
+}
+
+/* @features: the scenario's own, beyond the bench's configuration. */
+static void env_init(struct env *e, uint32_t features, uint64_t size)
+{
+	struct slat_config cfg = opt.cfg;
 	/* Tables for 16 GiB of 4K pages are 32 MiB; a split's worst-case
 	 * cache as much again. Memory is committed as it is touched. */
 	uint64_t arena = 256 * MIB;
@@ -371,17 +492,23 @@ static void env_init(struct env *e)
 	if (rc < 0)
 		die("slat_hosted_init", rc);
 	/* its shared scenarios run on this thread alone */
-	rc = slat_table_init(&e->t, &opt.cfg, slat_hosted_ops_serial(), &e->h);
+	cfg.features |= features;
+	rc = slat_table_init(&e->t, &cfg, slat_hosted_ops_serial(), &e->h);
 	if (rc < 0)
 		die("slat_table_init", rc);
 	e->h.table = &e->t;
 	rc = slat_hosted_cache_init(&e->cache, e->h.nr_pages);
 	if (rc < 0)
 		die("slat_hosted_cache_init", rc);
+	e->words = (size / opt.granule + 63) / 64;
+	e->bitmap = calloc(e->words, sizeof(uint64_t));
+	if (!e->bitmap)
+		die("dirty bitmap", SLAT_E_NOMEM);
 }
 
 static void env_fini(struct env *e)
 {
+	free(e->bitmap);
 	slat_hosted_cache_drain(&e->h, &e->cache);
 	slat_hosted_cache_fini(&e->cache);
 	slat_table_destroy(&e->t);
@@ -524,16 +651,18 @@ static void floor_init(struct floor *f, uint64_t n, enum floor_kind kind)
 	f->sink = 0;
 }
 
-/* ns for f->passes passes, after one untimed pass (warm, as the table
- * pages are: the page cache was just filled with zeroed pages). */
-static uint64_t floor_sample(struct floor *f)
+/* Both clocks for f->passes passes, after one untimed pass (warm, as the
+ * table pages are: the page cache was just filled with zeroed pages);
+ * @collect: the sample callgrind counts (--count-floor). */
+static struct tpair floor_sample(struct floor *f, bool collect)
 {
 	volatile uint64_t *buf = f->buf;
-	uint64_t n = f->n, sink = 0, t0 = 0;
+	uint64_t n = f->n, sink = 0;
+	struct tpair t0 = { 0, 0 };
 
 	for (uint64_t q = 0; q <= f->passes; q++) {
 		if (q == 1)
-			t0 = now_ns();
+			t0 = clock_start(collect);
 		switch (f->kind) {
 		case FLOOR_STORE: {
 			uint64_t pte = MAP_PA_OFF | 0x7ff;
@@ -552,7 +681,7 @@ static uint64_t floor_sample(struct floor *f)
 			break;
 		}
 	}
-	t0 = now_ns() - t0;
+	t0 = elapsed(t0, clock_stop(collect));
 	f->sink += sink;
 	return t0;
 }
@@ -624,12 +753,33 @@ static uint64_t writes(const struct slat_stats *s)
 	return n;
 }
 
+/* The updates in place (8, 9, 16, 17): an attribute store per leaf (none
+ * for a read), and no invalidation by IPA: one for the call, or none where
+ * a stale entry is harmless (the access flag) or nothing changed. */
+static void check_in_place(const struct scenario *sc, struct result *r)
+{
+	const struct slat_stats *s = &r->st;
+	uint64_t attr = sc->op == OP_DIRTY_READ ? 0 : r->leaves;
+	uint64_t once = sc->op == OP_WRPROTECT || sc->op == OP_DIRTY_CLEAR;
+
+	check_eq(r, "attribute writes", s->written[SLAT_WRITE_ATTR], attr);
+	check_eq(r, "other writes", writes(s) - s->written[SLAT_WRITE_ATTR], 0);
+	check_eq(r, "by-IPA invalidations",
+		 s->tlbi[SLAT_TLBI_IPA] + s->tlbi[SLAT_TLBI_IPA_LOCAL], 0);
+	check_eq(r, "range and VMID invalidations",
+		 s->tlbi[SLAT_TLBI_RANGE] + s->tlbi[SLAT_TLBI_VMID], once);
+	if (sc->op == OP_DIRTY_READ || sc->op == OP_DIRTY_CLEAR)
+		check_eq(r, "dirty pages reported", (uint64_t)r->dirty,
+			 r->leaves);
+}
+
 /* The exact work each operation must do, from its semantics. */
 static void check_counts(const struct scenario *sc, struct result *r,
 			 uint64_t tables_before)
 {
 	const struct slat_stats *s = &r->st;
 	bool arm = opt.format == BF_ARM_S2;
+	bool cmo = arm && !(sc->features & SLAT_FEAT_FWB);
 	uint64_t size = r->size, leaf_after;
 	int lvl_after = sc->after == LAY_NONE ? SLAT_LAST_LEVEL :
 						layout_level(sc->after);
@@ -669,8 +819,8 @@ static void check_counts(const struct scenario *sc, struct result *r,
 			fail_check(r, "no TLB invalidation after unmap");
 		/* Without FWB the memory is cleaned and invalidated after the
 		 * invalidation: one contiguous run. */
-		check_eq(r, "D-cache calls", s->dcache_calls, arm ? 1 : 0);
-		check_eq(r, "D-cache bytes", s->dcache_bytes, arm ? size : 0);
+		check_eq(r, "D-cache calls", s->dcache_calls, cmo ? 1 : 0);
+		check_eq(r, "D-cache bytes", s->dcache_bytes, cmo ? size : 0);
 		break;
 	case OP_UNMAP_LEAVES:
 		check_eq(r, "clears", s->written[SLAT_WRITE_CLEAR], r->leaves);
@@ -710,21 +860,10 @@ static void check_counts(const struct scenario *sc, struct result *r,
 		check_eq(r, "D-cache calls", s->dcache_calls, 0);
 		break;
 	case OP_WRPROTECT:
-		check_eq(r, "attribute writes", s->written[SLAT_WRITE_ATTR],
-			 r->leaves);
-		check_eq(r, "other writes", writes(s) -
-			 s->written[SLAT_WRITE_ATTR], 0);
-		check_eq(r, "by-IPA invalidations",
-			 s->tlbi[SLAT_TLBI_IPA] + s->tlbi[SLAT_TLBI_IPA_LOCAL], 0);
-		if (tlbis(s) < 1)
-			fail_check(r, "no TLB invalidation after wrprotect");
-		break;
 	case OP_AGE:
-		check_eq(r, "attribute writes", s->written[SLAT_WRITE_ATTR],
-			 r->leaves);
-		check_eq(r, "other writes", writes(s) -
-			 s->written[SLAT_WRITE_ATTR], 0);
-		check_eq(r, "TLB invalidations", tlbis(s), 0);
+	case OP_DIRTY_READ:
+	case OP_DIRTY_CLEAR:
+		check_in_place(sc, r);
 		break;
 	case OP_PROMOTE:
 		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
@@ -748,211 +887,330 @@ static int max_level_l2(void *arg, slat_ipa_t ipa)
 	return 2;
 }
 
+static uint64_t leaves_of(const struct scenario *sc, uint64_t size)
+{
+	switch (sc->op) {
+	case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+		return size / lsize(layout_level(sc->after));
+	case OP_UNMAP:
+		return size / lsize(layout_level(sc->before));
+	case OP_UNMAP_LEAVES:
+		return size / opt.granule - size / lsize(2);
+	default:
+		return size / opt.granule;
+	}
+}
+
+/* Every page dirty as the CPU leaves it: the map installed them dirty, so
+ * clear that first, then write each page through the emulated walker. */
+static void dirty_every_page(struct env *e, uint64_t ipa, uint64_t size)
+{
+	struct slat_hw_result hr;
+	int64_t n = slat_dirty_read(&e->t, slat_ipa(ipa), size, e->bitmap,
+				    e->words, true,
+				    SLAT_OP(.flush = SLAT_FLUSH_VMID));
+
+	if (n < 0)
+		die("dirty_read (setup)", (int)n);
+	for (uint64_t a = ipa; a < ipa + size; a += opt.granule) {
+		int rc = slat_hw_access(&e->t, slat_ipa(a), SLAT_ACCESS_WRITE,
+					&hr);
+
+		if (rc != SLAT_OK || hr.fault != SLAT_FAULT_NONE)
+			die("hw_access write (setup)",
+			    rc != SLAT_OK ? rc : SLAT_E_INVAL);
+	}
+}
+
+/* Untimed: the layout before, the cache for the operation, the counters. */
+static void prepare(const struct scenario *sc, struct env *e, uint64_t ipa,
+		    uint64_t size)
+{
+	if (sc->before != LAY_NONE)
+		map_layout(e, sc->before, ipa, size);
+	switch (sc->op) {
+	case OP_MAP:
+		topup(e, SLAT_OP_MAP, ipa, size, layout_flags(sc->after));
+		break;
+	case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+		/* Page by page links what one map of pages does. */
+		topup(e, SLAT_OP_MAP, ipa, size, SLAT_MAP_PAGES);
+		/* A vCPU counts its shared calls in its own counters (as
+		 * KVM's vcpu->stat), added to the table's after. */
+		memset(&e->vcpu, 0, sizeof(e->vcpu));
+		e->cache.stats = &e->vcpu;
+		break;
+	case OP_SPLIT: case OP_SPLIT_NO_SKIP:
+		topup(e, SLAT_OP_SPLIT, ipa, size, 0);
+		break;
+	case OP_WRPROTECT:
+		topup(e, SLAT_OP_WRPROTECT, ipa, size, 0);
+		break;
+	case OP_UNMAP:
+		topup(e, SLAT_OP_UNMAP, ipa, size, 0);
+		break;
+	case OP_DIRTY_READ: case OP_DIRTY_CLEAR:
+		dirty_every_page(e, ipa, size);
+		topup(e, SLAT_OP_DIRTY_CLEAR, ipa, size, 0);
+		break;
+	default:
+		break;
+	}
+	slat_stats_reset(&e->t);
+}
+
+static int map_each(struct env *e, uint64_t ipa, uint64_t size, uint32_t fl)
+{
+	/* ... and keeps its struct slat_op, as its cache. */
+	struct slat_op vop = { .flags = fl, .cache = &e->cache };
+	uint64_t page = opt.granule;
+	int rc = SLAT_OK;
+
+	for (uint64_t a = ipa; a < ipa + size; a += page) {
+		rc = slat_map(&e->t, slat_ipa(a), page, slat_pa(MAP_PA_OFF + a),
+			      MAP_ATTRS, &vop);
+		if (rc != SLAT_OK)
+			break;
+	}
+	return rc;
+}
+
+static int unmap_leaves(struct env *e, uint64_t ipa, uint64_t size)
+{
+	uint64_t page = opt.granule, span = lsize(2);
+	int rc = SLAT_OK;
+
+	for (uint64_t a = ipa; a < ipa + size; a += span) {
+		rc = slat_unmap(&e->t, slat_ipa(a + page), span - page,
+				SLAT_OP(.flush = SLAT_FLUSH_RANGE));
+		if (rc != SLAT_OK)
+			break;
+	}
+	return rc;
+}
+
+/* The timed operation. Returns a status, or for the dirty reads the
+ * count (r->dirty) as SLAT_OK. */
+static int operate(const struct scenario *sc, struct env *e, struct result *r,
+		   uint64_t ipa, uint64_t size)
+{
+	int64_t n;
+
+	switch (sc->op) {
+	case OP_MAP:
+		return slat_map(&e->t, slat_ipa(ipa), size,
+				slat_pa(MAP_PA_OFF + ipa), MAP_ATTRS,
+				SLAT_OP(.flags = layout_flags(sc->after),
+					.cache = &e->cache));
+	case OP_MAP_EACH:
+		return map_each(e, ipa, size, 0);
+	case OP_MAP_EACH_SHARED:
+		return map_each(e, ipa, size, SLAT_SHARED);
+	case OP_UNMAP:
+		return slat_unmap(&e->t, slat_ipa(ipa), size,
+				  SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					  .cache = &e->cache));
+	case OP_UNMAP_LEAVES:
+		return unmap_leaves(e, ipa, size);
+	case OP_SPLIT: case OP_SPLIT_NO_SKIP:
+		return slat_split(&e->t, slat_ipa(ipa), size, 0,
+				  SLAT_OP(.flags = sc->op == OP_SPLIT_NO_SKIP
+							   ? SLAT_SPLIT_NO_SKIP
+							   : 0,
+					  .cache = &e->cache));
+	case OP_WRPROTECT:
+		return slat_wrprotect(&e->t, slat_ipa(ipa), size,
+				      SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					      .cache = &e->cache));
+	case OP_AGE:
+		return slat_test_clear_young(&e->t, slat_ipa(ipa), size, true,
+					     NULL);
+	case OP_PROMOTE:
+		return slat_recover(
+			&e->t, slat_ipa(ipa), size,
+			SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
+				      .max_level = max_level_l2, .arg = NULL),
+			SLAT_OP(.flush = SLAT_FLUSH_VMID));
+	case OP_DIRTY_READ: case OP_DIRTY_CLEAR:
+		n = slat_dirty_read(&e->t, slat_ipa(ipa), size, e->bitmap,
+				    e->words, sc->op == OP_DIRTY_CLEAR,
+				    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+					    .cache = &e->cache));
+		r->dirty = n;
+		return n < 0 ? (int)n : SLAT_OK;
+	}
+	return SLAT_E_INVAL;
+}
+
+/* The status of the timed call, as the scenario expects it. */
+static int status_ok(const struct scenario *sc, struct result *r, int rc)
+{
+	if (sc->op != OP_AGE)
+		return rc;
+	if (rc == SLAT_OK)
+		fail_check(r, "test_clear_young found nothing young");
+	return rc == SLAT_WAS_YOUNG ? SLAT_OK : rc;
+}
+
+static void check_bitmap(const struct env *e, struct result *r)
+{
+	uint64_t bits = 0;
+
+	for (size_t i = 0; i < e->words; i++)
+		bits += (uint64_t)__builtin_popcountll(e->bitmap[i]);
+	check_eq(r, "dirty bits in the bitmap", bits, r->leaves);
+}
+
+/* Untimed: what the operation left in the table. */
+static void check_after(const struct scenario *sc, struct env *e,
+			struct result *r, uint64_t ipa, uint64_t size)
+{
+	uint64_t page = opt.granule, span = lsize(2);
+	struct slat_leaf lf;
+
+	r->table_pages = slat_hosted_table_pages(&e->h);
+	if (sc->op == OP_UNMAP) {
+		r->mapped = 0;
+		r->min_pages = opt.geo.root_pages;
+		if (slat_lookup(&e->t, slat_ipa(ipa + size / 2), &lf) !=
+		    SLAT_E_NOENT)
+			fail_check(r, "still mapped after unmap");
+		return;
+	}
+	if (sc->op == OP_UNMAP_LEAVES) {
+		r->mapped = size / span * page;
+		r->min_pages = min_tables(SLAT_LAST_LEVEL, ipa, size);
+		check_leaves(e, r, ipa, page, SLAT_LAST_LEVEL, "first page kept");
+		if (slat_lookup(&e->t, slat_ipa(ipa + page), &lf) !=
+		    SLAT_E_NOENT)
+			fail_check(r, "second page still mapped");
+		return;
+	}
+	r->mapped = size;
+	r->min_pages = min_tables(layout_level(sc->after), ipa, size);
+	check_leaves(e, r, ipa, size, layout_level(sc->after), sc->key);
+	if (sc->op == OP_WRPROTECT)
+		check_attr(e, r, ipa + size / 2, SLAT_W, "wrprotect");
+	if (sc->op == OP_AGE)
+		check_attr(e, r, ipa + size / 2, SLAT_YOUNG, "test_clear_young");
+	if (sc->op == OP_DIRTY_CLEAR)
+		check_attr(e, r, ipa + size / 2, SLAT_DIRTY, "dirty clear");
+	if (sc->op == OP_DIRTY_READ &&
+	    (slat_lookup(&e->t, slat_ipa(ipa + size / 2), &lf) < 0 ||
+	     !(lf.attrs & SLAT_DIRTY)))
+		fail_check(r, "dirty_read without clear cleaned a page");
+	if (sc->op == OP_DIRTY_READ || sc->op == OP_DIRTY_CLEAR)
+		check_bitmap(e, r);
+}
+
+/* Pass or miss, on the CPU-time median. */
+static void judge(const struct scenario *sc, struct result *r)
+{
+	double x = r->cpu.median / r->floor_cpu.median;
+	double kvm_x = sc->peer_ns / r->cpu.median;
+	bool peer = peer_config() && sc->peer_ns > 0;
+
+	r->has_target = true;
+	switch (sc->tk) {
+	case TGT_PEER_X:
+		if (!peer) {
+			r->has_target = false;
+			break;
+		}
+		snprintf(r->target_text, sizeof(r->target_text),
+			 ">= %.0fx KVM (<= %.2f CPU ns, <= %.1f instr./leaf)",
+			 sc->tv, sc->peer_ns / sc->tv, sc->peer_ir / sc->tv);
+		r->pass = kvm_x >= sc->tv;
+		break;
+	case TGT_FLOOR_X:
+		snprintf(r->target_text, sizeof(r->target_text),
+			 "<= %.1fx the %s floor", sc->tv,
+			 sc->floor == FLOOR_LOAD ? "load" : "store");
+		r->pass = x <= sc->tv;
+		break;
+	case TGT_VISITED_PEER:
+		if (peer) {
+			snprintf(r->target_text, sizeof(r->target_text),
+				 "<= %" PRIu64 " entries visited and >= %.0fx "
+				 "KVM", r->min_walk, sc->tv);
+			r->pass = r->st.visited <= r->min_walk &&
+				  kvm_x >= sc->tv;
+		} else {
+			snprintf(r->target_text, sizeof(r->target_text),
+				 "<= %" PRIu64 " entries visited", r->min_walk);
+			r->pass = r->st.visited <= r->min_walk;
+		}
+		break;
+	case TGT_NONE:
+	default:
+		r->has_target = false;
+		break;
+	}
+}
+
+struct samples {
+	uint64_t *cpu, *wall, *fcpu, *fwall;
+};
+
+static void samples_alloc(struct samples *s)
+{
+	s->cpu = calloc((size_t)opt.reps, sizeof(uint64_t));
+	s->wall = calloc((size_t)opt.reps, sizeof(uint64_t));
+	s->fcpu = calloc((size_t)opt.reps, sizeof(uint64_t));
+	s->fwall = calloc((size_t)opt.reps, sizeof(uint64_t));
+	if (!s->cpu || !s->wall || !s->fcpu || !s->fwall)
+		die("samples", SLAT_E_NOMEM);
+}
+
+static void samples_free(struct samples *s)
+{
+	free(s->cpu);
+	free(s->wall);
+	free(s->fcpu);
+	free(s->fwall);
+}
+
+/* One warm-up and opt.reps timed runs, each followed by a floor sample. */
 static void run(const struct scenario *sc, struct result *r)
 {
 	struct env e;
-	uint64_t size = sc_size(sc), ipa = sc->ipa, page = opt.granule;
-	uint64_t *samples = calloc((size_t)opt.reps, sizeof(uint64_t));
-	uint64_t *fsamples = calloc((size_t)opt.reps, sizeof(uint64_t));
+	struct samples sm;
 	struct floor fl;
-	uint64_t tables_before = 0, span = lsize(2);
-	int lvl_before = layout_level(sc->before);
+	uint64_t size = sc_size(sc), ipa = sc->ipa, tables_before;
 
-	if (!samples || !fsamples)
-		die("samples", SLAT_E_NOMEM);
 	memset(r, 0, sizeof(*r));
 	r->size = size;
-	switch (sc->op) {
-	case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
-		r->leaves = size / lsize(layout_level(sc->after));
-		break;
-	case OP_UNMAP:
-		r->leaves = size / lsize(lvl_before);
-		break;
-	case OP_UNMAP_LEAVES:
-		r->leaves = size / page - size / span;
-		break;
-	default:
-		r->leaves = size / page;
-		break;
-	}
-	env_init(&e);
+	r->leaves = leaves_of(sc, size);
+	r->load = load1();
+	samples_alloc(&sm);
+	env_init(&e, sc->features, size);
 	floor_init(&fl, r->leaves, sc->floor);
-
 	for (int rep = -1; rep < opt.reps; rep++) {
-		uint64_t t0 = 0, t1 = 0;
-		int rc = SLAT_OK;
-		bool collect = rep == opt.reps - 1;
+		bool last = rep == opt.reps - 1;
+		bool collect = last && !opt.count_floor;
+		struct tpair t0, dt, ft;
+		int rc;
 
-		/* Untimed: the layout before, the cache for the operation. */
-		if (sc->before != LAY_NONE)
-			map_layout(&e, sc->before, ipa, size);
+		prepare(sc, &e, ipa, size);
 		tables_before = slat_hosted_table_pages(&e.h);
-		switch (sc->op) {
-		case OP_MAP:
-			topup(&e, SLAT_OP_MAP, ipa, size, layout_flags(sc->after));
-			break;
-		case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
-			/* Page by page links what one map of pages does. */
-			topup(&e, SLAT_OP_MAP, ipa, size, SLAT_MAP_PAGES);
-			break;
-		case OP_SPLIT: case OP_SPLIT_NO_SKIP:
-			topup(&e, SLAT_OP_SPLIT, ipa, size, 0);
-			break;
-		case OP_WRPROTECT:
-			topup(&e, SLAT_OP_WRPROTECT, ipa, size, 0);
-			break;
-		case OP_UNMAP:
-			topup(&e, SLAT_OP_UNMAP, ipa, size, 0);
-			break;
-		default:
-			break;
-		}
-		slat_stats_reset(&e.t);
-
-		switch (sc->op) {
-		case OP_MAP:
-			t0 = clock_start(collect);
-			rc = slat_map(&e.t, slat_ipa(ipa), size,
-				      slat_pa(MAP_PA_OFF + ipa), MAP_ATTRS,
-				      SLAT_OP(.flags = layout_flags(sc->after),
-					      .cache = &e.cache));
-			t1 = clock_stop(collect);
-			break;
-		case OP_MAP_EACH:
-		case OP_MAP_EACH_SHARED: {
-			uint32_t fl = sc->op == OP_MAP_EACH_SHARED ? SLAT_SHARED : 0;
-			/* A vCPU counts its shared calls in its own counters
-			 * (as KVM's vcpu->stat), added to the table's after. */
-			memset(&e.vcpu, 0, sizeof(e.vcpu));
-			e.cache.stats = &e.vcpu;
-			/* ... and keeps its struct slat_op, as its cache. */
-			struct slat_op vop = { .flags = fl, .cache = &e.cache };
-			t0 = clock_start(collect);
-			for (uint64_t a = ipa; a < ipa + size; a += page) {
-				rc = slat_map(&e.t, slat_ipa(a), page,
-					      slat_pa(MAP_PA_OFF + a),
-					      MAP_ATTRS, &vop);
-				if (rc != SLAT_OK)
-					break;
-			}
-			t1 = clock_stop(collect);
-			e.cache.stats = NULL;
-			break;
-		}
-		case OP_UNMAP:
-			t0 = clock_start(collect);
-			rc = slat_unmap(&e.t, slat_ipa(ipa), size,
-					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
-						.cache = &e.cache));
-			t1 = clock_stop(collect);
-			break;
-		case OP_UNMAP_LEAVES:
-			t0 = clock_start(collect);
-			for (uint64_t a = ipa; a < ipa + size; a += span) {
-				rc = slat_unmap(
-					&e.t, slat_ipa(a + page), span - page,
-					SLAT_OP(.flush = SLAT_FLUSH_RANGE));
-				if (rc != SLAT_OK)
-					break;
-			}
-			t1 = clock_stop(collect);
-			break;
-		case OP_SPLIT:
-		case OP_SPLIT_NO_SKIP:
-			t0 = clock_start(collect);
-			rc = slat_split(
-				&e.t, slat_ipa(ipa), size, 0,
-				SLAT_OP(.flags = sc->op == OP_SPLIT_NO_SKIP
-							 ? SLAT_SPLIT_NO_SKIP
-							 : 0,
-					.cache = &e.cache));
-			t1 = clock_stop(collect);
-			break;
-		case OP_WRPROTECT:
-			t0 = clock_start(collect);
-			rc = slat_wrprotect(&e.t, slat_ipa(ipa), size,
-					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
-						    .cache = &e.cache));
-			t1 = clock_stop(collect);
-			break;
-		case OP_AGE:
-			t0 = clock_start(collect);
-			rc = slat_test_clear_young(&e.t, slat_ipa(ipa), size,
-						   true, NULL);
-			t1 = clock_stop(collect);
-			if (rc == SLAT_WAS_YOUNG)
-				rc = SLAT_OK;
-			else if (rc == SLAT_OK)
-				fail_check(r, "test_clear_young found nothing "
-					   "young");
-			break;
-		case OP_PROMOTE:
-			t0 = clock_start(collect);
-			rc = slat_recover(
-				&e.t, slat_ipa(ipa), size,
-				SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
-					      .max_level = max_level_l2,
-					      .arg = NULL),
-				SLAT_OP(.flush = SLAT_FLUSH_VMID));
-			t1 = clock_stop(collect);
-			break;
-		}
-		if (rc != SLAT_OK)
+		t0 = clock_start(collect);
+		rc = operate(sc, &e, r, ipa, size);
+		dt = elapsed(t0, clock_stop(collect));
+		e.cache.stats = NULL;
+		if (status_ok(sc, r, rc) != SLAT_OK)
 			die(sc->key, rc);
-		if (rep >= 0)
-			samples[rep] = t1 - t0;
 		/* The floor, under the same conditions. */
-		uint64_t fns = floor_sample(&fl);
-
-		if (rep >= 0)
-			fsamples[rep] = fns;
-
-		/* Untimed: what the operation left. */
+		ft = floor_sample(&fl, last && opt.count_floor);
+		if (rep >= 0) {
+			sm.cpu[rep] = dt.cpu, sm.wall[rep] = dt.wall;
+			sm.fcpu[rep] = ft.cpu, sm.fwall[rep] = ft.wall;
+		}
 		slat_stats_read(&e.t, &r->st);
 		slat_stats_add(&r->st, &e.vcpu);
-		r->table_pages = slat_hosted_table_pages(&e.h);
-		switch (sc->op) {
-		case OP_UNMAP: {
-			struct slat_leaf lf;
-
-			r->mapped = 0;
-			r->min_pages = opt.geo.root_pages;
-			if (slat_lookup(&e.t, slat_ipa(ipa + size / 2), &lf) !=
-			    SLAT_E_NOENT)
-				fail_check(r, "still mapped after unmap");
-			break;
-		}
-		case OP_UNMAP_LEAVES: {
-			struct slat_leaf lf;
-
-			r->mapped = size / span * page;
-			r->min_pages = min_tables(SLAT_LAST_LEVEL, ipa, size);
-			check_leaves(&e, r, ipa, page, SLAT_LAST_LEVEL,
-				     "first page kept");
-			if (slat_lookup(&e.t, slat_ipa(ipa + page), &lf) !=
-			    SLAT_E_NOENT)
-				fail_check(r, "second page still mapped");
-			break;
-		}
-		default: {
-			int lvl = layout_level(sc->after);
-
-			r->mapped = size;
-			r->min_pages = min_tables(lvl, ipa, size);
-			check_leaves(&e, r, ipa, size, lvl, sc->key);
-			if (sc->op == OP_WRPROTECT)
-				check_attr(&e, r, ipa + size / 2, SLAT_W,
-					   "wrprotect");
-			if (sc->op == OP_AGE)
-				check_attr(&e, r, ipa + size / 2, SLAT_YOUNG,
-					   "test_clear_young");
-			break;
-		}
-		}
+		check_after(sc, &e, r, ipa, size);
 		r->min_walk = min_walk(ipa, size);
 		r->skip_walk = skip_walk(ipa, size);
-		if (rep == opt.reps - 1)
+		if (last)
 			check_counts(sc, r, tables_before);
 		unmap_all(&e, ipa, size);
 		if (slat_hosted_table_pages(&e.h) != opt.geo.root_pages)
@@ -961,53 +1219,17 @@ static void run(const struct scenario *sc, struct result *r)
 				   opt.geo.root_pages);
 		slat_hosted_cache_drain(&e.h, &e.cache);
 	}
-	r->median_ns = (double)median(samples, opt.reps) / (double)r->leaves;
-	r->run_ns = r->median_ns * (double)r->leaves;
-	r->min_ns = (double)samples[0] / (double)r->leaves;
-	r->floor_ns = (double)median(fsamples, opt.reps) /
-		      (double)(fl.passes * fl.n);
+	r->floor_entries = fl.passes * fl.n;
+	r->cpu = stats_of(sm.cpu, opt.reps, (double)r->leaves);
+	r->wall = stats_of(sm.wall, opt.reps, (double)r->leaves);
+	r->cpu_run = r->cpu.median * (double)r->leaves;
+	r->wall_run = r->wall.median * (double)r->leaves;
+	r->floor_cpu = stats_of(sm.fcpu, opt.reps, (double)r->floor_entries);
+	r->floor_wall = stats_of(sm.fwall, opt.reps, (double)r->floor_entries);
 	floor_fini(&fl);
 	env_fini(&e);
-	free(samples);
-	free(fsamples);
-
-	/* The target. */
-	double x = r->median_ns / r->floor_ns;
-
-	r->has_target = true;
-	switch (sc->tk) {
-	case TGT_NONE:
-		r->has_target = false;
-		break;
-	case TGT_NS:
-		snprintf(r->target_text, sizeof(r->target_text),
-			 "<= %.1f ns/leaf", sc->ta);
-		r->pass = r->median_ns <= sc->ta;
-		break;
-	case TGT_NS_AND_FLOOR:
-		snprintf(r->target_text, sizeof(r->target_text),
-			 "<= %.1f ns/leaf and <= %.0fx floor", sc->ta, sc->tb);
-		r->pass = r->median_ns <= sc->ta && x <= sc->tb;
-		break;
-	case TGT_FLOOR:
-		snprintf(r->target_text, sizeof(r->target_text),
-			 "<= %.0fx floor (one load of every leaf)", sc->tb);
-		r->pass = x <= sc->tb;
-		break;
-	case TGT_VISITED_PEER:
-		if (peer_config()) {
-			snprintf(r->target_text, sizeof(r->target_text),
-				 "<= %.0f entries visited and >= %.0fx "
-				 "faster than the peer", sc->ta, sc->tb);
-			r->pass = (double)r->st.visited <= sc->ta &&
-				  sc->peer_ns / r->median_ns >= sc->tb;
-		} else {
-			snprintf(r->target_text, sizeof(r->target_text),
-				 "<= %" PRIu64 " entries visited", r->min_walk);
-			r->pass = r->st.visited <= r->min_walk;
-		}
-		break;
-	}
+	samples_free(&sm);
+	judge(sc, r);
 	r->ran = true;
 }
 
@@ -1028,37 +1250,53 @@ static void title_of(const struct scenario *sc, const struct result *r,
 		 leaf_name(lsize(layout_level(l)), s2));
 }
 
+static const char *floor_words(enum floor_kind k)
+{
+	return k == FLOOR_LOAD ? "loads" : k == FLOOR_STORE ? "stores" :
+						       "stores of zero";
+}
+
+/* The figures of both clocks; targets and ratios are the CPU time's. */
+static void print_times(const struct scenario *sc, const struct result *r)
+{
+	double us = r->cpu_run / 1e3;
+	double kvm_x = sc->peer_ns / r->cpu.median;
+
+	printf("    %" PRIu64 " leaves; load average %.2f at the start\n",
+	       r->leaves, r->load);
+	printf("    CPU time:  median %.3f ns/leaf, min %.3f (median %.1f %s "
+	       "per run)\n", r->cpu.median, r->cpu.min,
+	       us >= 1000 ? us / 1000 : us, us >= 1000 ? "ms" : "us");
+	printf("    wall time: median %.3f ns/leaf, min %.3f\n", r->wall.median,
+	       r->wall.min);
+	printf("    floor: %.3f CPU ns/entry, %.3f wall (%" PRIu64 " plain "
+	       "8-byte %s) -> %.2fx floor (CPU), %.2fx (wall)\n",
+	       r->floor_cpu.median, r->floor_wall.median, r->leaves,
+	       floor_words(sc->floor), r->cpu.median / r->floor_cpu.median,
+	       r->wall.median / r->floor_wall.median);
+	if (sc->peer_ns > 0 && peer_config())
+		printf("    KVM: %.2f CPU ns/leaf, %.1f instructions/leaf "
+		       "[%s, \"%s\"] -> %.1fx %s (CPU)\n", sc->peer_ns,
+		       sc->peer_ir, PEER_SRC, sc->peer_row,
+		       kvm_x >= 1 ? kvm_x : 1 / kvm_x,
+		       kvm_x >= 1 ? "faster" : "SLOWER");
+	if (r->has_target)
+		printf("    target %s, CPU time: %s\n", r->target_text,
+		       r->pass ? "PASS" : "MISS");
+}
+
 static void print_text(const struct scenario *sc, const struct result *r)
 {
 	const struct slat_stats *s = &r->st;
 	char title[192];
-	double x = r->median_ns / r->floor_ns;
-	double us = r->run_ns / 1e3;
 
 	title_of(sc, r, title, sizeof(title));
 	printf("\n%2s. %s%s\n", sc->id, title, sc->extra ? " [extra]" : "");
 	if (sc->note)
 		printf("    (%s)\n", sc->note);
-	printf("    %" PRIu64 " leaves: median %.3f ns/leaf, min %.3f "
-	       "(median %.1f %s per run)\n", r->leaves, r->median_ns, r->min_ns,
-	       us >= 1000 ? us / 1000 : us, us >= 1000 ? "ms" : "us");
-	printf("    floor: %.3f ns/entry (%" PRIu64 " plain 8-byte %s) -> "
-	       "%.2fx floor\n", r->floor_ns, r->leaves,
-	       sc->floor == FLOOR_LOAD ? "loads" :
-	       sc->floor == FLOOR_STORE ? "stores" : "stores of zero", x);
-	if (sc->peer_ns > 0 && peer_config()) {
-		printf("    peer: %.2f ns/leaf", sc->peer_ns);
-		if (sc->peer_x > 0)
-			printf(" (%.1fx its floor)", sc->peer_x);
-		printf(" [%s] -> %.3fx peer (%.1fx %s)\n", sc->peer_src,
-		       r->median_ns / sc->peer_ns,
-		       r->median_ns <= sc->peer_ns ? sc->peer_ns / r->median_ns :
-						     r->median_ns / sc->peer_ns,
-		       r->median_ns <= sc->peer_ns ? "faster" : "SLOWER");
-	}
-	if (r->has_target)
-		printf("    target %s: %s\n", r->target_text,
-		       r->pass ? "PASS" : "MISS");
+	print_times(sc, r);
+	if (sc->op == OP_DIRTY_READ || sc->op == OP_DIRTY_CLEAR)
+		printf("    dirty pages reported: %" PRId64 "\n", r->dirty);
 	printf("    counts: visited %" PRIu64 "; written leaf %" PRIu64
 	       ", table %" PRIu64 ", clear %" PRIu64 ", break %" PRIu64
 	       ", attr %" PRIu64 "\n", s->visited, s->written[SLAT_WRITE_LEAF],
@@ -1087,31 +1325,33 @@ static void print_text(const struct scenario *sc, const struct result *r)
 
 static void print_summary(const struct result *res)
 {
-	printf("\nsummary (median ns per leaf entry; x floor; x peer = ours / "
-	       "peer's ns)\n");
-	printf("  %-3s %-28s %10s %7s %8s %9s %-44s %12s\n", "id", "scenario",
-	       "ns/leaf", "x floor", "x peer", "visited", "target",
-	       "bytes/GiB");
+	printf("\nsummary: ns per leaf entry, thread CPU time (median, min) "
+	       "and wall (median); x floor and KVM/ours\n"
+	       "in CPU time, KVM's CPU ns as published in %s; "
+	       "targets on the CPU median\n", PEER_SRC);
+	printf("  %-3s %-24s %9s %9s %9s %7s %7s %8s %6s %7s  %s\n", "id",
+	       "scenario", "cpu med", "cpu min", "wall med", "x floor",
+	       "KVM ns", "KVM/ours", "TLBIs", "D-cache", "target");
 	for (int i = 0; i < NR_SC; i++) {
 		const struct scenario *sc = &scenarios[i];
 		const struct result *r = &res[i];
-		char peer[16] = "-", mem[24] = "-", tgt[64] = "-";
+		char kvm[16] = "-", ratio[16] = "-", tgt[sizeof(r->target_text) + 8] = "-";
 
 		if (!r->ran)
 			continue;
-		if (sc->peer_ns > 0 && peer_config())
-			snprintf(peer, sizeof(peer), "%.3f",
-				 r->median_ns / sc->peer_ns);
-		if (r->mapped)
-			snprintf(mem, sizeof(mem), "%.0f",
-				 per_gib(r->table_pages, r->mapped));
+		if (sc->peer_ns > 0 && peer_config()) {
+			snprintf(kvm, sizeof(kvm), "%.2f", sc->peer_ns);
+			snprintf(ratio, sizeof(ratio), "%.2fx",
+				 sc->peer_ns / r->cpu.median);
+		}
 		if (r->has_target)
 			snprintf(tgt, sizeof(tgt), "%s %s",
 				 r->pass ? "PASS" : "MISS", r->target_text);
-		printf("  %-3s %-28.28s %10.3f %7.2f %8s %9" PRIu64
-		       " %-44.44s %12s\n", sc->id, sc->key, r->median_ns,
-		       r->median_ns / r->floor_ns, peer, r->st.visited, tgt,
-		       mem);
+		printf("  %-3s %-24.24s %9.3f %9.3f %9.3f %7.2f %7s %8s %6"
+		       PRIu64 " %7" PRIu64 "  %s\n", sc->id, sc->key,
+		       r->cpu.median, r->cpu.min, r->wall.median,
+		       r->cpu.median / r->floor_cpu.median, kvm, ratio,
+		       tlbis(&r->st), r->st.dcache_calls, tgt);
 	}
 }
 
@@ -1139,6 +1379,69 @@ static void json_num(int decimals, double v)
 		printf("null");
 }
 
+static void json_clock(const struct figures *f, double run)
+{
+	printf("\"median_ns_per_leaf\": ");
+	json_num(4, f->median);
+	printf(", \"min_ns_per_leaf\": ");
+	json_num(4, f->min);
+	printf(", \"median_ns_per_run\": ");
+	json_num(0, run);
+}
+
+static void json_times(const struct scenario *sc, const struct result *r)
+{
+	printf(",\n     \"load_average\": ");
+	json_num(2, r->load);
+	/* The wall clock's fields keep their schema-2 names. */
+	printf(", ");
+	json_clock(&r->wall, r->wall_run);
+	printf(",\n     \"cpu\": {");
+	json_clock(&r->cpu, r->cpu_run);
+	printf("},\n     \"floor\": {\"kind\": \"%s\", \"entries\": %" PRIu64
+	       ", \"ns_per_entry\": ", floor_names[sc->floor], r->floor_entries);
+	json_num(4, r->floor_wall.median);
+	printf(", \"cpu_ns_per_entry\": ");
+	json_num(4, r->floor_cpu.median);
+	printf("}, \"ratio_to_floor\": ");
+	json_num(3, r->cpu.median / r->floor_cpu.median);
+	printf(", \"wall_ratio_to_floor\": ");
+	json_num(3, r->wall.median / r->floor_wall.median);
+	printf(",\n");
+}
+
+static void json_peer_target(const struct scenario *sc, const struct result *r)
+{
+	if (sc->peer_ns > 0 && peer_config()) {
+		printf("     \"peer\": {\"name\": \"KVM\", \"ns_per_leaf\": %.2f, "
+		       "\"ir_per_leaf\": %.1f, \"clock\": \"thread-cpu\", "
+		       "\"source\": \"%s\", \"row\": ", sc->peer_ns,
+		       sc->peer_ir, PEER_SRC);
+		json_str(sc->peer_row);
+		printf("},\n     \"ratio_to_peer\": ");
+		json_num(4, r->cpu.median / sc->peer_ns);
+		printf(", \"peer_over_ours\": ");
+		json_num(3, sc->peer_ns / r->cpu.median);
+		printf(",\n");
+	} else {
+		printf("     \"peer\": null, \"ratio_to_peer\": null, "
+		       "\"peer_over_ours\": null,\n");
+	}
+	if (!r->has_target) {
+		printf("     \"target\": null,\n");
+		return;
+	}
+	printf("     \"target\": {\"text\": ");
+	json_str(r->target_text);
+	printf(", \"kind\": \"%s\", \"value\": %g, \"clock\": \"thread-cpu\", "
+	       "\"max_ir_per_leaf\": ", target_names[sc->tk], sc->tv);
+	if (sc->tk == TGT_FLOOR_X)
+		printf("null");
+	else
+		printf("%.2f", sc->peer_ir / sc->tv);
+	printf(", \"pass\": %s},\n", r->pass ? "true" : "false");
+}
+
 static void print_json(const struct result *res, const char **skip_reason)
 {
 	bool first = true;
@@ -1147,10 +1450,15 @@ static void print_json(const struct result *res, const char **skip_reason)
 	       "  \"format\": \"%s\",\n  \"granule\": %" PRIu32 ",\n"
 	       "  \"ia_bits\": %u,\n  \"pa_bits\": %u,\n  \"fwb\": false,\n"
 	       "  \"reps\": %d,\n  \"size_shift\": %u,\n"
+	       "  \"cpus\": %ld,\n  \"load_average\": {\"before\": [%.2f, "
+	       "%.2f, %.2f], \"after\": [%.2f, %.2f, %.2f]},\n"
+	       "  \"loaded\": %s,\n"
 	       "  \"libslat_build_type\": \"%s\",\n  \"compiler\": ",
 	       JSON_SCHEMA, format_names[opt.format], opt.granule,
 	       opt.geo.ia_bits, opt.geo.pa_bits, opt.reps, opt.size_shift,
-	       SLAT_BUILD_TYPE);
+	       mach.cpus, mach.before[0], mach.before[1], mach.before[2],
+	       mach.after[0], mach.after[1], mach.after[2],
+	       loaded() ? "true" : "false", SLAT_BUILD_TYPE);
 	json_str(COMPILER);
 	printf(",\n  \"scenarios\": [");
 	for (int i = 0; i < NR_SC; i++) {
@@ -1166,41 +1474,18 @@ static void print_json(const struct result *res, const char **skip_reason)
 		       first ? "" : ",", sc->id, sc->key);
 		first = false;
 		json_str(title);
-		printf(", \"extra\": %s,\n     \"size_bytes\": %" PRIu64
-		       ", \"leaves\": %" PRIu64 ", \"median_ns_per_leaf\": ",
-		       sc->extra ? "true" : "false", r->size, r->leaves);
-		json_num(4, r->median_ns);
-		printf(", \"min_ns_per_leaf\": ");
-		json_num(4, r->min_ns);
-		printf(", \"median_ns_per_run\": ");
-		json_num(0, r->run_ns);
-		printf(",\n     \"floor\": {\"kind\": \"%s\", \"ns_per_entry\": ",
-		       floor_names[sc->floor]);
-		json_num(4, r->floor_ns);
-		printf("}, \"ratio_to_floor\": ");
-		json_num(3, r->median_ns / r->floor_ns);
-		printf(",\n");
-		if (sc->peer_ns > 0 && peer_config()) {
-			printf("     \"peer\": {\"ns_per_leaf\": %.2f, "
-			       "\"ratio_to_floor\": ", sc->peer_ns);
-			if (sc->peer_x > 0)
-				printf("%.1f", sc->peer_x);
-			else
-				printf("null");
-			printf(", \"source\": \"%s\"}, \"ratio_to_peer\": ",
-			       sc->peer_src);
-			json_num(4, r->median_ns / sc->peer_ns);
-			printf(",\n");
-		} else {
-			printf("     \"peer\": null, \"ratio_to_peer\": null,\n");
-		}
-		if (r->has_target) {
-			printf("     \"target\": {\"text\": ");
-			json_str(r->target_text);
-			printf(", \"pass\": %s},\n", r->pass ? "true" : "false");
-		} else {
-			printf("     \"target\": null,\n");
-		}
+		printf(", \"extra\": %s, \"features\": {\"fwb\": %s, "
+		       "\"hwdirty\": %s},\n     \"size_bytes\": %" PRIu64
+		       ", \"leaves\": %" PRIu64, sc->extra ? "true" : "false",
+		       sc->features & SLAT_FEAT_FWB ? "true" : "false",
+		       sc->features & SLAT_FEAT_HWDIRTY ? "true" : "false",
+		       r->size, r->leaves);
+		json_times(sc, r);
+		json_peer_target(sc, r);
+		if (sc->op == OP_DIRTY_READ || sc->op == OP_DIRTY_CLEAR)
+			printf("     \"dirty_pages\": %" PRId64 ",\n", r->dirty);
+		else
+			printf("     \"dirty_pages\": null,\n");
 		printf("     \"counts\": {\"visited\": %" PRIu64
 		       ", \"written_leaf\": %" PRIu64
 		       ", \"written_table\": %" PRIu64
@@ -1263,26 +1548,36 @@ static void print_json(const struct result *res, const char **skip_reason)
 static const char usage[] =
 "usage: slat-bench [--format arm-s2|ept4|ept5] [--granule 4k|16k|64k]\n"
 "                  [--only ID,...] [--reps N] [--size-shift N | --small]\n"
-"                  [--json] [--list]\n"
+"                  [--json] [--list] [--targets] [--count-floor]\n"
 "\n"
 "Times libslat's core on the hosted platform (TLB and cache hooks only\n"
 "count; page caches are filled before the clock starts). Default: Armv8\n"
 "stage 2, 4K granule, 40-bit IPA, no FWB, the configuration of the KVM\n"
 "arm64 peer figures. The ten scenarios of the peer (1-10) and extra ones\n"
-"(11-14), see --list. Each: one warm-up run, then N timed runs: median and\n"
-"min ns per leaf entry, the floor (plain 8-byte stores or loads of as many\n"
-"entries, measured here), the peer's figure, the target (PASS/MISS), the\n"
-"exact counts of struct slat_stats and the table memory per GiB mapped.\n"
+"(11-17), see --list. Each: one warm-up run, then N timed runs, each timed\n"
+"in the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and the wall clock\n"
+"(CLOCK_MONOTONIC): median and min ns per leaf entry of both, the floor\n"
+"(plain 8-byte stores or loads of as many entries, measured here), KVM's\n"
+"figures as published in peer-figures.md (CPU ns and instructions per\n"
+"leaf), the target (PASS/MISS on the CPU-time median), the exact counts\n"
+"of struct slat_stats and the table memory per GiB mapped. The load\n"
+"average is printed before and after; above the number of CPUs the run\n"
+"says the wall-clock figures are not reliable.\n"
 "\n"
 "  --format F      arm-s2 (default; 40-bit IPA), ept4 (48-bit), ept5 (57)\n"
 "  --granule G     4k (default), 16k or 64k (arm-s2 only)\n"
 "  --only LIST     run only these scenarios, e.g. --only 1,2,10\n"
-"  --reps N        timed runs per scenario (1..64, default 7)\n"
+"  --reps N        timed runs per scenario (1..64, default 9)\n"
 "  --size-shift N  divide every size by 2^N (at least one table's span)\n"
 "  --small         --size-shift 6 --reps 1: a smoke run in well under a\n"
 "                  second\n"
 "  --json          machine-readable output only (schema: docs/bench.md)\n"
 "  --list          the scenarios, then exit\n"
+"  --targets       each scenario's KVM instructions per leaf and target,\n"
+"                  tab-separated (id, key, KVM instr./leaf or -, target\n"
+"                  kind, value), for bench/callgrind.sh; then exit\n"
+"  --count-floor   under callgrind (--collect-atstart=no): count the last\n"
+"                  floor sample instead of the last timed run\n"
 "  -h, --help      this text\n"
 "  --version       print slat-bench's version and exit\n"
 "The exit status is 1 when a check of what a scenario did fails (never for\n"
@@ -1328,17 +1623,83 @@ static bool only_valid(void)
 	return true;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for besides opt. */
+struct request {
+	bool list, targets, small, reps_set;
+};
+
+static int parse_value(const char *a, const char *v, struct request *rq)
 {
-	static struct result res[NR_SC];
-	const char *skip_reason[NR_SC] = { 0 };
-	bool list = false, small = false, reps_set = false;
-	int failures = 0;
+	if (!strcmp(a, "--reps")) {
+		opt.reps = atoi(v), rq->reps_set = true;
+		if (opt.reps < 1 || opt.reps > 64) {
+			fprintf(stderr, "slat-bench: --reps takes 1..64\n");
+			return 2;
+		}
+	} else if (!strcmp(a, "--size-shift")) {
+		int s = atoi(v);
+
+		if (s < 0 || s > 20) {
+			fprintf(stderr, "slat-bench: --size-shift takes 0..20\n");
+			return 2;
+		}
+		opt.size_shift = (unsigned)s;
+	} else if (!strcmp(a, "--granule")) {
+		if (!strcasecmp(v, "4k"))
+			opt.granule = 4096;
+		else if (!strcasecmp(v, "16k"))
+			opt.granule = 16384;
+		else if (!strcasecmp(v, "64k"))
+			opt.granule = 65536;
+		else {
+			fprintf(stderr, "slat-bench: --granule takes 4k, 16k or "
+				"64k\n");
+			return 2;
+		}
+	} else if (!strcmp(a, "--format")) {
+		if (!strcmp(v, "arm-s2"))
+			opt.format = BF_ARM_S2;
+		else if (!strcmp(v, "ept4"))
+			opt.format = BF_EPT4;
+		else if (!strcmp(v, "ept5"))
+			opt.format = BF_EPT5;
+		else {
+			fprintf(stderr, "slat-bench: --format takes arm-s2, ept4 "
+				"or ept5\n");
+			return 2;
+		}
+	} else {
+		opt.only = v;
+		if (!only_valid()) {
+			fprintf(stderr, "slat-bench: --only takes scenario ids "
+				"(see --list)\n");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct request *rq)
+{
+	static const char *const with_value[] = {
+		"--reps", "--size-shift", "--granule", "--format", "--only",
+	};
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool valued = false;
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		for (size_t k = 0; k < sizeof(with_value) / sizeof(*with_value);
+		     k++)
+			valued |= !strcmp(a, with_value[k]);
+		if (valued && v) {
+			int rc = parse_value(a, v, rq);
+
+			if (rc)
+				return rc;
+			i++;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (!strcmp(a, "--version")) {
@@ -1347,68 +1708,100 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--json")) {
 			opt.json = true;
 		} else if (!strcmp(a, "--list")) {
-			list = true;
+			rq->list = true;
+		} else if (!strcmp(a, "--targets")) {
+			rq->targets = true;
+		} else if (!strcmp(a, "--count-floor")) {
+			opt.count_floor = true;
 		} else if (!strcmp(a, "--small")) {
-			small = true;
-		} else if (!strcmp(a, "--reps") && v) {
-			opt.reps = atoi(v), i++, reps_set = true;
-			if (opt.reps < 1 || opt.reps > 64) {
-				fprintf(stderr, "slat-bench: --reps takes 1..64\n");
-				return 2;
-			}
-		} else if (!strcmp(a, "--size-shift") && v) {
-			int s = atoi(v);
-
-			i++;
-			if (s < 0 || s > 20) {
-				fprintf(stderr, "slat-bench: --size-shift takes "
-					"0..20\n");
-				return 2;
-			}
-			opt.size_shift = (unsigned)s;
-		} else if (!strcmp(a, "--granule") && v) {
-			i++;
-			if (!strcasecmp(v, "4k"))
-				opt.granule = 4096;
-			else if (!strcasecmp(v, "16k"))
-				opt.granule = 16384;
-			else if (!strcasecmp(v, "64k"))
-				opt.granule = 65536;
-			else {
-				fprintf(stderr, "slat-bench: --granule takes 4k, "
-					"16k or 64k\n");
-				return 2;
-			}
-		} else if (!strcmp(a, "--format") && v) {
-			i++;
-			if (!strcmp(v, "arm-s2"))
-				opt.format = BF_ARM_S2;
-			else if (!strcmp(v, "ept4"))
-				opt.format = BF_EPT4;
-			else if (!strcmp(v, "ept5"))
-				opt.format = BF_EPT5;
-			else {
-				fprintf(stderr, "slat-bench: --format takes "
-					"arm-s2, ept4 or ept5\n");
-				return 2;
-			}
-		} else if (!strcmp(a, "--only") && v) {
-			opt.only = v, i++;
-			if (!only_valid()) {
-				fprintf(stderr, "slat-bench: --only takes "
-					"scenario ids (see --list)\n");
-				return 2;
-			}
+			rq->small = true;
 		} else {
-			fprintf(stderr, "slat-bench: unknown argument %s (see "
-				"--help)\n", a);
+			fprintf(stderr, "slat-bench: %s argument %s (see "
+				"--help)\n", valued ? "a value is missing after the" :
+				"unknown", a);
 			return 2;
 		}
 	}
-	if (small) {
+	return -1;
+}
+
+static void list_scenarios(void)
+{
+	for (int i = 0; i < NR_SC; i++) {
+		struct result r = { .size = sc_size(&scenarios[i]) };
+		char title[192];
+
+		title_of(&scenarios[i], &r, title, sizeof(title));
+		printf("%3s  %-28s %s%s\n", scenarios[i].id, scenarios[i].key,
+		       title, scenarios[i].extra ? " [extra]" : "");
+	}
+}
+
+/* For bench/callgrind.sh: KVM's instructions per leaf and the target of
+ * each scenario in this configuration (as judge() sets them). */
+static void print_targets(void)
+{
+	for (int i = 0; i < NR_SC; i++) {
+		const struct scenario *sc = &scenarios[i];
+		bool peer = peer_config() && sc->peer_ir > 0;
+		enum target_kind tk = sc->tk;
+
+		if (!peer && tk == TGT_PEER_X)
+			tk = TGT_NONE;
+		if (!peer && tk == TGT_VISITED_PEER)
+			tk = TGT_NONE;  /* its instruction target is KVM's */
+		if (peer)
+			printf("%s\t%s\t%.1f\t%s\t%g\n", sc->id, sc->key,
+			       sc->peer_ir, target_names[tk], sc->tv);
+		else
+			printf("%s\t%s\t-\t%s\t%g\n", sc->id, sc->key,
+			       target_names[tk], tk == TGT_NONE ? 0 : sc->tv);
+	}
+}
+
+static void print_header(void)
+{
+	printf("slat-bench: libslat core, %s %uK granule, %u-bit IPA, "
+	       "no FWB, hosted platform (hooks only count)\n",
+	       format_names[opt.format], opt.granule / 1024, opt.geo.ia_bits);
+	printf("libslat build: %s; bench: %s -O2; %d timed run%s after "
+	       "1 warm-up%s\n", SLAT_BUILD_TYPE, COMPILER, opt.reps,
+	       opt.reps == 1 ? "" : "s",
+	       opt.size_shift ? "; sizes reduced (--size-shift)" : "");
+	printf("clocks: thread CPU time (CLOCK_THREAD_CPUTIME_ID) and wall "
+	       "(CLOCK_MONOTONIC); targets on the CPU-time median\n");
+	printf("load average before: %.2f %.2f %.2f, %ld CPUs online\n",
+	       mach.before[0], mach.before[1], mach.before[2], mach.cpus);
+	if (!peer_config())
+		printf("(KVM's figures are for arm-s2 4K only: not shown)\n");
+	fflush(stdout);
+}
+
+static void print_load_after(void)
+{
+	printf("\nload average after: %.2f %.2f %.2f, %ld CPUs online\n",
+	       mach.after[0], mach.after[1], mach.after[2], mach.cpus);
+}
+
+/* To stderr too under --json, so that a reader of the figures sees it. */
+static void warn_if_loaded(void)
+{
+	if (!loaded())
+		return;
+	fprintf(opt.json ? stderr : stdout,
+		"machine loaded: load average %.2f > cores %ld, wall-clock "
+		"figures are not reliable (read the CPU time)\n", mach.peak,
+		mach.cpus);
+}
+
+static int setup_config(struct request *rq)
+{
+	int rc;
+
+	if (rq->small) {
 		if (!opt.size_shift)
 			opt.size_shift = 6;
-		if (!reps_set)
+		if (!rq->reps_set)
 			opt.reps = 1;
 	}
 	if (opt.format != BF_ARM_S2 && opt.granule != 4096) {
@@ -1422,37 +1815,17 @@ int main(int argc, char **argv)
 			   opt.format == BF_EPT4 ? 48 : 57,
 		.pa_bits = 48, .features = 0,
 	};
-	int rc = slat_config_geometry(&opt.cfg, &opt.geo);
-
+	rc = slat_config_geometry(&opt.cfg, &opt.geo);
 	if (rc < 0)
 		die("slat_config_geometry", rc);
+	return -1;
+}
 
-	if (list) {
-		for (int i = 0; i < NR_SC; i++) {
-			struct result r = { .size = sc_size(&scenarios[i]) };
-			char title[192];
+/* Every wanted scenario; returns the number of failed checks. */
+static int run_all(struct result *res, const char **skip_reason)
+{
+	int failures = 0;
 
-			title_of(&scenarios[i], &r, title, sizeof(title));
-			printf("%3s  %-28s %s%s\n", scenarios[i].id,
-			       scenarios[i].key, title,
-			       scenarios[i].extra ? " [extra]" : "");
-		}
-		return 0;
-	}
-	if (!opt.json) {
-		printf("slat-bench: libslat core, %s %uK granule, %u-bit IPA, "
-		       "no FWB, hosted platform (hooks only count)\n",
-		       format_names[opt.format], opt.granule / 1024,
-		       opt.geo.ia_bits);
-		printf("libslat build: %s; bench: %s -O2; %d timed run%s after "
-		       "1 warm-up%s\n", SLAT_BUILD_TYPE, COMPILER, opt.reps,
-		       opt.reps == 1 ? "" : "s",
-		       opt.size_shift ? "; sizes reduced (--size-shift)" : "");
-		if (!peer_config())
-			printf("(the peer's figures are for arm-s2 4K only: not "
-			       "shown)\n");
-		fflush(stdout);
-	}
 	for (int i = 0; i < NR_SC; i++) {
 		const struct scenario *sc = &scenarios[i];
 
@@ -1466,16 +1839,53 @@ int main(int argc, char **argv)
 			continue;
 		}
 		run(sc, &res[i]);
+		note_load(res[i].load);
 		failures += res[i].failures;
 		if (!opt.json) {
 			print_text(sc, &res[i]);
 			fflush(stdout);
 		}
 	}
-	if (opt.json)
+	return failures;
+}
+
+int main(int argc, char **argv)
+{
+	static struct result res[NR_SC];
+	const char *skip_reason[NR_SC] = { 0 };
+	struct request rq = { false, false, false, false };
+	int rc, failures;
+
+	rc = parse_args(argc, argv, &rq);
+	if (rc < 0)
+		rc = setup_config(&rq);
+	if (rc >= 0)
+		return rc;
+	if (rq.list) {
+		list_scenarios();
+		return 0;
+	}
+	if (rq.targets) {
+		print_targets();
+		return 0;
+	}
+	mach.cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	loadavg(mach.before);
+	note_load(mach.before[0]);
+	if (!opt.json) {
+		print_header();
+		warn_if_loaded();
+	}
+	failures = run_all(res, skip_reason);
+	loadavg(mach.after);
+	note_load(mach.after[0]);
+	if (opt.json) {
 		print_json(res, skip_reason);
-	else
+	} else {
 		print_summary(res);
+		print_load_after();
+	}
+	warn_if_loaded();
 	if (failures) {
 		fprintf(stderr, "slat-bench: %d check%s failed\n", failures,
 			failures == 1 ? "" : "s");
