@@ -12,6 +12,8 @@
 #                   (tests/install/run.sh), fuzz for a minute, prove the core
 #                   freestanding
 #   make bench      install missing packages, build, then run the benchmark
+#                   (slat-bench, then bench/callgrind.sh: instructions per
+#                   leaf beside KVM's)
 #   make install    build (no tests) in build-install/ and install the
 #                   libraries (static and shared), headers, CMake package,
 #                   pkg-config files, man pages, slat-dump and slat-perf
@@ -94,10 +96,13 @@ hyp-demo:
 	hyp/run.sh --demo $(HYP_DEMO_ARGS) --elf $(BUILD)/hyp/slat-hyp.elf \
 		--mkcpio $(BUILD)/hyp/slat-mkcpio --cache $(BUILD)/hyp/guest
 
+# Times first (thread CPU and wall), then instructions per leaf, which do
+# not depend on the machine's load.
 bench:
 	scripts/deps.sh
 	$(call cmake_build,$(BUILD))
 	./$(BUILD)/bench/slat-bench
+	bench/callgrind.sh ./$(BUILD)/bench/slat-bench
 
 # Its own build directory: no tests, no benchmarks unless they are installed.
 install:

@@ -14,6 +14,9 @@
 #   help2man                   the man pages of slat-dump and slat-perf, made
 #                              from their --help and --version at build time
 #                              (without it the build skips them)
+#   valgrind                   bench/callgrind.sh (make bench): instructions
+#                              per leaf; its valgrind/callgrind.h lets
+#                              slat-bench count only its timed region
 # and the arm64 architecture in apt, for slat-hyp's guest: Debian's arm64
 # kernel and busybox-static, which hyp/fetch.sh downloads into the build
 # folder when the hyp_boot test first runs.
@@ -21,7 +24,7 @@ set -euo pipefail
 
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-	qemu-system-arm clang libclang-rt-14-dev g++ help2man)
+	qemu-system-arm clang libclang-rt-14-dev g++ help2man valgrind)
 
 missing=()
 for p in "${packages[@]}"; do
