@@ -386,6 +386,14 @@ struct env {
 	struct slat_stats vcpu;  /* the shared calls' own counters */
 	uint64_t *bitmap;        /* for slat_dirty_read(): a bit per page */
 	size_t words;
+	/* The order of an unmap's hooks, watched on its warm-up run: KVM's
+	 * duty is to clean each leaf after the invalidation that removes it
+	 * from every TLB, so that no CPU can refill the line from it. */
+	struct {
+		uint64_t ipa, size;
+		bool covered;    /* a TLBI over the whole range was seen */
+		uint64_t early;  /* D-cache calls before it */
+	} order;
 };
 
 #define MAP_PA_OFF 0x8000000000ull  /* PA = IPA + this */
@@ -1042,6 +1050,38 @@ static int operate(const struct scenario *sc, struct env *e, struct result *r,
 	return SLAT_E_INVAL;
 }
 
+static void order_observer(void *arg, const struct slat_hosted_event *ev)
+{
+	struct env *e = arg;
+
+	if (ev->kind == SLAT_EV_TLBI_VMID ||
+	    (ev->kind == SLAT_EV_TLBI_RANGE && ev->addr <= e->order.ipa &&
+	     ev->addr + ev->size >= e->order.ipa + e->order.size))
+		e->order.covered = true;
+	if (ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL && !e->order.covered)
+		e->order.early++;
+}
+
+static void order_watch(struct env *e, uint64_t ipa, uint64_t size)
+{
+	e->order.ipa = ipa;
+	e->order.size = size;
+	e->order.covered = false;
+	e->order.early = 0;
+	slat_hosted_set_observer(&e->h, order_observer, e);
+}
+
+static void order_check(struct env *e, struct result *r)
+{
+	slat_hosted_set_observer(&e->h, NULL, NULL);
+	if (!e->order.covered)
+		fail_check(r, "no invalidation covers the unmapped range: a "
+			   "stale TLB entry may remain");
+	if (e->order.early)
+		fail_check(r, "%" PRIu64 " D-cache cleans before the "
+			   "invalidation", e->order.early);
+}
+
 /* The status of the timed call, as the scenario expects it. */
 static int status_ok(const struct scenario *sc, struct result *r, int rc)
 {
@@ -1191,14 +1231,20 @@ static void run(const struct scenario *sc, struct result *r)
 		struct tpair t0, dt, ft;
 		int rc;
 
+		bool watch = rep < 0 && sc->op == OP_UNMAP;
+
 		prepare(sc, &e, ipa, size);
 		tables_before = slat_hosted_table_pages(&e.h);
+		if (watch)
+			order_watch(&e, ipa, size);
 		t0 = clock_start(collect);
 		rc = operate(sc, &e, r, ipa, size);
 		dt = elapsed(t0, clock_stop(collect));
 		e.cache.stats = NULL;
 		if (status_ok(sc, r, rc) != SLAT_OK)
 			die(sc->key, rc);
+		if (watch)
+			order_check(&e, r);
 		/* The floor, under the same conditions. */
 		ft = floor_sample(&fl, last && opt.count_floor);
 		if (rep >= 0) {
