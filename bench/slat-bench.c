@@ -781,6 +781,35 @@ static void check_in_place(const struct scenario *sc, struct result *r)
 			 r->leaves);
 }
 
+/* A split of pages has nothing to do (7, 14); of blocks, it writes every
+ * page and, on Arm, breaks and invalidates each block. */
+static void check_split(const struct scenario *sc, struct result *r)
+{
+	const struct slat_stats *s = &r->st;
+	bool arm = opt.format == BF_ARM_S2;
+
+	if (sc->before == LAY_PAGES) {
+		check_eq(r, "writes", writes(s), 0);
+		check_eq(r, "TLB invalidations", tlbis(s), 0);
+		if (sc->op == OP_SPLIT)
+			check_eq(r, "entries visited", s->visited,
+				 r->skip_walk);
+		else if (s->visited < r->leaves)
+			fail_check(r, "visited %" PRIu64 " < leaves",
+				   s->visited);
+	} else {
+		uint64_t blocks = r->size / lsize(layout_level(sc->before));
+
+		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
+			 r->leaves);
+		check_eq(r, "break writes", s->written[SLAT_WRITE_BREAK],
+			 arm ? blocks : 0);
+		check_eq(r, "by-IPA invalidations",
+			 s->tlbi[SLAT_TLBI_IPA], arm ? blocks : 0);
+	}
+	check_eq(r, "D-cache calls", s->dcache_calls, 0);
+}
+
 /* The exact work each operation must do, from its semantics. */
 static void check_counts(const struct scenario *sc, struct result *r,
 			 uint64_t tables_before)
@@ -846,26 +875,7 @@ static void check_counts(const struct scenario *sc, struct result *r,
 		break;
 	case OP_SPLIT:
 	case OP_SPLIT_NO_SKIP:
-		if (sc->before == LAY_PAGES) {
-			check_eq(r, "writes", writes(s), 0);
-			check_eq(r, "TLB invalidations", tlbis(s), 0);
-			if (sc->op == OP_SPLIT)
-				check_eq(r, "entries visited", s->visited,
-					 r->skip_walk);
-			else if (s->visited < r->leaves)
-				fail_check(r, "visited %" PRIu64 " < leaves",
-					   s->visited);
-		} else {
-			uint64_t blocks = size / lsize(layout_level(sc->before));
-
-			check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
-				 r->leaves);
-			check_eq(r, "break writes", s->written[SLAT_WRITE_BREAK],
-				 arm ? blocks : 0);
-			check_eq(r, "by-IPA invalidations",
-				 s->tlbi[SLAT_TLBI_IPA], arm ? blocks : 0);
-		}
-		check_eq(r, "D-cache calls", s->dcache_calls, 0);
+		check_split(sc, r);
 		break;
 	case OP_WRPROTECT:
 	case OP_AGE:
@@ -1488,6 +1498,37 @@ static void json_peer_target(const struct scenario *sc, const struct result *r)
 	printf(", \"pass\": %s},\n", r->pass ? "true" : "false");
 }
 
+static void json_counts(const struct slat_stats *s)
+{
+	printf("     \"counts\": {\"visited\": %" PRIu64
+	       ", \"written_leaf\": %" PRIu64
+	       ", \"written_table\": %" PRIu64
+	       ", \"written_clear\": %" PRIu64
+	       ", \"written_break\": %" PRIu64
+	       ", \"written_attr\": %" PRIu64
+	       ",\n       \"tlbi_ipa\": %" PRIu64
+	       ", \"tlbi_ipa_local\": %" PRIu64
+	       ", \"tlbi_range\": %" PRIu64 ", \"tlbi_vmid\": %" PRIu64
+	       ", \"dcache_calls\": %" PRIu64
+	       ", \"dcache_bytes\": %" PRIu64
+	       ", \"icache_calls\": %" PRIu64
+	       ", \"icache_bytes\": %" PRIu64
+	       ",\n       \"pages_alloc\": %" PRIu64
+	       ", \"pages_freed\": %" PRIu64
+	       ", \"pages_deferred\": %" PRIu64
+	       ", \"retries\": %" PRIu64 "},\n",
+	       s->visited, s->written[SLAT_WRITE_LEAF],
+	       s->written[SLAT_WRITE_TABLE],
+	       s->written[SLAT_WRITE_CLEAR],
+	       s->written[SLAT_WRITE_BREAK],
+	       s->written[SLAT_WRITE_ATTR], s->tlbi[SLAT_TLBI_IPA],
+	       s->tlbi[SLAT_TLBI_IPA_LOCAL], s->tlbi[SLAT_TLBI_RANGE],
+	       s->tlbi[SLAT_TLBI_VMID], s->dcache_calls,
+	       s->dcache_bytes, s->icache_calls, s->icache_bytes,
+	       s->pages_alloc, s->pages_freed, s->pages_deferred,
+	       s->retries);
+}
+
 static void print_json(const struct result *res, const char **skip_reason)
 {
 	bool first = true;
@@ -1510,7 +1551,6 @@ static void print_json(const struct result *res, const char **skip_reason)
 	for (int i = 0; i < NR_SC; i++) {
 		const struct scenario *sc = &scenarios[i];
 		const struct result *r = &res[i];
-		const struct slat_stats *s = &r->st;
 		char title[192];
 
 		if (!r->ran)
@@ -1532,33 +1572,7 @@ static void print_json(const struct result *res, const char **skip_reason)
 			printf("     \"dirty_pages\": %" PRId64 ",\n", r->dirty);
 		else
 			printf("     \"dirty_pages\": null,\n");
-		printf("     \"counts\": {\"visited\": %" PRIu64
-		       ", \"written_leaf\": %" PRIu64
-		       ", \"written_table\": %" PRIu64
-		       ", \"written_clear\": %" PRIu64
-		       ", \"written_break\": %" PRIu64
-		       ", \"written_attr\": %" PRIu64
-		       ",\n       \"tlbi_ipa\": %" PRIu64
-		       ", \"tlbi_ipa_local\": %" PRIu64
-		       ", \"tlbi_range\": %" PRIu64 ", \"tlbi_vmid\": %" PRIu64
-		       ", \"dcache_calls\": %" PRIu64
-		       ", \"dcache_bytes\": %" PRIu64
-		       ", \"icache_calls\": %" PRIu64
-		       ", \"icache_bytes\": %" PRIu64
-		       ",\n       \"pages_alloc\": %" PRIu64
-		       ", \"pages_freed\": %" PRIu64
-		       ", \"pages_deferred\": %" PRIu64
-		       ", \"retries\": %" PRIu64 "},\n",
-		       s->visited, s->written[SLAT_WRITE_LEAF],
-		       s->written[SLAT_WRITE_TABLE],
-		       s->written[SLAT_WRITE_CLEAR],
-		       s->written[SLAT_WRITE_BREAK],
-		       s->written[SLAT_WRITE_ATTR], s->tlbi[SLAT_TLBI_IPA],
-		       s->tlbi[SLAT_TLBI_IPA_LOCAL], s->tlbi[SLAT_TLBI_RANGE],
-		       s->tlbi[SLAT_TLBI_VMID], s->dcache_calls,
-		       s->dcache_bytes, s->icache_calls, s->icache_bytes,
-		       s->pages_alloc, s->pages_freed, s->pages_deferred,
-		       s->retries);
+		json_counts(&r->st);
 		printf("     \"memory\": {\"table_pages\": %" PRIu64
 		       ", \"page_bytes\": %" PRIu32 ", \"bytes_mapped\": %" PRIu64
 		       ", \"min_table_pages\": %" PRIu64 ", \"bytes_per_gib\": ",
