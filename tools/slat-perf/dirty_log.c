@@ -206,6 +206,7 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 		perf_usage_error("-b 0x%llx x -v %u does not fit in 64 bits",
 				 (unsigned long long)s->vcpu_bytes, s->nr_vcpus);
 	s->nr_modes = 0;
+	perf_arch_from_modes(o, s->mode_mask);
 	for (int m = 0; m < perf_nr_modes; m++)
 		if (s->mode_mask & (1u << m))
 			s->modes[s->nr_modes++] = m;

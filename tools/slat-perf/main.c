@@ -95,8 +95,8 @@ static void help(FILE *f)
 "  --version                      print slat-perf's version and exit\n"
 "\n"
 "Examples:\n"
-"  slat-perf dirty-log -v 2 -b 256M -s synthetic\n"
-"  slat-perf dirty-log -v 8 -b 1G -s synthetic_2mb --eager-split=clear \\\n"
+"  slat-perf --arch x86 dirty-log -v 2 -b 256M -s synthetic\n"
+"  slat-perf dirty-log -m 6 -v 8 -b 1G -s synthetic_2mb --eager-split=clear \\\n"
 "            --compare recover=zap-leaf,promote --flush=entry\n"
 "  slat-perf page-table -m 6 -s synthetic_2mb -b 4G -v 4\n"
 "  slat-perf mmio --compare mmio-map=page,block\n"
@@ -228,6 +228,7 @@ static void global_valued(struct perf_opts *o, const char *name, const char *val
 		if (o->ept_levels != 4 && o->ept_levels != 5)
 			perf_usage_error("--ept-levels %s: use 4 or 5", val);
 	} else if (!strcmp(name, "arch")) {
+		o->arch_set = true;
 		if (!strcmp(val, "x86") || !strcmp(val, "x86_64"))
 			o->arch = PERF_ARCH_X86;
 		else if (!strcmp(val, "arm64") || !strcmp(val, "aarch64"))

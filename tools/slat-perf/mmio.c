@@ -48,7 +48,10 @@ static int mm_prepare(struct perf_opts *o, void **statep)
 		case 'h': mm_help(stdout, o); exit(0);
 		case 'b': s->size = perf_parse_size("-b (region size)", optarg); break;
 		case 'p': s->gpa = perf_parse_size("-p (region address)", optarg); break;
-		case 'm': s->mode = perf_parse_mode(optarg); break;
+		case 'm':
+			s->mode = perf_parse_mode(optarg);
+			perf_arch_from_modes(o, 1u << s->mode);
+			break;
 		case 'v': s->nr_vcpus = perf_parse_vcpus(optarg, 0); break;
 		default:
 			mm_help(stderr, o);

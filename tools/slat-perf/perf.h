@@ -119,6 +119,7 @@ struct perf_opts {
 	int repeat;               /* --repeat: runs per value (alternating) */
 	int ept_levels;           /* 4 or 5, for PA-bits:ANY */
 	enum perf_arch arch;      /* --arch */
+	bool arch_set;            /* --arch given (else -m 9 alone means x86) */
 	bool strict;              /* --strict: slat-perf's errors, exit 2 */
 	bool selftest_only;       /* --selftest-output: only the real lines */
 	bool quiet_counts;        /* --no-counts */
@@ -173,6 +174,9 @@ void perf_modes_help(FILE *f, const struct perf_opts *o);
 /* The selftests' -m: a mode ID of the table (exits on a bad number). Its
  * support is checked when the run reaches it (perf_mode_check). */
 int perf_parse_mode(const char *s);
+/* Without --arch, a command line whose -m modes (@mask) are all x86's
+ * stands for x86. */
+void perf_arch_from_modes(struct perf_opts *o, uint32_t mask);
 /* All supported modes of the architecture into @modes; returns how many. */
 int perf_modes_all(const struct perf_opts *o, int *modes);
 /* The real tools' assertion when mode @id is not supported. */

@@ -102,6 +102,12 @@ int perf_parse_mode(const char *s)
 	return m;
 }
 
+void perf_arch_from_modes(struct perf_opts *o, uint32_t mask)
+{
+	if (!o->arch_set && mask && !(mask & ~(1u << PERF_MODE_EPT)))
+		o->arch = PERF_ARCH_X86;
+}
+
 int perf_modes_all(const struct perf_opts *o, int *modes)
 {
 	struct slat_config cfg;

@@ -416,8 +416,12 @@ def t_user_errors(exe):
     fails(exe, ["dirty-log", "-f", "2", "--strict"], 2, r"unknown option")
     fails(exe, ["dirty-log", "-m", "0", "--arch", "x86", "-b", "2M"], 254,
           r"Guest mode ID 0 \(PA-bits:52,  VA-bits:48,  4K pages\) not supported\.")
-    fails(exe, ["dirty-log", "-m", "9", "-b", "2M", "--strict"], 2,
+    fails(exe, ["dirty-log", "-m", "9", "-m", "6", "-b", "2M", "--strict"], 2,
           r"not supported.*--arch x86")
+    # -m 9 alone is an x86 command line
+    out = run(exe, ["dirty-log", "-m", "9", "-b", "2M", "-s", "synthetic"]).stdout
+    if "Testing guest mode: PA-bits:ANY" not in out:
+        sys.exit(f"FAIL: -m 9 without --arch:\n{out}")
     fails(exe, ["page-table", "-u", "-b", "2M"], 254,
           r"Memslot GPA misalignment requires hugetlb backing")
     p = fails(exe, ["dirty-log", "-n", "-b", "2M"] + syn, 4,
