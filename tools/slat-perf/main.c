@@ -378,14 +378,26 @@ static void check_line(const struct perf_opts *o)
 				 "values only to --compare", o->cmp_name, o->cmp_name);
 }
 
+/* Output files this run created and has not written yet: removed however
+ * it ends (the exits of usage errors and assertions included). */
+static const char *pending[2];
+
+static void remove_pending(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (pending[i])
+			unlink(pending[i]);
+}
+
 /* --json and --svg are opened before the run, so that a bad path costs no
  * run. */
-static FILE *open_output(const char *opt, const char *path, bool *created)
+static FILE *open_output(const char *opt, const char *path, int slot)
 {
-	FILE *f;
+	bool created = access(path, F_OK) != 0;
+	FILE *f = fopen(path, "w");
 
-	*created = access(path, F_OK) != 0;
-	f = fopen(path, "w");
+	if (f && created)
+		pending[slot] = path;
 	if (!f) {
 		fprintf(stderr, "slat-perf: %s %s: %s (give a path in a directory "
 			"that exists and can be written)\n", opt, path, strerror(errno));
@@ -442,9 +454,11 @@ static int report(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
 					 nruns))
 		rc = 1;
 	o->json_f = NULL;
+	pending[0] = NULL;
 	if (o->svg_f && perf_write_svg(o->svg_f, o->svg, o, cmd, runs, nruns))
 		rc = 1;
 	o->svg_f = NULL;
+	pending[1] = NULL;
 	return rc;
 }
 
@@ -463,7 +477,6 @@ int main(int argc, char **argv)
 	struct perf_opts o;
 	const struct perf_cmd *cmd;
 	struct perf_run *runs;
-	bool json_new = false, svg_new = false;
 	int nruns, rc;
 	void *state;
 
@@ -475,10 +488,11 @@ int main(int argc, char **argv)
 	check_line(&o);
 	if (o.cost_file && (rc = perf_cost_load(&o.cost, o.cost_file)))
 		return rc;
+	atexit(remove_pending);
 	if (o.json)
-		o.json_f = open_output("--json", o.json, &json_new);
+		o.json_f = open_output("--json", o.json, 0);
 	if (o.svg)
-		o.svg_f = open_output("--svg", o.svg, &svg_new);
+		o.svg_f = open_output("--svg", o.svg, 1);
 	if (cmd == &perf_cmd_dirty_log || cmd == &perf_cmd_page_table)
 		perf_selftest_banner();
 	if (cmd->prepare(&o, &state))
@@ -488,16 +502,10 @@ int main(int argc, char **argv)
 	rc = run_all(&o, cmd, state, runs, nruns);
 	if (!rc)
 		rc = report(&o, cmd, state, runs, nruns);
-	if (o.json_f) {
+	if (o.json_f)
 		fclose(o.json_f);
-		if (json_new)
-			unlink(o.json);
-	}
-	if (o.svg_f) {
+	if (o.svg_f)
 		fclose(o.svg_f);
-		if (svg_new)
-			unlink(o.svg);
-	}
 	for (int r = 0; r < nruns; r++)
 		perf_run_free(&runs[r]);
 	free(runs);

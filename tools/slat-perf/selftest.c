@@ -186,15 +186,16 @@ static char notes[1024];
 
 void perf_note(const char *fmt, ...)
 {
-	size_t n = strlen(notes);
+	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(notes + n, sizeof(notes) - n - 1, fmt, ap);
+	vsnprintf(line, sizeof(line) - 1, fmt, ap);
 	va_end(ap);
-	n = strlen(notes);
-	if (n + 1 < sizeof(notes))
-		strcat(notes, "\n");
+	strcat(line, "\n");
+	/* once, though every mode of a run may say it */
+	if (!strstr(notes, line) && strlen(notes) + strlen(line) < sizeof(notes))
+		strcat(notes, line);
 }
 
 void perf_print_notes(FILE *f)

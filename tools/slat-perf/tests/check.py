@@ -375,6 +375,12 @@ def t_user_errors(exe):
     if "Populate" in p.stdout:
         sys.exit("FAIL: --json checked after the run")
     fails(exe, ["mmio", "-b", "2M", "--svg", d], 1, r"--svg .*: Is a directory")
+    # a run that fails leaves no empty output behind
+    j = os.path.join(d, "never.json")
+    fails(exe, ["dirty-log", "-i", "1", "--json", j], 254, r"two iterations")
+    fails(exe, ["page-table", "-u", "--svg", j], 254, r"hugetlb backing")
+    if os.path.exists(j):
+        sys.exit("FAIL: a failed run left its --json/--svg file")
     # sizes that do not fit the host or wrap
     fails(exe, ["dirty-log", "-b", "1G", "-v", "512", "-s", "anonymous", "-m", "6"],
           1, r"more than this host has available")
