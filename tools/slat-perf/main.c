@@ -238,6 +238,17 @@ static void global_valued(struct perf_opts *o, const char *name, const char *val
 	}
 }
 
+static bool global_flag_name(const char *name)
+{
+	static const char *const flags[] = { "help", "version", "no-counts",
+		"strict", "selftest-output", "progress", NULL };
+
+	for (int i = 0; flags[i]; i++)
+		if (!strcmp(name, flags[i]))
+			return true;
+	return false;
+}
+
 /* A flag without a value; false when @name is not one. */
 static bool global_flag(struct perf_opts *o, const char *name)
 {
@@ -274,6 +285,8 @@ static void parse_global(struct perf_opts *o, int argc, char **argv, int *i)
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(a, "="), a);
 	if (!val && global_flag(o, name))
 		return;
+	if (val && global_flag_name(name))
+		perf_usage_error("--%s takes no value (slat-perf --help)", name);
 	needs = perf_switch_known(name);
 	for (int k = 0; valued[k]; k++)
 		needs |= !strcmp(name, valued[k]);

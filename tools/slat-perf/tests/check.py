@@ -410,6 +410,7 @@ def t_user_errors(exe):
           r"contradict")
     fails(exe, ["--eager-split=enable:3M", "dirty-log", "-b", "4M"] + syn, 2,
           r"not a block size")
+    fails(exe, ["--no-counts=yes"], 2, r"--no-counts takes no value")
     # global options before the command
     out = run(exe, ["--no-counts", "--arch", "x86", "page-table", "-b", "2M",
                     "-s", "synthetic"]).stdout
