@@ -17,12 +17,17 @@ static const char *const switch_names[] = {
 	"dirty", "clean-time", NULL,
 };
 
-bool perf_switch_known(const char *name)
+int perf_switch_index(const char *name)
 {
 	for (int i = 0; switch_names[i]; i++)
 		if (!strcmp(name, switch_names[i]))
-			return true;
-	return false;
+			return i;
+	return -1;
+}
+
+bool perf_switch_known(const char *name)
+{
+	return perf_switch_index(name) >= 0;
 }
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
@@ -187,79 +192,6 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
 		cfg->hw_dirty = true;
 	}
-}
-
-/* ---- guest modes ---- */
-
-/* Linux tools/testing/selftests/kvm/lib/kvm_util.c, vm_guest_mode_string(),
- * in ID order. */
-const struct perf_mode perf_modes[] = {
-	{ "PA-bits:52,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 52 },
-	{ "PA-bits:52,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 52 },
-	{ "PA-bits:52,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 52 },
-	{ "PA-bits:48,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 48 },
-	{ "PA-bits:48,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 48 },
-	{ "PA-bits:48,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 48 },
-	{ "PA-bits:40,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 40 },
-	{ "PA-bits:40,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 40 },
-	{ "PA-bits:40,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 40 },
-	{ "PA-bits:ANY, VA-bits:48 or 57,  4K pages", SLAT_FMT_EPT, 4096, 48 },
-	{ "PA-bits:47,  VA-bits:64,  4K pages", SLAT_FMT_ARM_S2, 4096, 47 },
-	{ "PA-bits:44,  VA-bits:64,  4K pages", SLAT_FMT_ARM_S2, 4096, 44 },
-	{ "PA-bits:36,  VA-bits:48,  4K pages", SLAT_FMT_ARM_S2, 4096, 36 },
-	{ "PA-bits:36,  VA-bits:48, 16K pages", SLAT_FMT_ARM_S2, 16384, 36 },
-	{ "PA-bits:36,  VA-bits:48, 64K pages", SLAT_FMT_ARM_S2, 65536, 36 },
-	{ "PA-bits:47,  VA-bits:47, 16K pages", SLAT_FMT_ARM_S2, 16384, 47 },
-	{ "PA-bits:36,  VA-bits:47, 16K pages", SLAT_FMT_ARM_S2, 16384, 36 },
-	/* RISC-V G-stage modes: no slat format. */
-	{ "PA-bits:56,  VA-bits:57,  4K pages", 0, 4096, 56 },
-	{ "PA-bits:56,  VA-bits:48,  4K pages", 0, 4096, 56 },
-	{ "PA-bits:56,  VA-bits:39,  4K pages", 0, 4096, 56 },
-	{ "PA-bits:50,  VA-bits:57,  4K pages", 0, 4096, 50 },
-	{ "PA-bits:50,  VA-bits:48,  4K pages", 0, 4096, 50 },
-	{ "PA-bits:50,  VA-bits:39,  4K pages", 0, 4096, 50 },
-	{ "PA-bits:41,  VA-bits:57,  4K pages", 0, 4096, 41 },
-	{ "PA-bits:41,  VA-bits:48,  4K pages", 0, 4096, 41 },
-	{ "PA-bits:41,  VA-bits:39,  4K pages", 0, 4096, 41 },
-};
-const int perf_nr_modes = (int)(sizeof(perf_modes) / sizeof(perf_modes[0]));
-
-bool perf_mode_config(int id, int ept_levels, struct slat_config *cfg)
-{
-	const struct perf_mode *m;
-	struct slat_geometry geo;
-
-	if (id < 0 || id >= perf_nr_modes || !perf_modes[id].fmt)
-		return false;
-	m = &perf_modes[id];
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->format = m->fmt;
-	cfg->granule = m->granule;
-	cfg->ia_bits = m->ia_bits;
-	if (m->fmt == SLAT_FMT_EPT)
-		cfg->ia_bits = ept_levels == 5 ? 57 : 48;
-	/* The selftests' 52-bit 4K and 16K modes are FEAT_LPA2 (DS = 1). */
-	if (m->fmt == SLAT_FMT_ARM_S2 && m->granule != 65536 && m->ia_bits > 48)
-		cfg->features |= SLAT_FEAT_LPA2;
-	return slat_config_geometry(cfg, &geo) == SLAT_OK;
-}
-
-void perf_modes_help(FILE *f, int ept_levels)
-{
-	struct slat_config cfg;
-
-	fprintf(f, " -m: specify the guest mode ID to test\n"
-		   "     (default: %d, the simulator's Armv8 stage 2 with a 4K\n"
-		   "     granule and 40-bit IPA; the selftests default to all\n"
-		   "     supported modes)\n"
-		   "     This option may be used multiple times.\n"
-		   "     Guest mode IDs:\n", PERF_MODE_DEFAULT);
-	for (int i = 0; i < perf_nr_modes; i++)
-		fprintf(f, "         %d:    %s%s\n", i, perf_modes[i].str,
-			perf_mode_config(i, ept_levels, &cfg) ? " (supported)" : "");
-	fprintf(f, "     Armv8 modes run an Armv8 stage-2 table with the mode's PA\n"
-		   "     bits as IPA size and its granule; PA-bits:ANY runs Intel EPT\n"
-		   "     (4-level, or 5-level with --ept-levels 5).\n");
 }
 
 /* ---- cost table ---- */
@@ -435,6 +367,7 @@ struct perf_phase *perf_run_add(struct perf_run *r, const char *name,
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	p->iteration = iteration;
 	p->wall_ns = wall_ns;
+	p->model_ns = -1;
 	if (st)
 		p->st = *st;
 	return p;
@@ -459,38 +392,6 @@ void perf_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	exit(2);
-}
-
-uint64_t perf_parse_size(const char *what, const char *s)
-{
-	char *end;
-	unsigned long long base;
-	int shift = 0;
-
-	errno = 0;
-	if (!s || !isdigit((unsigned char)*s))
-		perf_usage_error("%s: '%s' is not a size (a number with an optional "
-				 "b, k, m, g or t suffix, e.g. 1G)", what, s ? s : "");
-	base = strtoull(s, &end, 0);
-	if (errno)
-		perf_usage_error("%s: '%s' is out of range", what, s);
-	switch (tolower((unsigned char)*end)) {
-	case 0: break;
-	case 'b': shift = 0; end++; break;
-	case 'k': shift = 10; end++; break;
-	case 'm': shift = 20; end++; break;
-	case 'g': shift = 30; end++; break;
-	case 't': shift = 40; end++; break;
-	default:
-		perf_usage_error("%s: unknown size suffix in '%s' (use b, k, m, g "
-				 "or t)", what, s);
-	}
-	if (*end)
-		perf_usage_error("%s: '%s' is not a size (a number with an optional "
-				 "b, k, m, g or t suffix, e.g. 1G)", what, s);
-	if ((base << shift) >> shift != base)
-		perf_usage_error("%s: '%s' is too large", what, s);
-	return base << shift;
 }
 
 static long parse_long(const char *what, const char *s)
@@ -523,21 +424,6 @@ int perf_parse_nonneg(const char *what, const char *s)
 	return (int)v;
 }
 
-int perf_parse_mode(const char *s, int ept_levels)
-{
-	int m = perf_parse_nonneg("Guest mode ID", s);
-	struct slat_config cfg;
-
-	if (m >= perf_nr_modes)
-		perf_usage_error("Guest mode ID %d too big (IDs 0..%d; -h lists "
-				 "them)", m, perf_nr_modes - 1);
-	if (!perf_mode_config(m, ept_levels, &cfg))
-		perf_usage_error("Guest mode ID %d (%s) not supported: pick "
-				 "one marked (supported) in -h", m,
-				 perf_modes[m].str);
-	return m;
-}
-
 uint32_t perf_parse_vcpus(const char *s, int min)
 {
 	int n = min ? perf_parse_positive("Number of vCPUs", s)
@@ -547,17 +433,6 @@ uint32_t perf_parse_vcpus(const char *s, int min)
 		perf_usage_error("Invalid number of vcpus, must be between %d "
 				 "and 512 (got %d)", min, n);
 	return (uint32_t)n;
-}
-
-const char *perf_parse_backing(const char *s)
-{
-	if (!slat_vm_backing_page_size(s))
-		perf_usage_error("Unknown backing src type: %s (use anonymous, "
-				 "anonymous_thp, anonymous_hugetlb, "
-				 "anonymous_hugetlb_2mb, anonymous_hugetlb_1gb, "
-				 "shmem, synthetic, synthetic_2mb or "
-				 "synthetic_1gb)", s);
-	return s;
 }
 
 const char *perf_ts(char *buf, uint64_t ns)
@@ -572,28 +447,23 @@ void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s)
 	slat_vm_stats_read(vm, s);
 }
 
-/* ---- progress ---- */
 
-void perf_progress(const struct perf_opts *o, const char *what, uint64_t done,
-		   uint64_t total)
+double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p)
 {
-	int width = 30, fill;
-
-	if (!o->progress || !total)
-		return;
-	fill = (int)((double)done / (double)total * width);
-	if (fill > width)
-		fill = width;
-	fprintf(stderr, "\r[%.*s%*s] %3d%% %-32.32s", fill,
-		"##############################", width - fill, "",
-		(int)(100.0 * (double)done / (double)total), what);
-	fflush(stderr);
+	return p->model_ns >= 0 ? p->model_ns : perf_modeled_ns(c, &p->st);
 }
 
-void perf_progress_end(const struct perf_opts *o)
+const char *perf_scaled(char *buf, size_t len, double ns)
 {
-	if (!o->progress)
-		return;
-	fprintf(stderr, "\r%*s\r", 72, "");
-	fflush(stderr);
+	static const struct { double div; const char *unit; } u[] = {
+		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" },
+	};
+
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++)
+		if (ns >= u[i].div) {
+			snprintf(buf, len, "%.3g %s", ns / u[i].div, u[i].unit);
+			return buf;
+		}
+	snprintf(buf, len, "%.3g ns", ns);
+	return buf;
 }

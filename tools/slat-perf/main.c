@@ -22,7 +22,8 @@ static void help(FILE *f)
 	fputs(
 "Usage: slat-perf [COMMAND] [SELFTEST OPTIONS] [--SWITCH=VALUE ...]\n"
 "                 [--compare SWITCH=A,B[,...]] [--repeat N] [--cost FILE]\n"
-"                 [--json FILE] [--svg FILE] [--ept-levels 4|5] [--no-counts]\n"
+"                 [--json FILE] [--svg FILE] [--arch arm64|x86] [--ept-levels 4|5]\n"
+"                 [--no-counts] [--selftest-output] [--strict] [--progress]\n"
 "\n"
 "Runs a KVM selftest's experiment on the slat VM simulator (software MMU,\n"
 "vCPU threads, the real libslat stage-2 or EPT table), prints the selftest's\n"
@@ -33,7 +34,7 @@ static void help(FILE *f)
 "Commands (default: dirty-log):\n"
 "  dirty-log   dirty_log_perf_test: -a -b -c -e -g -h -i -m -n -o -p -r -s -v -x -w\n"
 "              (slat-perf dirty-log -h lists them and the guest modes)\n"
-"  page-table  kvm_page_table_test: -p -m -b -v -s (KVM_CREATE_MAPPINGS,\n"
+"  page-table  kvm_page_table_test: -p -m -b -v -s -u (KVM_CREATE_MAPPINGS,\n"
 "              KVM_UPDATE_MAPPINGS, KVM_ADJUST_MAPPINGS)\n"
 "  mmio        map and unmap a device region (-b SIZE, default 8G; -v vCPUs\n"
 "              touching it, default 0): phases map, touch, unmap (seed 004)\n"
@@ -77,20 +78,37 @@ static void help(FILE *f)
 "  --json FILE                    every phase, count, setting and modeled time\n"
 "  --svg FILE                     bar chart of phase times (wall and modeled),\n"
 "                                 side by side with --compare\n"
+"  --arch arm64|x86               the host the selftest command line stands for:\n"
+"                                 its supported guest modes, so the table format\n"
+"                                 (default arm64: the Armv8 stage-2 modes; x86:\n"
+"                                 mode 9, Intel EPT, as the real tools on x86)\n"
 "  --ept-levels 4|5               EPT levels for the PA-bits:ANY mode (-m 9)\n"
-"  --no-counts                    only the selftest lines\n"
+"  --no-counts                    no counts table after the selftest lines\n"
+"  --selftest-output              only the lines the real selftest prints (no\n"
+"                                 counts, notes or slat-perf help sections)\n"
+"  --strict                       slat-perf's own errors (exit 2) where the real\n"
+"                                 tools print help and exit 0 (unknown option)\n"
+"                                 or fail an assertion (exit 254)\n"
+"  --progress                     the progress bar even when stderr is not a\n"
+"                                 terminal\n"
 "  -h, --help                     this help; COMMAND -h: the command's options\n"
 "  --version                      print slat-perf's version and exit\n"
 "\n"
 "Examples:\n"
-"  slat-perf dirty-log -v 2 -b 256M -s synthetic\n"
-"  slat-perf dirty-log -v 8 -b 1G -s synthetic_2mb --eager-split=clear \\\n"
+"  slat-perf --arch x86 dirty-log -v 2 -b 256M -s synthetic\n"
+"  slat-perf dirty-log -m 6 -v 8 -b 1G -s synthetic_2mb --eager-split=clear \\\n"
 "            --compare recover=zap-leaf,promote --flush=entry\n"
 "  slat-perf page-table -m 6 -s synthetic_2mb -b 4G -v 4\n"
 "  slat-perf mmio --compare mmio-map=page,block\n"
 "\n"
-"Exit status: 0 success; 1 host failure (a file cannot be read or written,\n"
-"stdout included; out of memory; a failed run); 2 a usage error.\n"
+"Global options may come before or after the command. Linked as\n"
+"dirty_log_perf_test or kvm_page_table_test, slat-perf is that command.\n"
+"\n"
+"Exit status: 0 success (and, as the real tools, an unknown selftest option:\n"
+"help printed); 1 host failure (a file cannot be read or written, stdout\n"
+"included; out of memory; a failed run); 2 a usage error; 4 the real test's\n"
+"skip (-n); 254 the real test's assertion failure (-i 1, an unsupported -m,\n"
+"-u without hugetlb).\n"
 "\n"
 "Details, the cost table and its sources: docs/slat-perf.md\n", f);
 }
@@ -130,178 +148,381 @@ static void *alloc_or_exit(size_t n, size_t size)
 }
 
 static const char *const valued[] = {
-	"compare", "repeat", "cost", "json", "svg", "ept-levels", NULL,
+	"compare", "repeat", "cost", "json", "svg", "ept-levels", "arch", NULL,
 };
 
 /* The leftover arguments and the --compare copy: static, so that an error
  * that exits from the parsers leaves them reachable, not leaked. */
 static char **rest;
 static char *cmpdup;
+static char progname[64];
+
+static void free_args(void)
+{
+	free(rest);
+	free(cmpdup);
+	rest = NULL;
+	cmpdup = NULL;
+}
+
+/* --compare SWITCH=A,B[,...] */
+static void parse_compare(struct perf_opts *o, const char *val)
+{
+	char *eq, *tok, *save = NULL, err[256];
+	struct perf_switches probe;
+
+	if (o->cmp_name)
+		perf_usage_error("--compare given twice (--compare %s=... and "
+				 "--compare %s): compare one switch per run",
+				 o->cmp_name, val);
+	cmpdup = strdup(val);
+	if (!cmpdup)
+		out_of_memory();
+	eq = strchr(cmpdup, '=');
+	if (!eq)
+		perf_usage_error("--compare %s: use SWITCH=A,B (e.g. "
+				 "recover=zap-leaf,promote)", val);
+	*eq = 0;
+	if (!perf_switch_known(cmpdup))
+		perf_usage_error("--compare: unknown switch '%s' (cmo, recover, flush, "
+				 "split-skip, eager-split, mmio-map, dirty, "
+				 "clean-time)", cmpdup);
+	o->cmp_name = cmpdup;
+	for (tok = strtok_r(eq + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		probe = o->sw;
+		if (perf_switch_set(&probe, cmpdup, tok, err, sizeof(err)))
+			perf_usage_error("--compare: %s", err);
+		if (o->cmp_n == 8)
+			perf_usage_error("--compare: at most 8 values");
+		o->cmp_vals[o->cmp_n++] = tok;
+	}
+	if (o->cmp_n < 2)
+		perf_usage_error("--compare %s: give at least two values, e.g. %s=A,B",
+				 val, cmpdup);
+}
+
+/* A global option with its value. */
+static void global_valued(struct perf_opts *o, const char *name, const char *val)
+{
+	char err[256];
+	int k = perf_switch_index(name);
+
+	if (k >= 0) {
+		if (perf_switch_set(&o->sw, name, val, err, sizeof(err)))
+			perf_usage_error("%s", err);
+		o->sw_set |= 1u << k;
+	} else if (!strcmp(name, "compare")) {
+		parse_compare(o, val);
+	} else if (!strcmp(name, "repeat")) {
+		o->repeat = perf_parse_positive("--repeat", val);
+		if (o->repeat > 100)
+			perf_usage_error("--repeat %d: at most 100", o->repeat);
+	} else if (!strcmp(name, "cost")) {
+		o->cost_file = val;
+	} else if (!strcmp(name, "json")) {
+		o->json = val;
+	} else if (!strcmp(name, "svg")) {
+		o->svg = val;
+	} else if (!strcmp(name, "ept-levels")) {
+		o->ept_levels = perf_parse_positive("--ept-levels", val);
+		if (o->ept_levels != 4 && o->ept_levels != 5)
+			perf_usage_error("--ept-levels %s: use 4 or 5", val);
+	} else if (!strcmp(name, "arch")) {
+		o->arch_set = true;
+		if (!strcmp(val, "x86") || !strcmp(val, "x86_64"))
+			o->arch = PERF_ARCH_X86;
+		else if (!strcmp(val, "arm64") || !strcmp(val, "aarch64"))
+			o->arch = PERF_ARCH_ARM64;
+		else
+			perf_usage_error("--arch %s: use arm64 or x86", val);
+	}
+}
+
+static bool global_flag_name(const char *name)
+{
+	static const char *const flags[] = { "help", "version", "no-counts",
+		"strict", "selftest-output", "progress", NULL };
+
+	for (int i = 0; flags[i]; i++)
+		if (!strcmp(name, flags[i]))
+			return true;
+	return false;
+}
+
+/* A flag without a value; false when @name is not one. */
+static bool global_flag(struct perf_opts *o, const char *name)
+{
+	if (!strcmp(name, "help")) {
+		help(stdout);
+		free_args();
+		exit(0);
+	}
+	if (!strcmp(name, "version")) {
+		printf("slat-perf (slat) %s\n", slat_version());
+		free_args();
+		exit(0);
+	}
+	if (!strcmp(name, "no-counts"))
+		o->quiet_counts = true;
+	else if (!strcmp(name, "strict"))
+		o->strict = true;
+	else if (!strcmp(name, "selftest-output"))
+		o->selftest_only = o->quiet_counts = true;
+	else if (!strcmp(name, "progress"))
+		o->progress = true;
+	else
+		return false;
+	return true;
+}
+
+/* One "--NAME[=VALUE]" at argv[*i]; consumes the value's argument. */
+static void parse_global(struct perf_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i] + 2, *val = strchr(a, '=');
+	char name[64];
+	bool needs;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(a, "="), a);
+	if (!val && global_flag(o, name))
+		return;
+	if (val && global_flag_name(name))
+		perf_usage_error("--%s takes no value (slat-perf --help)", name);
+	needs = perf_switch_known(name);
+	for (int k = 0; valued[k]; k++)
+		needs |= !strcmp(name, valued[k]);
+	if (!needs)
+		perf_usage_error("unknown option --%s (slat-perf --help lists them)",
+				 name);
+	if (val) {
+		val++;
+	} else {
+		if (*i + 1 >= argc)
+			perf_usage_error("--%s needs a value (slat-perf --help)", name);
+		val = argv[++*i];
+	}
+	global_valued(o, name, val);
+}
+
+static const struct perf_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(name, cmds[i]->name))
+			return cmds[i];
+	return NULL;
+}
+
+/* Under the selftests' own names (a link to slat-perf), the command is
+ * theirs and so is the program name they print. */
+static const struct perf_cmd *cmd_from_name(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	if (!strcmp(base, "dirty_log_perf_test"))
+		return &perf_cmd_dirty_log;
+	if (!strcmp(base, "kvm_page_table_test"))
+		return &perf_cmd_page_table;
+	return NULL;
+}
+
+/* The chart's title: the command line without the output paths. */
+static void title(struct perf_opts *o, int argc, char **argv)
+{
+	size_t n = 0;
+
+	for (int i = 1; i < argc && n < sizeof(o->title) - 1; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--svg")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(argv[i], "--json=", 7) || !strncmp(argv[i], "--svg=", 6))
+			continue;
+		n += (size_t)snprintf(o->title + n, sizeof(o->title) - n, "%s%s",
+				      n ? " " : "", argv[i]);
+	}
+}
+
+/* Global options anywhere, the command (the first other word), and the
+ * command's own arguments into o->argv. */
+static const struct perf_cmd *parse_line(struct perf_opts *o, int argc, char **argv)
+{
+	const struct perf_cmd *cmd = cmd_from_name(argv[0]);
+	bool named = cmd != NULL;
+	int nrest = 0;
+
+	rest = alloc_or_exit((size_t)argc + 1, sizeof(*rest));
+	rest[nrest++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (!strncmp(argv[i], "--", 2) && argv[i][2]) {
+			parse_global(o, argc, argv, &i);
+		} else if (!cmd && nrest == 1 && argv[i][0] != '-') {
+			if (!(cmd = find_cmd(argv[i])))
+				perf_usage_error("unknown command '%s': use dirty-log, "
+						 "page-table, mmio or tlbi-trap "
+						 "(slat-perf --help)", argv[i]);
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	if (!cmd)
+		cmd = &perf_cmd_dirty_log;
+	o->argc = nrest;
+	o->argv = rest;
+	o->cmd = cmd->name;
+	if (named)
+		snprintf(progname, sizeof(progname), "%s", argv[0]);
+	else
+		snprintf(progname, sizeof(progname), "slat-perf %s", cmd->name);
+	o->prog = progname;
+	title(o, argc, argv);
+	return cmd;
+}
+
+/* Whatever the command line says that --compare contradicts. */
+static void check_line(const struct perf_opts *o)
+{
+	int k;
+
+	if (!o->cmp_name)
+		return;
+	k = perf_switch_index(o->cmp_name);
+	if (o->sw_set & (1u << k))
+		perf_usage_error("--%s=... and --compare %s=... contradict: give the "
+				 "values only to --compare", o->cmp_name, o->cmp_name);
+}
+
+/* Output files this run created and has not written yet: removed however
+ * it ends (the exits of usage errors and assertions included). */
+static const char *pending[2];
+
+static void remove_pending(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (pending[i])
+			unlink(pending[i]);
+}
+
+/* --json and --svg are opened before the run, so that a bad path costs no
+ * run. */
+static FILE *open_output(const char *opt, const char *path, int slot)
+{
+	bool created = access(path, F_OK) != 0;
+	FILE *f = fopen(path, "w");
+
+	if (f && created)
+		pending[slot] = path;
+	if (!f) {
+		fprintf(stderr, "slat-perf: %s %s: %s (give a path in a directory "
+			"that exists and can be written)\n", opt, path, strerror(errno));
+		free_args();
+		exit(1);
+	}
+	return f;
+}
+
+/* Every run: once per --compare value, --repeat times. */
+static int run_all(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
+		   struct perf_run *runs, int nruns)
+{
+	char err[256];
+	int rc = 0;
+
+	for (int r = 0; r < nruns && !rc; r++) {
+		struct perf_run *run = &runs[r];
+
+		run->sw = o->sw;
+		if (o->cmp_name) {
+			int v = r % o->cmp_n;
+
+			perf_switch_set(&run->sw, o->cmp_name, o->cmp_vals[v], err,
+					sizeof(err));
+			snprintf(run->label, sizeof(run->label), "%s=%s", o->cmp_name,
+				 o->cmp_vals[v]);
+			printf("%s== --%s (run %d of %d) ==\n", r ? "\n" : "",
+			       run->label, r / o->cmp_n + 1, o->repeat);
+		} else if (o->repeat > 1) {
+			printf("%s== run %d of %d ==\n", r ? "\n" : "", r + 1, o->repeat);
+		}
+		fflush(stdout);
+		rc = cmd->run(state, o, &run->sw, run, stdout);
+	}
+	return rc;
+}
+
+/* Notes, counts, JSON, SVG after a successful run. */
+static int report(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
+		  const struct perf_run *runs, int nruns)
+{
+	int rc = 0;
+
+	if (!o->selftest_only)
+		perf_print_notes(stdout);
+	if (!o->quiet_counts) {
+		if (o->cmp_name)
+			perf_print_compare(stdout, o, cmd, runs, nruns);
+		else
+			perf_print_counts(stdout, o, cmd, runs, nruns);
+	}
+	if (o->json_f && perf_write_json(o->json_f, o->json, o, cmd, state, runs,
+					 nruns))
+		rc = 1;
+	o->json_f = NULL;
+	pending[0] = NULL;
+	if (o->svg_f && perf_write_svg(o->svg_f, o->svg, o, cmd, runs, nruns))
+		rc = 1;
+	o->svg_f = NULL;
+	pending[1] = NULL;
+	return rc;
+}
+
+static void opts_default(struct perf_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sw.split_skip = true;
+	o->repeat = 1;
+	o->ept_levels = 4;
+	perf_cost_default(&o->cost);
+	o->progress = isatty(2);
+}
 
 int main(int argc, char **argv)
 {
 	struct perf_opts o;
-	const struct perf_cmd *cmd = &perf_cmd_dirty_log;
+	const struct perf_cmd *cmd;
 	struct perf_run *runs;
-	char err[256];
-	int nrest = 0, first = 1, nruns, rc = 0;
+	int nruns, rc;
 	void *state;
 
 	atexit(check_stdout);
-	memset(&o, 0, sizeof(o));
-	o.sw.split_skip = true;
-	o.repeat = 1;
-	o.ept_levels = 4;
-	perf_cost_default(&o.cost);
-	o.progress = isatty(2);
-
-	if (argc > 1 && argv[1][0] != '-') {
-		cmd = NULL;
-		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-			if (!strcmp(argv[1], cmds[i]->name))
-				cmd = cmds[i];
-		if (!cmd)
-			perf_usage_error("unknown command '%s': use dirty-log, page-table "
-					 "or mmio (slat-perf --help)", argv[1]);
-		first = 2;
-	}
-	o.cmd = cmd->name;
-	rest = alloc_or_exit((size_t)argc + 1, sizeof(*rest));
-	rest[nrest++] = argv[0];
-	for (int i = first; i < argc; i++) {
-		char name[64], *val = NULL;
-		const char *a = argv[i];
-		bool needs = false;
-
-		if (strncmp(a, "--", 2) || !a[2]) {
-			rest[nrest++] = argv[i];
-			continue;
-		}
-		a += 2;
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(a, "="), a);
-		if (strchr(a, '='))
-			val = strchr(a, '=') + 1;
-		if (!strcmp(name, "help")) {
-			help(stdout);
-			free(rest);
-			free(cmpdup);
-			return 0;
-		}
-		if (!strcmp(name, "version")) {
-			printf("slat-perf (slat) %s\n", slat_version());
-			free(rest);
-			free(cmpdup);
-			return 0;
-		}
-		if (!strcmp(name, "no-counts")) {
-			o.quiet_counts = true;
-			continue;
-		}
-		for (int k = 0; valued[k]; k++)
-			needs |= !strcmp(name, valued[k]);
-		needs |= perf_switch_known(name);
-		if (!needs)
-			perf_usage_error("unknown option --%s (slat-perf --help lists "
-					 "them)", name);
-		if (!val) {
-			if (i + 1 >= argc)
-				perf_usage_error("--%s needs a value (slat-perf --help)",
-						 name);
-			val = argv[++i];
-		}
-		if (perf_switch_known(name)) {
-			if (perf_switch_set(&o.sw, name, val, err, sizeof(err)))
-				perf_usage_error("%s", err);
-		} else if (!strcmp(name, "compare")) {
-			char *eq, *tok, *save = NULL;
-			struct perf_switches probe;
-
-			free(cmpdup);
-			cmpdup = strdup(val);
-			if (!cmpdup)
-				out_of_memory();
-			eq = strchr(cmpdup, '=');
-			if (!eq)
-				perf_usage_error("--compare %s: use SWITCH=A,B (e.g. "
-						 "recover=zap-leaf,promote)", val);
-			*eq = 0;
-			if (!perf_switch_known(cmpdup))
-				perf_usage_error("--compare: unknown switch '%s' (cmo, "
-						 "recover, flush, split-skip, eager-split, "
-						 "mmio-map, dirty)", cmpdup);
-			o.cmp_name = cmpdup;
-			o.cmp_n = 0;
-			for (tok = strtok_r(eq + 1, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				probe = o.sw;
-				if (perf_switch_set(&probe, cmpdup, tok, err, sizeof(err)))
-					perf_usage_error("--compare: %s", err);
-				if (o.cmp_n == 8)
-					perf_usage_error("--compare: at most 8 values");
-				o.cmp_vals[o.cmp_n++] = tok;
-			}
-			if (o.cmp_n < 2)
-				perf_usage_error("--compare %s: give at least two values, "
-						 "e.g. %s=A,B", val, cmpdup);
-		} else if (!strcmp(name, "repeat")) {
-			o.repeat = perf_parse_positive("--repeat", val);
-			if (o.repeat > 100)
-				perf_usage_error("--repeat %d: at most 100", o.repeat);
-		} else if (!strcmp(name, "cost")) {
-			o.cost_file = val;
-		} else if (!strcmp(name, "json")) {
-			o.json = val;
-		} else if (!strcmp(name, "svg")) {
-			o.svg = val;
-		} else if (!strcmp(name, "ept-levels")) {
-			o.ept_levels = perf_parse_positive("--ept-levels", val);
-			if (o.ept_levels != 4 && o.ept_levels != 5)
-				perf_usage_error("--ept-levels %s: use 4 or 5", val);
-		}
-	}
+	/* Lines to stdout and stderr stay in order, as the selftests' do. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	opts_default(&o);
+	cmd = parse_line(&o, argc, argv);
+	check_line(&o);
 	if (o.cost_file && (rc = perf_cost_load(&o.cost, o.cost_file)))
 		return rc;
-	o.argc = nrest;
-	o.argv = rest;
+	atexit(remove_pending);
+	if (o.json)
+		o.json_f = open_output("--json", o.json, 0);
+	if (o.svg)
+		o.svg_f = open_output("--svg", o.svg, 1);
+	if (cmd == &perf_cmd_dirty_log || cmd == &perf_cmd_page_table)
+		perf_selftest_banner();
 	if (cmd->prepare(&o, &state))
 		return 1;
-
 	nruns = o.cmp_name ? o.cmp_n * o.repeat : o.repeat;
 	runs = alloc_or_exit((size_t)nruns, sizeof(*runs));
-	for (int r = 0; r < nruns && !rc; r++) {
-		struct perf_run *run = &runs[r];
-
-		run->sw = o.sw;
-		if (o.cmp_name) {
-			int v = r % o.cmp_n;
-
-			perf_switch_set(&run->sw, o.cmp_name, o.cmp_vals[v], err,
-					sizeof(err));
-			snprintf(run->label, sizeof(run->label), "%s=%s", o.cmp_name,
-				 o.cmp_vals[v]);
-			printf("%s== --%s (run %d of %d) ==\n", r ? "\n" : "",
-			       run->label, r / o.cmp_n + 1, o.repeat);
-		} else if (o.repeat > 1) {
-			printf("%s== run %d of %d ==\n", r ? "\n" : "", r + 1, o.repeat);
-		}
-		fflush(stdout);
-		rc = cmd->run(state, &o, &run->sw, run, stdout);
-	}
-	if (!rc && !o.quiet_counts) {
-		if (o.cmp_name)
-			perf_print_compare(stdout, &o, cmd, runs, nruns);
-		else
-			perf_print_counts(stdout, &o, cmd, runs, nruns);
-	}
-	if (!rc && o.json && perf_write_json(o.json, &o, cmd, state, runs, nruns))
-		rc = 1;
-	if (!rc && o.svg && perf_write_svg(o.svg, &o, cmd, runs, nruns))
-		rc = 1;
+	rc = run_all(&o, cmd, state, runs, nruns);
+	if (!rc)
+		rc = report(&o, cmd, state, runs, nruns);
+	if (o.json_f)
+		fclose(o.json_f);
+	if (o.svg_f)
+		fclose(o.svg_f);
 	for (int r = 0; r < nruns; r++)
 		perf_run_free(&runs[r]);
 	free(runs);
 	cmd->release(state);
-	free(rest);
-	free(cmpdup);
+	free_args();
 	return rc;
 }

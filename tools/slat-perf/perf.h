@@ -44,6 +44,8 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 			    char *buf, size_t len);
 bool perf_switch_known(const char *name);
+/* The index of switch @name (-1: none), for perf_opts.sw_set. */
+int perf_switch_index(const char *name);
 
 /* ---- cost model ---- */
 
@@ -69,6 +71,8 @@ struct perf_phase {
 	char name[48];        /* "populate", "enable", "dirty", "get", ... */
 	int iteration;        /* 0: not an iteration phase */
 	uint64_t wall_ns;     /* measured on this host */
+	double model_ns;      /* >= 0: the command's own model (tlbi-trap's
+				 guest time); < 0: the cost table's */
 	struct slat_vm_stats st;
 };
 
@@ -90,23 +94,37 @@ uint64_t perf_vm_tlbi(const struct slat_vm_stats *s);
 
 /* Modeled hardware time of the counts in @st, in ns. */
 double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *st);
+/* The modeled time of phase @p: its own model or the cost table's. */
+double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p);
 
 /* ---- common options ---- */
 
+/* The host architecture the selftest command lines stand for (--arch):
+ * it picks the guest modes that are supported and so the table format. */
+enum perf_arch { PERF_ARCH_ARM64, PERF_ARCH_X86 };
+
 struct perf_opts {
 	const char *cmd;          /* "dirty-log", "page-table", "mmio" */
+	const char *prog;         /* the name usage lines and getopt print */
 	struct perf_switches sw;
+	uint32_t sw_set;          /* bit i: switch_names[i] given on the line */
 	struct perf_cost cost;
 	const char *cost_file;
 	const char *json;
 	const char *svg;
+	FILE *json_f, *svg_f;     /* opened before the run */
 	const char *cmp_name;     /* --compare NAME=A,B */
 	char *cmp_vals[8];
 	int cmp_n;
 	int repeat;               /* --repeat: runs per value (alternating) */
 	int ept_levels;           /* 4 or 5, for PA-bits:ANY */
+	enum perf_arch arch;      /* --arch */
+	bool arch_set;            /* --arch given (else -m 9 alone means x86) */
+	bool strict;              /* --strict: slat-perf's errors, exit 2 */
+	bool selftest_only;       /* --selftest-output: only the real lines */
 	bool quiet_counts;        /* --no-counts */
-	bool progress;            /* stderr is a terminal */
+	bool progress;            /* stderr is a terminal, or --progress */
+	char title[160];          /* the command line, for the chart */
 	int argc;                 /* the command's own arguments */
 	char **argv;
 };
@@ -123,6 +141,8 @@ struct perf_cmd {
 	/* A settings summary for JSON: writes `"key": value` pairs. */
 	void (*settings_json)(void *state, FILE *f);
 	const char *const *table_phases; /* the phases the counts table shows */
+	/* The chart's second panel (NULL: "modeled hardware time"). */
+	const char *model_label;
 };
 
 extern const struct perf_cmd perf_cmd_dirty_log;
@@ -140,31 +160,89 @@ struct perf_mode {
 };
 extern const struct perf_mode perf_modes[];
 extern const int perf_nr_modes;
-#define PERF_MODE_DEFAULT 6      /* PA-bits:40, 4K: the simulator's default */
+#define PERF_MODE_ARM64 6        /* PA-bits:40, 4K: the seed commands' default */
 #define PERF_MODE_EPT 9          /* PA-bits:ANY */
+#define PERF_MAX_MODES 32
 
-/* Fill @cfg for mode @id; returns true when slat supports it. */
-bool perf_mode_config(int id, int ept_levels, struct slat_config *cfg);
-void perf_modes_help(FILE *f, int ept_levels);
+/* The seed commands' default mode for the architecture of @o. */
+int perf_mode_default(const struct perf_opts *o);
+/* Fill @cfg for mode @id; returns true when the architecture of @o runs it
+ * and slat supports it. */
+bool perf_mode_config(const struct perf_opts *o, int id, struct slat_config *cfg);
+/* The selftests' -m help block, " (supported)" after the modes of @o. */
+void perf_modes_help(FILE *f, const struct perf_opts *o);
+/* The selftests' -m: a mode ID of the table (exits on a bad number). Its
+ * support is checked when the run reaches it (perf_mode_check). */
+int perf_parse_mode(const char *s);
+/* Without --arch, a command line whose -m modes (@mask) are all x86's
+ * stands for x86. */
+void perf_arch_from_modes(struct perf_opts *o, uint32_t mask);
+/* All supported modes of the architecture into @modes; returns how many. */
+int perf_modes_all(const struct perf_opts *o, int *modes);
+/* The real tools' assertion when mode @id is not supported. */
+void perf_mode_check(const struct perf_opts *o, int id);
+
+/* ---- the real tools' behaviour ---- */
+
+/* The line every selftest run starts with (its library's constructor). */
+void perf_selftest_banner(void);
+/*
+ * A failed TEST_ASSERT of the real tool: its block on stderr, exit 254.
+ * @where is the tool's "file:line: expression"; the message follows. With
+ * --strict: "slat-perf: <message> (<hint>)" and exit 2 instead.
+ */
+void perf_assert_fail(const struct perf_opts *o, const char *where,
+		      const char *hint, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5), noreturn));
+/* The real tools on an unknown option: getopt's message, the help on
+ * stdout, exit 0 (--strict: the message, exit 2). */
+void perf_bad_option(const struct perf_opts *o, int opt,
+		     void (*help)(FILE *, const struct perf_opts *));
+/* A note of slat-perf's, printed after the real lines. */
+void perf_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void perf_print_notes(FILE *f);
+
+/* ---- backing sources (-s) ---- */
+
+struct perf_backing {
+	const char *name;         /* the selftests' name (or synthetic*) */
+	const char *sim;          /* the simulator's source for it */
+	uint64_t page_size;       /* the source's page size on this host */
+	bool real;                /* holds data (not a synthetic stand-in) */
+};
+
+/* -s: a selftest backing source or a synthetic one; exits on a bad name. */
+const char *perf_parse_backing(const char *s);
+/* The selftests' -s help block. */
+void perf_backing_help(FILE *f, const char *flag);
+/*
+ * The source that runs @name for @bytes on this host: the simulator's own
+ * when it has it and the host can hold it, else a synthetic stand-in of the
+ * same page size (with a note saying so). A real source larger than the
+ * host's available memory is refused (exit 1) before anything is touched.
+ */
+void perf_backing_resolve(const char *name, uint64_t bytes,
+			  struct perf_backing *b);
+/* Whether @name is a hugetlb source (kvm_page_table_test -u needs one). */
+bool perf_backing_hugetlb(const char *name);
 
 /* ---- shared helpers ---- */
 
-/* Parse a size with an optional b/k/m/g/t suffix, like the selftests'
- * parse_size(). Exits with a message on a bad value. */
+/* Parse a size as the selftests' parse_size() does: a number, then one
+ * optional b/k/m/g/t letter (what follows it is ignored: "1GB" is 1G).
+ * Exits with a message on a bad value. */
 uint64_t perf_parse_size(const char *what, const char *s);
 /* A positive int (atoi_positive). Exits on a bad value. */
 int perf_parse_positive(const char *what, const char *s);
 /* A non-negative int. */
 int perf_parse_nonneg(const char *what, const char *s);
-/* The selftests' -m: a guest mode ID this build supports. */
-int perf_parse_mode(const char *s, int ept_levels);
 /* -v: @min (0 or 1) to 512 vCPUs. */
 uint32_t perf_parse_vcpus(const char *s, int min);
-/* -s: a backing source name the simulator knows. */
-const char *perf_parse_backing(const char *s);
 /* Print "%ld.%.9lds" of @ns into @buf. */
 const char *perf_ts(char *buf, uint64_t ns);
 #define PERF_TS(ns) perf_ts((char[32]){0}, (ns))
+/* @ns with a unit that suits it: "512 ns", "3.25 us", "1.20 ms", "2.5 s". */
+const char *perf_scaled(char *buf, size_t len, double ns);
 
 void perf_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
@@ -177,7 +255,25 @@ void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s);
 void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost,
 		    const struct slat_config *table, struct slat_vm_config *cfg);
 
-/* Progress on stderr when it is a terminal: @done of @total steps. */
+/*
+ * One timed phase: perf_phase_begin() reads the counters and the clock
+ * (and, on a terminal, starts a progress bar that follows the guest
+ * accesses, @expect of them, with their rate); perf_phase_end() records
+ * the phase's counts in @run as @name with @ns (or the measured wall time
+ * when @ns < 0) and returns that time.
+ */
+struct perf_timer {
+	const struct perf_opts *o;
+	struct slat_vm *vm;
+	struct slat_vm_stats a;
+	uint64_t t0;
+	struct perf_ticker *ticker;
+};
+void perf_phase_begin(struct perf_timer *t, const struct perf_opts *o,
+		      struct slat_vm *vm, const char *what, uint64_t expect);
+uint64_t perf_phase_end(struct perf_timer *t, struct perf_run *run,
+			const char *name, int iteration, int64_t ns);
+/* The same bar for work that is not a VM's: @done of @total steps. */
 void perf_progress(const struct perf_opts *o, const char *what, uint64_t done,
 		   uint64_t total);
 void perf_progress_end(const struct perf_opts *o);
@@ -190,10 +286,10 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 void perf_print_compare(FILE *f, const struct perf_opts *o,
 			const struct perf_cmd *cmd, const struct perf_run *runs,
 			int nruns);
-int perf_write_json(const char *path, const struct perf_opts *o,
+int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		    const struct perf_cmd *cmd, void *state,
 		    const struct perf_run *runs, int nruns);
-int perf_write_svg(const char *path, const struct perf_opts *o,
+int perf_write_svg(FILE *f, const char *path, const struct perf_opts *o,
 		   const struct perf_cmd *cmd, const struct perf_run *runs,
 		   int nruns);
 

@@ -5,14 +5,17 @@
 #include <errno.h>
 #include <string.h>
 
-/* The phases named @name of @r summed: wall time, counts. Returns false
- * when there is none. */
-static bool agg(const struct perf_run *r, const char *name, uint64_t *wall,
-		struct slat_vm_stats *st)
+/* The phases named @name of @r summed: wall time, counts, and (when @model
+ * is not NULL) modeled time. Returns false when there is none. */
+static bool agg_model(const struct perf_run *r, const char *name, uint64_t *wall,
+		      struct slat_vm_stats *st, const struct perf_cost *c,
+		      double *model)
 {
 	bool found = false;
 
 	*wall = 0;
+	if (model)
+		*model = 0;
 	memset(st, 0, sizeof(*st));
 	for (int i = 0; i < r->nph; i++) {
 		const struct perf_phase *p = &r->ph[i];
@@ -23,11 +26,19 @@ static bool agg(const struct perf_run *r, const char *name, uint64_t *wall,
 			continue;
 		found = true;
 		*wall += p->wall_ns;
+		if (model)
+			*model += perf_phase_model(c, p);
 		/* every field of the stats is a uint64_t counter */
 		for (size_t k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
 			dst[k] += src[k];
 	}
 	return found;
+}
+
+static bool agg(const struct perf_run *r, const char *name, uint64_t *wall,
+		struct slat_vm_stats *st)
+{
+	return agg_model(r, name, wall, st, NULL, NULL);
 }
 
 _Static_assert(sizeof(struct slat_vm_stats) % sizeof(uint64_t) == 0,
@@ -148,18 +159,20 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
  * each phase over the repeats of one value; counts of its first run. */
 static void value_agg(const struct perf_opts *o, const struct perf_run *runs,
 		      int nruns, int v, const char *name, uint64_t *wall,
-		      struct slat_vm_stats *st, bool *found)
+		      struct slat_vm_stats *st, double *model, bool *found)
 {
 	*found = false;
 	for (int r = v; r < nruns; r += o->cmp_n) {
 		uint64_t w;
 		struct slat_vm_stats s;
+		double m;
 
-		if (!agg(&runs[r], name, &w, &s))
+		if (!agg_model(&runs[r], name, &w, &s, &o->cost, &m))
 			continue;
 		if (!*found) {
 			*st = s;
 			*wall = w;
+			*model = m;
 			*found = true;
 		} else if (w < *wall) {
 			*wall = w;
@@ -203,9 +216,10 @@ void perf_print_compare(FILE *f, const struct perf_opts *o,
 		bool found = true, fv;
 
 		for (int v = 0; v < o->cmp_n; v++) {
-			value_agg(o, runs, nruns, v, name, &wall[v], &st[v], &fv);
+			value_agg(o, runs, nruns, v, name, &wall[v], &st[v], &mod[v],
+				  &fv);
 			found &= fv;
-			mod[v] = fv ? perf_modeled_ns(&o->cost, &st[v]) : 0;
+			mod[v] = fv ? mod[v] : 0;
 		}
 		if (!found)
 			continue;
@@ -329,23 +343,18 @@ static int close_checked(FILE *f)
 	return bad ? -1 : 0;
 }
 
-int perf_write_json(const char *path, const struct perf_opts *o,
+int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		    const struct perf_cmd *cmd, void *state,
 		    const struct perf_run *runs, int nruns)
 {
-	FILE *f = fopen(path, "w");
 	const struct perf_cost *c = &o->cost;
 
-	if (!f) {
-		fprintf(stderr, "slat-perf: --json %s: %s\n", path, strerror(errno));
-		return -1;
-	}
 	fprintf(f, "{\n  \"tool\": \"slat-perf\",\n  \"schema\": 1,\n  \"command\": ");
 	json_str(f, cmd->name);
 	fprintf(f, ",\n  \"settings\": {");
 	cmd->settings_json(state, f);
-	fprintf(f, ", \"ept_levels\": %d, \"repeat\": %d},\n", o->ept_levels,
-		o->repeat);
+	fprintf(f, ", \"arch\": \"%s\", \"ept_levels\": %d, \"repeat\": %d},\n",
+		o->arch == PERF_ARCH_X86 ? "x86" : "arm64", o->ept_levels, o->repeat);
 	fprintf(f, "  \"cost_ns\": {\"tlbi_ipa\": %g, \"tlbi_ipa_local\": %g, "
 		"\"tlbi_range\": %g, \"tlbi_vmid\": %g, \"dsb\": %g, \"clean_line\": %g, "
 		"\"cache_line\": %g, \"fault_exit\": %g, \"entry_visit\": %g, "
@@ -380,7 +389,7 @@ int perf_write_json(const char *path, const struct perf_opts *o,
 			fprintf(f, ", \"iteration\": %d, \"wall_ns\": %llu, "
 				"\"modeled_ns\": %.1f, \"counts\": ", p->iteration,
 				(unsigned long long)p->wall_ns,
-				perf_modeled_ns(c, &p->st));
+				perf_phase_model(c, p));
 			json_counts(f, &p->st);
 			fprintf(f, "}%s\n", i + 1 < runs[r].nph ? "," : "");
 		}
@@ -396,84 +405,124 @@ int perf_write_json(const char *path, const struct perf_opts *o,
 
 /* ---- SVG: horizontal bars, wall time and modeled time per phase ---- */
 
-int perf_write_svg(const char *path, const struct perf_opts *o,
+struct chart {
+	int nval, n;
+	const char *names[16];
+	double wall[16][8], mod[16][8], maxw, maxm;
+};
+
+/* The phases every value has, with their wall and modeled times. */
+static void chart_data(struct chart *c, const struct perf_opts *o,
+		       const struct perf_cmd *cmd, const struct perf_run *runs,
+		       int nruns)
+{
+	memset(c, 0, sizeof(*c));
+	c->nval = o->cmp_name ? o->cmp_n : 1;
+	c->maxw = c->maxm = 1;
+	for (int i = 0; cmd->table_phases[i] && c->n < 16; i++) {
+		bool all = true;
+
+		for (int v = 0; v < c->nval; v++) {
+			struct slat_vm_stats st;
+			uint64_t w = 0;
+			double m = 0;
+			bool fv;
+
+			if (o->cmp_name)
+				value_agg(o, runs, nruns, v, cmd->table_phases[i], &w,
+					  &st, &m, &fv);
+			else
+				fv = agg_model(&runs[0], cmd->table_phases[i], &w, &st,
+					       &o->cost, &m);
+			all &= fv;
+			c->wall[c->n][v] = fv ? (double)w : 0;
+			c->mod[c->n][v] = fv ? m : 0;
+			if (c->wall[c->n][v] > c->maxw)
+				c->maxw = c->wall[c->n][v];
+			if (c->mod[c->n][v] > c->maxm)
+				c->maxm = c->mod[c->n][v];
+		}
+		if (all)
+			c->names[c->n++] = cmd->table_phases[i];
+	}
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else if (*s == '"')
+			fputs("&quot;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* One bar and its value, scaled to ns, us, ms or s. */
+static void chart_bar(FILE *f, int x, int y, int h, double len, const char *fill,
+		      double ns)
+{
+	char b[32];
+
+	if (len < 1)
+		len = 1;
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
+		"fill=\"%s\"/>\n", x, y, len, h - 3, fill);
+	fprintf(f, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", x + len + 4, y + h - 7,
+		perf_scaled(b, sizeof(b), ns));
+}
+
+static void chart_head(FILE *f, const struct perf_opts *o,
+		       const struct perf_cmd *cmd, int w, int h, int lw, int pw)
+{
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", w, h);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"13\" font-weight=\"bold\">"
+		"slat-perf ");
+	xml_text(f, o->title[0] ? o->title : cmd->name);
+	fprintf(f, "</text>\n");
+	fprintf(f, "<text x=\"%d\" y=\"45\">wall time, this host</text>\n", lw);
+	fprintf(f, "<text x=\"%d\" y=\"45\">%s</text>\n", lw + pw + 120,
+		cmd->model_label ? cmd->model_label : "modeled hardware time");
+}
+
+int perf_write_svg(FILE *f, const char *path, const struct perf_opts *o,
 		   const struct perf_cmd *cmd, const struct perf_run *runs,
 		   int nruns)
 {
 	static const char *const colour[] = { "#4e79a7", "#f28e2b", "#59a14f",
 		"#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7" };
-	int nval = o->cmp_name ? o->cmp_n : 1;
-	const char *names[16];
-	uint64_t wall[16][8];
-	double mod[16][8], maxw = 1, maxm = 1;
-	int n = 0, bar = 18, lw = 110, pw = 330, gap = 14;
-	FILE *f;
+	struct chart c;
+	int bar = 18, lw = 110, pw = 330, gap = 14, h, w;
 
-	for (int i = 0; cmd->table_phases[i] && n < 16; i++) {
-		bool all = true;
-
-		for (int v = 0; v < nval; v++) {
-			struct slat_vm_stats st;
-			bool fv;
-
-			if (o->cmp_name)
-				value_agg(o, runs, nruns, v, cmd->table_phases[i],
-					  &wall[n][v], &st, &fv);
-			else
-				fv = agg(&runs[0], cmd->table_phases[i], &wall[n][v], &st);
-			all &= fv;
-			mod[n][v] = fv ? perf_modeled_ns(&o->cost, &st) : 0;
-			if (fv && (double)wall[n][v] > maxw)
-				maxw = (double)wall[n][v];
-			if (fv && mod[n][v] > maxm)
-				maxm = mod[n][v];
-		}
-		if (all)
-			names[n++] = cmd->table_phases[i];
-	}
-	f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "slat-perf: --svg %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	int h = 70 + n * (nval * bar + gap) + 20 * nval + 20;
-	int w = lw + 2 * (pw + 120);
-
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", w, h);
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">"
-		"slat-perf %s%s%s</text>\n", cmd->name,
-		o->cmp_name ? ": --compare " : "", o->cmp_name ? o->cmp_name : "");
-	fprintf(f, "<text x=\"%d\" y=\"45\">wall time, this host (s)</text>\n", lw);
-	fprintf(f, "<text x=\"%d\" y=\"45\">modeled hardware time (s)</text>\n",
-		lw + pw + 120);
-	for (int i = 0; i < n; i++) {
-		int y0 = 60 + i * (nval * bar + gap);
+	chart_data(&c, o, cmd, runs, nruns);
+	h = 70 + c.n * (c.nval * bar + gap) + 20 * c.nval + 20;
+	w = lw + 2 * (pw + 120);
+	if (w < 10 + 7 * (int)strlen(o->title) + 100)
+		w = 10 + 7 * (int)strlen(o->title) + 100;
+	chart_head(f, o, cmd, w, h, lw, pw);
+	for (int i = 0; i < c.n; i++) {
+		int y0 = 60 + i * (c.nval * bar + gap);
 
 		fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n",
-			y0 + nval * bar / 2 + 4, names[i]);
-		for (int v = 0; v < nval; v++) {
+			y0 + c.nval * bar / 2 + 4, c.names[i]);
+		for (int v = 0; v < c.nval; v++) {
 			int y = y0 + v * bar;
-			double ww = (double)wall[i][v] / maxw * pw;
-			double mw = mod[i][v] / maxm * pw;
 
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-				"fill=\"%s\"/>\n", lw, y, ww < 1 ? 1 : ww, bar - 3,
-				colour[v % 8]);
-			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.6f</text>\n",
-				lw + (ww < 1 ? 1 : ww) + 4, y + bar - 7,
-				(double)wall[i][v] / 1e9);
-			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-				"fill=\"%s\"/>\n", lw + pw + 120, y, mw < 1 ? 1 : mw,
-				bar - 3, colour[v % 8]);
-			fprintf(f, "<text x=\"%.1f\" y=\"%d\">%.6f</text>\n",
-				lw + pw + 120 + (mw < 1 ? 1 : mw) + 4, y + bar - 7,
-				mod[i][v] / 1e9);
+			chart_bar(f, lw, y, bar, c.wall[i][v] / c.maxw * pw,
+				  colour[v % 8], c.wall[i][v]);
+			chart_bar(f, lw + pw + 120, y, bar, c.mod[i][v] / c.maxm * pw,
+				  colour[v % 8], c.mod[i][v]);
 		}
 	}
-	for (int v = 0; v < nval; v++) {
-		int y = h - 20 * (nval - v) - 5;
+	for (int v = 0; v < c.nval; v++) {
+		int y = h - 20 * (c.nval - v) - 5;
 
 		fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" "
 			"fill=\"%s\"/>\n", y - 10, colour[v % 8]);

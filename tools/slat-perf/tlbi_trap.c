@@ -147,6 +147,26 @@ static void parse_option(struct tt_state *s, int c, const char *arg)
 	}
 }
 
+/*
+ * An event rate above one event per modeled access would run that many
+ * events before each access: -c 1e12 is a hang, not a workload.
+ */
+static void check_rates(const struct tt_state *s)
+{
+	const struct slat_ts_workload *w = &s->w;
+	double max = s->cost.hz / (s->cost.work + s->cost.tlb_hit);
+	const struct { char opt; double rate; } r[] = {
+		{ 'c', w->ctxsw_rate }, { 's', w->spawn_rate },
+		{ 'f', w->touch_rate }, { 'u', w->munmap_rate },
+	};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (r[i].rate > max)
+			perf_usage_error("-%c %g: at most %g per second (one event per "
+					 "modeled access: -x hz / (-x work + tlb_hit))",
+					 r[i].opt, r[i].rate, max);
+}
+
 static void check_settings(const struct tt_state *s)
 {
 	const struct slat_ts_workload *w = &s->w;
@@ -174,6 +194,7 @@ static void check_settings(const struct tt_state *s)
 		perf_usage_error("-L and -k are fractions (0 to 1)");
 	if (s->cost.work <= 0 || s->cost.hz <= 0)
 		perf_usage_error("-x work and hz must be positive");
+	check_rates(s);
 }
 
 static int tt_prepare(struct perf_opts *o, void **statep)
@@ -218,6 +239,9 @@ static int tt_prepare(struct perf_opts *o, void **statep)
 static double overhead_pct(const struct slat_ts_report *r,
 			   const struct slat_ts_report *base)
 {
+	/* -n 0: no guest time at all, and no overhead (not 0/0) */
+	if (base->guest_cycles <= 0)
+		return 0;
 	return 100.0 * (r->guest_cycles / base->guest_cycles - 1.0);
 }
 
@@ -293,8 +317,9 @@ static int tt_run(void *state, const struct perf_opts *o,
 			return 1;
 		}
 		as_vm_stats(r, &st);
+		/* The chart and the JSON show the guest time the line reports. */
 		perf_run_add(run, slat_ts_policy_name((enum slat_ts_policy)p), 0,
-			     r->wall_ns, &st);
+			     r->wall_ns, &st)->model_ns = r->guest_cycles / s->cost.hz * 1e9;
 		print_policy(out, s, r);
 		fflush(out);
 	}
@@ -371,4 +396,5 @@ const struct perf_cmd perf_cmd_tlbi_trap = {
 	.release = free,
 	.settings_json = tt_settings,
 	.table_phases = tt_phases,
+	.model_label = "modeled guest time",
 };

@@ -3,7 +3,7 @@
 # Checks of slat-perf's output: the selftests' lines in order (regular
 # expressions built from their format strings), exact counts of a tiny run,
 # --compare ratios, JSON and SVG, and errors. Usage: check.py TEST EXE.
-import json, os, re, subprocess, sys, tempfile
+import difflib, json, os, re, subprocess, sys, tempfile
 import xml.etree.ElementTree as ET
 
 TS = r"\d+\.\d{9}s"  # %ld.%.9lds
@@ -59,13 +59,29 @@ def t_dirty_log_lines(exe):
         sys.exit("FAIL: -g printed clear lines")
     # every other option is accepted
     run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-e", "-m", "9",
-              "-p", "0x40000000", "-c", "0"])
+              "-p", "0x40000000", "-c", "0", "--arch", "x86"])
+    # By default every supported mode of the architecture, in ID order.
+    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-i", "2"]).stdout
+    modes = re.findall(r"^Testing guest mode: (.*)$", out, re.M)
+    if len(modes) != 16 or modes[0] != "PA-bits:52,  VA-bits:48,  4K pages":
+        sys.exit(f"FAIL: arm64 default modes {modes}")
+    out = run(exe, ["--arch", "x86", "dirty-log", "-b", "2M", "-s", "synthetic"]).stdout
+    if re.findall(r"^Testing guest mode: (.*)$", out, re.M) != [
+            "PA-bits:ANY, VA-bits:48 or 57, 4K pages"]:
+        sys.exit(f"FAIL: x86 default mode:\n{out}")
+    # -m repeats; the modes run in ID order, as the real tools run them.
+    out = run(exe, ["page-table", "-b", "2M", "-s", "synthetic", "-m", "8",
+                    "-m", "3"]).stdout
+    if re.findall(r"^Testing guest mode: (.*)$", out, re.M) != [
+            "PA-bits:48,  VA-bits:48,  4K pages",
+            "PA-bits:40,  VA-bits:48, 64K pages"]:
+        sys.exit(f"FAIL: page-table -m -m:\n{out}")
     for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
                "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
                "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable",
                "--clean-time=slept"]:
         for back in ["synthetic", "synthetic_2mb"]:
-            out = run(exe, ["dirty-log", "-b", "4M", "-s", back, sw]).stdout
+            out = run(exe, ["dirty-log", "-b", "4M", "-s", back, "-m", "6", sw]).stdout
             in_order(out, dirty_log_lines(2, manual=True))
 
 
@@ -152,7 +168,7 @@ def t_exact_counts(exe):
     # 1 vCPU x 2 MiB, 4K pages, at a 1 GiB-aligned IPA: one level-2 and one
     # level-3 table, 512 leaves, 512 translation faults, 512 page cleans.
     run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-p", "0x40000000",
-              "--json", j])
+              "-m", "6", "--json", j])
     ph = {p["name"]: p for p in json.load(open(j))["runs"][0]["phases"]
           if p["iteration"] in (0, 1)}
     c = ph["populate"]["counts"]
@@ -171,7 +187,8 @@ def t_exact_counts(exe):
         sys.exit("FAIL: clear re-protected %d pages" %
                  ph["clear"]["counts"]["wrprotected_pages"])
     # The same in the printed table.
-    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-p", "0x40000000"]).stdout
+    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-p", "0x40000000",
+                    "-m", "6"]).stdout
     in_order(out, [r"written: leaf +512 +0 +0 +0 +0 +0",
                    r"written: table +2 +0 +0 +0 +0 +0",
                    r"table pages allocated +2 +0 .*",
@@ -179,15 +196,14 @@ def t_exact_counts(exe):
 
 
 def t_errors(exe):
-    cases = [(["dirty-log", "-n"], r"-n .*not supported"),
-             (["dirty-log", "-i", "1"], r"at least two iterations"),
+    cases = [(["dirty-log", "-i", "1"], r"at least two iterations"),
              (["dirty-log", "-s", "bogus"], r"Unknown backing src type: bogus"),
              (["dirty-log", "-b", "abc"], r"not a size"),
              (["dirty-log", "-b", "12q"], r"unknown size suffix"),
              (["dirty-log", "-w", "101"], r"Write percentage"),
              (["dirty-log", "-v", "0"], r"greater than 0"),
              (["dirty-log", "-m", "17"], r"not supported"),
-             (["dirty-log", "-z"], r"unknown option"),
+             (["dirty-log", "-z", "--strict"], r"unknown option"),
              (["page-table", "-s", "nope"], r"Unknown backing src type"),
              (["mmio", "-b", "3k"], r"multiple of the granule"),
              (["frob"], r"unknown command"),
@@ -224,7 +240,8 @@ def t_errors(exe):
         f"{k} = 0\n" for k in ["tlbi_ipa", "tlbi_ipa_local", "tlbi_range",
                                "tlbi_vmid", "dsb", "clean_line", "entry_visit",
                                "entry_write"]) + "fault_exit = 1000000\n")
-    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "--cost", cf]).stdout
+    out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-m", "6",
+                    "--cost", cf]).stdout
     in_order(out, [r"modeled hardware time \(s\) +0\.512000000 .*"])
 
 
@@ -253,9 +270,16 @@ def t_help(exe):
         if opt not in out:
             sys.exit(f"FAIL: --help does not explain {opt}")
     out = run(exe, ["dirty-log", "-h"]).stdout
-    in_order(out, [r"         0:    PA-bits:52,  VA-bits:48,  4K pages \(supported\)",
+    in_order(out, [r"Random seed: 0x6b8b4567",
+                   r"         0:    PA-bits:52,  VA-bits:48,  4K pages \(supported\)",
                    r"         6:    PA-bits:40,  VA-bits:48,  4K pages \(supported\)",
-                   r"         9:    PA-bits:ANY, VA-bits:48 or 57,  4K pages \(supported\)"])
+                   r"         9:    PA-bits:ANY, VA-bits:48 or 57, 4K pages",
+                   r"         17:    PA-bits:56,  VA-bits:57,  4K pages"])
+    x86 = run(exe, ["--arch", "x86", "dirty-log", "-h"]).stdout
+    if re.findall(r"\(supported\)", x86) != ["(supported)"] or not re.search(
+            r"^         9:    PA-bits:ANY, VA-bits:48 or 57, 4K pages \(supported\)$",
+            x86, re.M):
+        sys.exit("FAIL: --arch x86 supports mode 9 only")
     for o in "abceghimnoprsvxw":
         if not re.search(rf"^ -{o}:", out, re.M) and o != "h":
             sys.exit(f"FAIL: dirty-log -h does not explain -{o}")
@@ -327,6 +351,204 @@ def t_tlbi_trap(exe):
         pr = run(exe, ["tlbi-trap"] + bad, ok=False)
         if pr.returncode == 0 or not re.search(rx, pr.stderr):
             sys.exit(f"FAIL: {bad}: exit {pr.returncode}, {pr.stderr!r}")
+
+
+def fails(exe, args, code, rx, stream="stderr"):
+    """@args exits with @code and @rx in @stream."""
+    p = run(exe, args, ok=False)
+    if p.returncode != code or not re.search(rx, getattr(p, stream)):
+        sys.exit(f"FAIL: {args}: exit {p.returncode} (want {code}), "
+                 f"{stream} {getattr(p, stream)[-600:]!r}, want {rx!r}")
+    return p
+
+
+def t_user_errors(exe):
+    """What users hit: usage errors (exit 2) before any run, resources and
+    overflows refused, outputs checked first, the real tools' statuses."""
+    d = tempfile.mkdtemp()
+    syn = ["-s", "synthetic", "-m", "6"]
+    fails(exe, ["dirty-log", "-b", "0"], 2, r"-b 0: each vCPU needs")
+    fails(exe, ["page-table", "-b", "0"], 2, r"-b 0: the test memory size")
+    # output paths before the run: nothing runs
+    p = fails(exe, ["dirty-log", "-b", "2M"] + syn + ["--json", "/nonexistent/o.json"],
+              1, r"--json /nonexistent/o.json: No such file")
+    if "Populate" in p.stdout:
+        sys.exit("FAIL: --json checked after the run")
+    fails(exe, ["mmio", "-b", "2M", "--svg", d], 1, r"--svg .*: Is a directory")
+    # a run that fails leaves no empty output behind
+    j = os.path.join(d, "never.json")
+    fails(exe, ["dirty-log", "-i", "1", "--json", j], 254, r"two iterations")
+    fails(exe, ["page-table", "-u", "--svg", j], 254, r"hugetlb backing")
+    if os.path.exists(j):
+        sys.exit("FAIL: a failed run left its --json/--svg file")
+    # sizes that do not fit the host or wrap
+    fails(exe, ["dirty-log", "-b", "1G", "-v", "512", "-s", "anonymous", "-m", "6"],
+          1, r"more than this host has available")
+    fails(exe, ["dirty-log", "-b", "0x4000000000000000", "-v", "4"], 2,
+          r"does not fit in 64 bits")
+    fails(exe, ["dirty-log", "-b", "2M", "-p", "0xfffffffffffff000"] + syn, 2,
+          r"beyond the mode's 40-bit guest physical space")
+    fails(exe, ["page-table", "-b", "2M", "-p", "0xfffffffffffff000"] + syn, 2,
+          r"beyond the mode's 40-bit guest physical space")
+    fails(exe, ["mmio", "-b", "2M", "-p", "0xfffffffffffff000"], 2, r"does not fit")
+    # parse_size as lenient as the selftests': 1GB is 1G
+    out = run(exe, ["page-table", "-b", "1GB", "--selftest-output"] + syn).stdout
+    if "Testing memory size(aligned): 0x40000000" not in out:
+        sys.exit(f"FAIL: -b 1GB:\n{out}")
+    # tlbi-trap: no hang, no nan
+    fails(exe, ["tlbi-trap", "-c", "1e12"], 2, r"-c 1e\+12: at most")
+    fails(exe, ["tlbi-trap", "-f", "inf"], 2, r"not a number")
+    j = os.path.join(d, "t.json")
+    run(exe, ["tlbi-trap", "-n", "0", "--json", j])
+    if "nan" in open(j).read().lower():
+        sys.exit("FAIL: tlbi-trap -n 0 wrote nan to JSON")
+    json.load(open(j))
+    # --compare once, and not against its own switch
+    fails(exe, ["--compare", "cmo=in-walker,before-map", "--compare",
+                "recover=none,promote"], 2, r"--compare given twice")
+    fails(exe, ["--compare", "recover=none,promote", "--recover=zap-leaf"], 2,
+          r"contradict")
+    fails(exe, ["--eager-split=enable:3M", "dirty-log", "-b", "4M"] + syn, 2,
+          r"not a block size")
+    fails(exe, ["--no-counts=yes"], 2, r"--no-counts takes no value")
+    # global options before the command
+    out = run(exe, ["--no-counts", "--arch", "x86", "page-table", "-b", "2M",
+                    "-s", "synthetic"]).stdout
+    if "PA-bits:ANY" not in out or "Counts per phase" in out:
+        sys.exit(f"FAIL: global options before the command:\n{out}")
+    # the real tools' statuses, and --strict
+    p = fails(exe, ["dirty-log", "-f", "2"], 0, r"invalid option -- 'f'")
+    if "usage: slat-perf dirty-log [-h] [-a]" not in p.stdout:
+        sys.exit("FAIL: an unknown option prints the help")
+    fails(exe, ["dirty-log", "-f", "2", "--strict"], 2, r"unknown option")
+    fails(exe, ["dirty-log", "-m", "0", "--arch", "x86", "-b", "2M"], 254,
+          r"Guest mode ID 0 \(PA-bits:52,  VA-bits:48,  4K pages\) not supported\.")
+    fails(exe, ["dirty-log", "-m", "9", "-m", "6", "-b", "2M", "--strict"], 2,
+          r"not supported.*--arch x86")
+    # -m 9 alone is an x86 command line
+    out = run(exe, ["dirty-log", "-m", "9", "-b", "2M", "-s", "synthetic"]).stdout
+    if "Testing guest mode: PA-bits:ANY" not in out:
+        sys.exit(f"FAIL: -m 9 without --arch:\n{out}")
+    fails(exe, ["page-table", "-u", "-b", "2M"], 254,
+          r"Memslot GPA misalignment requires hugetlb backing")
+    p = fails(exe, ["dirty-log", "-n", "-b", "2M"] + syn, 4,
+              r"no nested stage-2 tables")
+    if "memstress_setup_nested() not support on this architecture" not in p.stdout:
+        sys.exit(f"FAIL: -n on arm64:\n{p.stdout}")
+    # a hugetlb source the host lacks: a stand-in, and one line says so
+    out = run(exe, ["page-table", "-b", "4M", "-s", "anonymous_hugetlb_16mb",
+                    "-m", "6"]).stdout
+    if "granularity: 0x1000000" not in out or not re.search(
+            r"^slat-perf: -s anonymous_hugetlb_16mb: .*ran on synthetic_2mb", out, re.M):
+        sys.exit(f"FAIL: hugetlb stand-in:\n{out}")
+    for src, size in [("shared_hugetlb", "2M"), ("shmem", "2M"),
+                      ("anonymous_hugetlb_1gb", "1G")]:
+        run(exe, ["dirty-log", "-b", size, "-s", src, "-m", "6", "--no-counts"])
+    # -u with a hugetlb source runs
+    run(exe, ["page-table", "-u", "-b", "4M", "-s", "anonymous_hugetlb", "-m", "6"])
+
+
+def t_chart_progress(exe):
+    """The chart: values with units, the settings in the title, tlbi-trap's
+    guest time; the progress bar moves inside a phase, with a rate."""
+    d = tempfile.mkdtemp()
+    s = os.path.join(d, "o.svg")
+    run(exe, ["dirty-log", "-b", "4M", "-s", "synthetic", "-m", "6", "--svg", s])
+    texts = [t.text for t in ET.parse(s).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    if "slat-perf dirty-log -b 4M -s synthetic -m 6" not in texts[0]:
+        sys.exit(f"FAIL: chart title {texts[0]!r}")
+    if not all(re.fullmatch(r"[\d.e+]+ (ns|us|ms|s)", t) for t in texts
+               if re.match(r"[\d.]", t)):
+        sys.exit(f"FAIL: chart values without units: {texts}")
+    j = os.path.join(d, "t.json")
+    run(exe, ["tlbi-trap", "-n", "100000", "--svg", s, "--json", j])
+    texts = [t.text for t in ET.parse(s).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    if "modeled guest time" not in texts:
+        sys.exit(f"FAIL: tlbi-trap chart: {texts}")
+    res = json.load(open(j))
+    hz = res["settings"]["cost_cycles"]["hz"]
+    for ph, r in zip(res["runs"][0]["phases"], res["settings"]["results"]):
+        if abs(ph["modeled_ns"] - r["guest_cycles"] / hz * 1e9) > 1:
+            sys.exit(f"FAIL: tlbi-trap phase {ph['name']} is not its guest time")
+    p = run(exe, ["dirty-log", "-b", "1G", "-s", "synthetic", "-m", "6",
+                  "--progress", "--no-counts"])
+    # (text mode reads each \r of the bar as a line end)
+    ticks = re.findall(r"^\[[# ]+\] +(\d+)% (\S+(?: \S+)*?) +(\S+) accesses/s",
+                       p.stderr, re.M)
+    moved = {ph for ph in {t[1] for t in ticks}
+             if len({t[0] for t in ticks if t[1] == ph}) >= 2}
+    if not moved:
+        sys.exit(f"FAIL: the progress bar does not move inside a phase: {ticks}")
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+TOOLS = {"dirty_log_perf_test": "dlpt_", "kvm_page_table_test": "kptt_"}
+
+
+def golden_read(path):
+    """(command line, output, exit code) of a golden file."""
+    text = open(path).read()
+    cmd = re.search(r"^### command: *(.*)$", text, re.M).group(1)
+    out = text.split("### ---- output (stdout+stderr) ----\n", 1)[1]
+    out = out.split("### ---- end of output ----\n", 1)[0]
+    code = int(re.search(r"^### exit code: (\d+)$", text, re.M).group(1))
+    return cmd, out, code
+
+
+def golden_mask(out):
+    """What differs between machines and runs, masked: times, pid/tid,
+    the host virtual address of the test memory; the backtrace lines of an
+    assertion (addresses of that build) dropped."""
+    out = re.sub(r"\d+\.\d{9}s", "<TIME>s", out)
+    out = re.sub(r"pid=\d+ tid=\d+", "pid=<PID> tid=<TID>", out)
+    out = re.sub(r"(Host  virtual  test memory offset: )0x[0-9a-f]+",
+                 r"\g<1><HVA>", out)
+    return "".join(l for l in out.splitlines(True)
+                   if not re.match(r"     \d+\t", l))
+
+
+def golden_run(exe, cmd, extra):
+    """Run @cmd's tool, a link to slat-perf under the real tool's name, with
+    the real command line plus @extra; stdout and stderr in one stream."""
+    d = tempfile.mkdtemp()
+    for tool in TOOLS:
+        os.symlink(os.path.abspath(exe), os.path.join(d, tool))
+    args = cmd.split()
+    p = subprocess.run(args + extra, cwd=d, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300)
+    return p.stdout, p.returncode
+
+
+def golden(exe, prefix):
+    """slat-perf --arch x86 against the real tools' outputs, times and
+    machine-specific values masked: with --selftest-output byte for byte,
+    exit code included; by default the real lines first, exactly, then only
+    slat-perf's own."""
+    files = sorted(f for f in os.listdir(GOLDEN) if f.startswith(prefix))
+    if not files:
+        sys.exit("FAIL: no golden files")
+    for name in files:
+        cmd, want, code = golden_read(os.path.join(GOLDEN, name))
+        want = golden_mask(want)
+        got, rc = golden_run(exe, cmd, ["--arch", "x86", "--selftest-output"])
+        if golden_mask(got) != want or rc != code:
+            diff = "".join(difflib.unified_diff(
+                want.splitlines(True), golden_mask(got).splitlines(True),
+                "real", "slat-perf"))
+            sys.exit(f"FAIL: {name}: {cmd}: exit {rc} (real {code})\n{diff}")
+        got, rc = golden_run(exe, cmd, ["--arch", "x86"])
+        if not golden_mask(got).startswith(want) or rc != code:
+            sys.exit(f"FAIL: {name}: {cmd} (default output): the real lines "
+                     f"are not its start, or exit {rc} != {code}:\n{got}")
+        print(f"{name}: matches")
+
+
+def t_golden_dirty_log(exe):
+    golden(exe, "dlpt_")
+
+
+def t_golden_page_table(exe):
+    golden(exe, "kptt_")
 
 
 if __name__ == "__main__":
