@@ -59,7 +59,7 @@ deps:
 demo:
 	scripts/deps.sh
 	$(call cmake_build,$(BUILD))
-	./$(BUILD)/tools/slat-perf/slat-perf dirty-log -v 2 -b 256M -s synthetic
+	./$(BUILD)/tools/slat-perf/slat-perf dirty-log -m 6 -v 2 -b 256M -s synthetic
 	./$(BUILD)/tools/slat-perf/slat-perf mmio -b 8G --flush=entry --compare mmio-map=page,block
 
 check:

@@ -60,7 +60,7 @@ done
 # Armv8 stage 2.
 run 001 dirty-log -m 9 -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
 	--compare recover=zap-leaf,zap-table,promote
-run 001-arm dirty-log -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
+run 001-arm dirty-log -m 6 -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
 	--compare recover=zap-leaf,zap-table,promote
 
 # 002: eager splitting of one 16 GiB slot with and without level skipping:
@@ -70,9 +70,9 @@ run 001-arm dirty-log -v 96 -b 1G -s synthetic_1gb -i 2 --flush=entry \
 for src in synthetic:4k synthetic_2mb:thp synthetic_1gb:1g; do
 	s=${src%%:*}
 	n=${src##*:}
-	run "002-enable-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 -g \
+	run "002-enable-$n" dirty-log -m 6 -v 16 -b 1G -s "$s" -i 2 -g \
 		--eager-split=enable --compare split-skip=off,on --repeat 2
-	run "002-clear-$n" dirty-log -v 16 -b 1G -s "$s" -i 2 \
+	run "002-clear-$n" dirty-log -m 6 -v 16 -b 1G -s "$s" -i 2 \
 		--eager-split=clear --compare split-skip=off,on --repeat 2
 done
 

@@ -2,7 +2,7 @@
 /*
  * Attribute updates in place: write-protect, relax permissions, access flag.
  * None of these needs break-before-make: only permissions or AF change.
- * Every write goes through pte_try_set(), so that the CPU's own updates of
+ * Every write goes through pte_try_update(), so that the CPU's own updates of
  * the access flag and dirty state are never lost.
  */
 #include "internal.h"
@@ -16,7 +16,7 @@ static int split_or_fail(const struct slat_walk_ctx *ctx, struct core_op *op)
 
 /* ---- write protection ---- */
 
-/* What every entry of a run needs, in locals (see pte_try_set()). */
+/* What every entry of a run needs, in locals (see pte_write()). */
 struct wp_run {
 	enum pte_writers who;
 	bool per_entry;          /* SLAT_FLUSH_ENTRY */
@@ -48,7 +48,8 @@ wrprotect_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 			return op_fail(w->op, addr, SLAT_E_AGAIN);
 		if (wp_done(t, pte))
 			return 0;
-	} while (!pte_try_set(t, PTE_SHARED, ptep, pte, w->clear, w->set, &was));
+	} while (!pte_try_update(t, PTE_SHARED, ptep, pte, w->clear, w->set,
+				 &was));
 	return 1;
 }
 
@@ -64,7 +65,7 @@ wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 		return pte == w->locked ? op_fail(w->op, addr, SLAT_E_AGAIN) : 0;
 	if (pte_apply(pte, w->clear, w->set) == pte)
 		return 0;
-	if (!pte_try_set(ctx->t, w->who, ptep, pte, w->clear, w->set, &was)) {
+	if (!pte_try_update(ctx->t, w->who, ptep, pte, w->clear, w->set, &was)) {
 		int ret = wrprotect_retry(ctx, ptep, addr, w);
 		if (ret <= 0)
 			return ret;
@@ -94,7 +95,11 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 			return 1;
 		return split_or_fail(ctx, op);
 	}
-	int n = walk_leaf_run(ctx, wrprotect_step, (void *)&w, &changed);
+	/* A per-entry invalidation needs the step at every leaf. */
+	const struct leaf_update u = { w.present, w.clear, w.set };
+	int n = w.per_entry
+		? walk_leaf_run(ctx, wrprotect_step, (void *)&w, &changed)
+		: walk_leaf_update(ctx, &u, wrprotect_step, (void *)&w, &changed);
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	op->changed |= changed != 0;
 	return n;
@@ -204,7 +209,8 @@ static int relax_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	} else {
 		slat_pte_t clear, set, was;
 		pte_change(old, new, &clear, &set);
-		if (!pte_try_set(t, walk_writers(ctx), ptep, old, clear, set, &was)) {
+		if (!pte_try_update(t, walk_writers(ctx), ptep, old, clear, set,
+				    &was)) {
 			ctx->stats->retries++;
 			ret = SLAT_E_AGAIN;
 		}
@@ -302,7 +308,7 @@ struct young_data {
 	bool mkold;
 };
 
-/* What every entry of a run needs, in locals (see pte_try_set()). */
+/* What every entry of a run needs, in locals (see pte_write()). */
 struct young_run {
 	struct young_data *d;
 	enum pte_writers who;
@@ -325,7 +331,7 @@ young_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep, slat_pte_t pte,
 	if (!y->mkold)
 		return 0;
 	/* The access flag is a hint: retry rather than fail. */
-	while (!pte_try_set(ctx->t, y->who, ptep, pte, y->af, 0, &was)) {
+	while (!pte_try_update(ctx->t, y->who, ptep, pte, y->af, 0, &was)) {
 		ctx->stats->retries++;
 		pte = pte_read(ptep);
 		if (!pte_leaf(ctx->t, pte, ctx->level) || !(pte & y->af))
@@ -343,8 +349,13 @@ static int young_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		.af = ctx->t->fmt->young_bit, .mkold = d->mkold,
 		.who = walk_writers(ctx),
 	};
+	const struct leaf_update u = { y.present, y.af, 0 };
 	uint32_t changed;
-	int n = walk_leaf_run(ctx, young_step, (void *)&y, &changed);
+	int n = d->mkold
+		? walk_leaf_update(ctx, &u, young_step, (void *)&y, &changed)
+		: walk_leaf_run(ctx, young_step, (void *)&y, &changed);
+	/* Leaves made old were young, whether or not their step ran. */
+	d->young |= changed != 0;
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	return n;
 }
@@ -387,8 +398,8 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 		ret = SLAT_E_NOENT;
 	else if (pte & t->fmt->young_bit)
 		ret = SLAT_NOTHING_TO_DO;
-	else if (!pte_try_set(t, pte_writers_of(t, shared), ptep, pte, 0,
-			     t->fmt->young_bit, &was))
+	else if (!pte_try_update(t, pte_writers_of(t, shared), ptep, pte, 0,
+				 t->fmt->young_bit, &was))
 		ret = SLAT_E_AGAIN;
 	else
 		st->written[SLAT_WRITE_ATTR]++;

@@ -19,7 +19,19 @@ cmo_table(struct slat_table *t, const slat_pte_t *table, int level, bool tables,
 	struct cmo_run r = *run;
 
 	for (uint32_t i = 0; i < entries; i++) {
-		slat_pte_t pte = pte_peek(&table[i]);
+		/* A line of cacheable pages that continues one another: one
+		 * test. The OR and AND are not needed. */
+		slat_pte_t first = pte_peek(&table[i]), none;
+		if (!tables && oa_mask && !(i & (LEAF_GROUP - 1)) &&
+		    (first & present) && (first & memattr) == wb &&
+		    leaf_group_continues(&table[i], first, size,
+					 oa_mask | memattr | present, &none,
+					 &none)) {
+			cmo_run_add(t, &r, first & oa_mask, LEAF_GROUP * size, st);
+			i += LEAF_GROUP - 1;
+			continue;
+		}
+		slat_pte_t pte = first;
 		if (tables && pte_table(t, pte, level)) {
 			*run = r;
 			core_cmo_subtree(t, table_va(t, pte), level + 1, run, st);

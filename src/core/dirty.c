@@ -12,23 +12,27 @@ struct dirty_data {
 	uint64_t dirty_pages;
 };
 
+/* Bits [first, first + n) of @bitmap set, a word (or part of one) at a
+ * time. */
 static void set_bits(uint64_t *bitmap, uint64_t first, uint64_t n)
 {
-	while (n && (first & 63)) {
-		bitmap[first / 64] |= 1ull << (first & 63);
-		first++, n--;
+	while (n) {
+		unsigned off = (unsigned)(first & 63);
+		uint64_t k = 64 - off < n ? 64 - off : n;
+		uint64_t ones = k == 64 ? ~0ull : (1ull << k) - 1;
+		bitmap[first / 64] |= ones << off;
+		first += k;
+		n -= k;
 	}
-	for (; n >= 64; n -= 64, first += 64)
-		bitmap[first / 64] = ~0ull;
-	for (; n; n--, first++)
-		bitmap[first / 64] |= 1ull << (first & 63);
 }
 
+/* The @n leaves from @addr at ctx's level are dirty: their pages inside
+ * the range are reported. */
 static void report_dirty(const struct slat_walk_ctx *ctx, struct dirty_data *d,
-			 uint64_t addr)
+			 uint64_t addr, uint32_t n)
 {
 	uint64_t lo = addr > ctx->start ? addr : ctx->start;
-	uint64_t hi = addr + level_size(ctx->t, ctx->level);
+	uint64_t hi = addr + n * level_size(ctx->t, ctx->level);
 	if (hi > ctx->end)
 		hi = ctx->end;
 	unsigned g = ctx->t->geo.granule_shift;
@@ -52,22 +56,88 @@ static int dirty_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	struct slat_table *t = ctx->t;
 	slat_pte_t clear, set, was;
 
-	if (!pte_valid(t, pte) || !t->fmt->leaf_dirty(t, pte))
+	if (!pte_valid(t, pte) || !leaf_dirty(t, pte))
 		return 0;
-	report_dirty(ctx, d, addr);
+	report_dirty(ctx, d, addr, 1);
 	if (!d->clear)
 		return 0;
 	clean_change(t, &clear, &set);
-	while (!pte_try_set(t, walk_writers(ctx), ptep, pte, clear, set, &was)) {
+	while (!pte_try_update(t, walk_writers(ctx), ptep, pte, clear, set,
+				 &was)) {
 		ctx->stats->retries++;
 		pte = pte_read(ptep);
-		if (!pte_leaf(t, pte, ctx->level) || !t->fmt->leaf_dirty(t, pte))
+		if (!pte_leaf(t, pte, ctx->level) || !leaf_dirty(t, pte))
 			return 0;
 	}
 	if (d->op.policy == SLAT_FLUSH_ENTRY)
 		core_tlbi_ipa(t, addr, ctx->level, SLAT_TLBI_INNER_SHAREABLE,
 			      ctx->stats);
 	return 1;
+}
+
+/*
+ * Whole groups for dirty_read: none dirty (a bit leaf_dirty() wants that
+ * no entry has, or one it must not have that every entry has), or every one
+ * valid and dirty: its pages reported at once, and cleaned when asked.
+ * Stops at the first group that is neither, as walk_leaf_groups() wants.
+ */
+static SLAT_ALWAYS_INLINE uint32_t
+dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
+	     uint32_t *changed)
+{
+	struct dirty_data *d = arg;
+	const struct slat_table *t = c->t;
+	const slat_pte_t present = t->fmt->present_mask;
+	const slat_pte_t want = t->fmt->dirty_match;
+	const slat_pte_t refuse = t->fmt->dirty_mask & ~want;
+	const slat_pte_t young = t->fmt->young_bit;
+	const enum pte_writers who = walk_writers(c);
+	const unsigned g = t->geo.granule_shift;
+	slat_pte_t clear, set, was;
+	uint32_t n, run = 0, run_first = 0; /* dirty groups in a row */
+
+	clean_change(t, &clear, &set);
+	for (n = 0; n + LEAF_GROUP <= max; n += LEAF_GROUP) {
+		slat_pte_t *p = &c->ptep[n], all = ~0ull, any = 0;
+#pragma GCC unroll 8
+		for (int j = 0; j < LEAF_GROUP; j++) {
+			slat_pte_t v = pte_peek(&p[j]);
+			all &= v;
+			any |= v;
+		}
+		if ((~any & want) || (all & refuse)) {
+			if (run)
+				report_dirty(c, d, c->addr + ((uint64_t)run_first << g),
+					     run);
+			run = 0;
+			continue;
+		}
+		/* A shared walker may lose any entry: each takes the step. */
+		if (!(all & present) || (all & want) != want || (any & refuse) ||
+		    (d->clear && who == PTE_SHARED))
+			break;
+		if (!run)
+			run_first = n;
+		run += LEAF_GROUP;
+		if (!d->clear)
+			continue;
+		/* Young and dirty, they are entries the CPU is done with
+		 * (cpu_done_with()): nothing changes them under a store. */
+		if (all & young) {
+#pragma GCC unroll 8
+			for (int j = 0; j < LEAF_GROUP; j++)
+				pte_try_update(t, PTE_ALONE, &p[j], pte_peek(&p[j]),
+					       clear, set, &was);
+		} else {
+			for (int j = 0; j < LEAF_GROUP; j++)
+				pte_try_update(t, who, &p[j], pte_peek(&p[j]), clear,
+					       set, &was);
+		}
+		*changed += LEAF_GROUP;
+	}
+	if (run)
+		report_dirty(c, d, c->addr + ((uint64_t)run_first << g), run);
+	return n;
 }
 
 static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
@@ -79,11 +149,14 @@ static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	/* Cleaning a whole block would lose the state of pages outside. */
 	if (d->clear && pte_valid(t, ctx->old) && !walk_entry_covered(ctx) &&
-	    t->fmt->leaf_dirty(t, ctx->old)) {
+	    leaf_dirty(t, ctx->old)) {
 		int ret = core_split_block(ctx, d->op.cache);
 		return ret ? op_fail(&d->op, ctx->addr, ret) : 0;
 	}
-	int n = walk_leaf_run(ctx, dirty_step, d, &changed);
+	/* A per-entry invalidation needs the step at every leaf. */
+	int n = d->op.policy == SLAT_FLUSH_ENTRY
+		? walk_leaf_run(ctx, dirty_step, d, &changed)
+		: walk_leaf_groups(ctx, dirty_groups, d, dirty_step, d, &changed);
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	d->op.changed |= changed != 0;
 	return n;

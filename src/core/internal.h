@@ -4,7 +4,8 @@
  * operation is built from. Freestanding.
  *
  * One rule, one place:
- *  - pte_try_set() is the only writer of a live entry;
+ *  - pte_write() is the only writer of a live entry (pte_try_set() for
+ *    what publishes, pte_try_update() for a leaf changed in place);
  *  - leaf_fits() is the only rule for whether a leaf may map an entry;
  *  - core_descend() is the only descent that bypasses the walker;
  *  - core_install_leaves(), core_break()/core_make(), core_clear_leaves()
@@ -54,8 +55,6 @@
  * @leaf_for_level: the same leaf re-encoded for @level (block <-> page). It
  *	may only set or clear the type bits, whatever the rest holds: promote
  *	derives those bits once per table from leaf_for_level(0) and (~0).
- * @leaf_dirty: hardware dirty state says the leaf was written since it was
- *	last cleaned.
  * @hw_update: the CPU's walker on a valid leaf: whether @access may go
  *	ahead, and in *@new what the CPU writes back (access flag, dirty state)
  *	when it does.
@@ -74,6 +73,9 @@
  * @dirty_bit_is_state: the dirty bit is never a permission (EPT's D, which
  *	the CPU ignores without A/D), so leaves may differ in it even without
  *	hardware dirty state; else, without it, the bit is a write permission.
+ * @dirty_mask: with hardware dirty state, a leaf was written since it was
+ *	last cleaned iff (leaf & dirty_mask) == @dirty_match (leaf_dirty()):
+ *	one test, which bulk loops apply to a group of leaves at once.
  * @memattr_mask: the memory-type field; a leaf whose field equals that of
  *	make_leaf(SLAT_MT_NORMAL) is cacheable (write-back).
  * @locked: an invalid, non-zero value that marks an entry a walker owns
@@ -105,7 +107,6 @@ struct slat_format {
 				      slat_pte_t pte, uint32_t perms);
 	slat_pte_t (*leaf_for_level)(const struct slat_table *t, slat_pte_t pte,
 				     int level);
-	bool (*leaf_dirty)(const struct slat_table *t, slat_pte_t pte);
 	enum slat_fault (*hw_update)(const struct slat_table *t, slat_pte_t pte,
 				     unsigned access, slat_pte_t *new);
 
@@ -119,6 +120,7 @@ struct slat_format {
 	slat_pte_t dirty_bit;
 	bool dirty_bit_clear;
 	bool dirty_bit_is_state;
+	slat_pte_t dirty_mask, dirty_match;
 	slat_pte_t memattr_mask;
 	slat_pte_t locked;
 	bool split_needs_bbm;
@@ -278,6 +280,21 @@ static inline bool hw_updates_ptes(const struct slat_table *t)
 	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
 }
 
+/* Hardware dirty state says the leaf @pte was written since it was last
+ * cleaned. */
+static inline bool leaf_dirty(const struct slat_table *t, slat_pte_t pte)
+{
+	return hw_updates_ptes(t) &&
+	       (pte & t->fmt->dirty_mask) == t->fmt->dirty_match;
+}
+
+/* The CPU has nothing left to set in the valid leaf @pte (its access flag
+ * and dirty state are set): it does not write the entry until changed. */
+static inline bool cpu_done_with(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->young_bit) && leaf_dirty(t, pte);
+}
+
 static inline slat_pte_t pte_read(const slat_pte_t *ptep)
 {
 	/* Acquire: a walker follows what it reads to a table page that
@@ -300,6 +317,31 @@ static inline slat_pte_t pte_peek(const slat_pte_t *ptep)
 static inline void pte_store(slat_pte_t *ptep, slat_pte_t v)
 {
 	__atomic_store_n(ptep, v, __ATOMIC_RELEASE);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define SLAT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SLAT_TSAN 1
+#endif
+#endif
+
+/*
+ * A store that orders nothing, of an entry other walkers do not write. A
+ * volatile store, as the kernel's WRITE_ONCE(): one single-copy atomic
+ * store of the aligned 64-bit entry on every target, which GCC addresses
+ * like any store (its atomic builtins want an address register each, which
+ * spills in an unrolled loop). ThreadSanitizer builds use the relaxed
+ * atomic store it stands for, so that the race checks see it as one.
+ */
+static inline void pte_store_once(slat_pte_t *ptep, slat_pte_t v)
+{
+#ifdef SLAT_TSAN
+	__atomic_store_n(ptep, v, __ATOMIC_RELAXED);
+#else
+	*(volatile slat_pte_t *)ptep = v;
+#endif
 }
 
 static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
@@ -353,7 +395,7 @@ static inline enum pte_writers pte_writers_of(const struct slat_table *t,
 }
 
 /**
- * pte_try_set() - the one writer of a live entry: *@ptep becomes
+ * pte_write() - the one writer of a live entry: *@ptep becomes
  * (value & ~@clear) | @set.
  * @t: the table.
  * @who: who else may write it (pte_writers_of()).
@@ -362,21 +404,27 @@ static inline enum pte_writers pte_writers_of(const struct slat_table *t,
  * @clear: bits the change clears (~0 to replace the entry whole)...
  * @set: ...and bits it sets.
  * @was: receives the value replaced.
+ * @publish: the new value may publish what it points to (a table filled,
+ *	memory prepared), so that a reader must see those writes first.
  *
  * Shared walkers compare-and-swap once from @old. Beside the CPU, a valid
  * entry is compared and swapped in a loop that applies the change again to
  * the value it replaces, so that the CPU's access flag and dirty state
  * updates made meanwhile are kept (or, for a change that clears them,
- * consumed: *@was tells); an invalid one the CPU never writes. Otherwise
- * there is no other writer: a plain (release) store. Bulk loops pass @who and masks
- * they hoisted into locals: the store may alias any 64-bit field in memory.
+ * consumed: *@was tells); an invalid one, or a valid one whose access flag
+ * and dirty state are already set (cpu_done_with()), the CPU never writes
+ * until it is changed. Otherwise
+ * there is no other writer: a plain store, a release one when it
+ * may @publish. Bulk loops pass @who and masks they hoisted into locals:
+ * the store may alias any 64-bit field in memory.
  *
  * Return: false only for a shared walker that lost the race; the entry is
  * then unchanged by this call.
  */
 static SLAT_ALWAYS_INLINE bool
-pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
-	    slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was)
+pte_write(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
+	  slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was,
+	  bool publish)
 {
 	if (who == PTE_SHARED) {
 		*was = old;
@@ -385,7 +433,9 @@ pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
 						   false, __ATOMIC_ACQ_REL,
 						   __ATOMIC_RELAXED);
 	}
-	if (who == PTE_WITH_CPU && pte_valid(t, old)) {
+	/* Beside the CPU, a valid leaf it has nothing left to set in is as
+	 * good as alone: it cannot change under the store. */
+	if (who == PTE_WITH_CPU && pte_valid(t, old) && !cpu_done_with(t, old)) {
 		while (!__atomic_compare_exchange_n(ptep, &old,
 						    pte_apply(old, clear, set),
 						    false, __ATOMIC_ACQ_REL,
@@ -394,11 +444,34 @@ pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
 	} else {
 		/* No other writer, but the CPU's walker (or the software MMU
 		 * playing it) may read the entry meanwhile: a release store, so
-		 * that a table it publishes is seen as it was filled. */
-		__atomic_store_n(ptep, pte_apply(old, clear, set), __ATOMIC_RELEASE);
+		 * that a table or page it publishes is seen as it was filled. */
+		if (publish)
+			__atomic_store_n(ptep, pte_apply(old, clear, set),
+					 __ATOMIC_RELEASE);
+		else
+			pte_store_once(ptep, pte_apply(old, clear, set));
 	}
 	*was = old;
 	return true;
+}
+
+/* pte_write() of a descriptor that may publish what it points to: a new
+ * table, or a leaf to memory the caller prepared. */
+static SLAT_ALWAYS_INLINE bool
+pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
+	    slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was)
+{
+	return pte_write(t, who, ptep, old, clear, set, was, true);
+}
+
+/* pte_write() of a valid leaf changed in place (permissions, access flag,
+ * dirty state): the translation stays, nothing is published. */
+static SLAT_ALWAYS_INLINE bool
+pte_try_update(const struct slat_table *t, enum pte_writers who,
+	       slat_pte_t *ptep, slat_pte_t old, slat_pte_t clear,
+	       slat_pte_t set, slat_pte_t *was)
+{
+	return pte_write(t, who, ptep, old, clear, set, was, false);
 }
 
 /* The change that takes a leaf from @old to @new, as pte_try_set() wants
@@ -441,7 +514,7 @@ uint32_t core_count_entries(const struct slat_table *t,
 
 /* Shared walkers: a store only when the word is not unknown already, so
  * that the line stays shared between vCPUs faulting into one table. */
-static inline void refcount_mark_unknown(uint32_t *rc)
+static SLAT_ALWAYS_INLINE void refcount_mark_unknown(uint32_t *rc)
 {
 	if (__atomic_load_n(rc, __ATOMIC_RELAXED) != SLAT_REFCOUNT_UNKNOWN)
 		__atomic_store_n(rc, SLAT_REFCOUNT_UNKNOWN, __ATOMIC_RELAXED);
@@ -557,7 +630,8 @@ static inline bool cmo_needed(const struct slat_table *t)
 	return t->fmt->cache_maintenance && !(t->cfg.features & SLAT_FEAT_FWB);
 }
 
-static inline void cmo_do(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+static SLAT_ALWAYS_INLINE void cmo_do(struct slat_table *t, slat_pa_t pa,
+				      uint64_t bytes,
 			  unsigned kinds, struct slat_stats *st)
 {
 	if (kinds & CORE_CMO_DCACHE) {
@@ -895,6 +969,195 @@ walk_leaf_run(const struct slat_walk_ctx *ctx, leaf_step_fn step, void *arg,
 	return leaf_run_loop(&c, true, step, arg, changed);
 }
 
+/*
+ * An in-place change of valid leaves (write protection, the access flag):
+ * each becomes pte_apply(leaf, @clear, @set), in locals hoisted out of the
+ * loop. A leaf changes exactly when that differs from it.
+ */
+struct leaf_update {
+	slat_pte_t present, clear, set;
+};
+
+/* Entries per group of a last-level run: one 64-byte line. */
+#define LEAF_GROUP 8
+
+enum leaf_group { GROUP_MIXED, GROUP_NONE, GROUP_ALL };
+
+/*
+ * The group of LEAF_GROUP entries at @p continues a linear run of leaves
+ * whose next one is @expect: in the bits of @mask, entry j equals @expect
+ * + j * @size (a leaf's output address is linear in its descriptor, see
+ * pa_run_linear()). Their OR and AND are merged into *@any and *@all.
+ * Scans that only read use it: cleaning what unmap took, promotion.
+ */
+static SLAT_ALWAYS_INLINE bool
+leaf_group_continues(const slat_pte_t *p, slat_pte_t expect, uint64_t size,
+		     slat_pte_t mask, slat_pte_t *any, slat_pte_t *all)
+{
+	slat_pte_t diff = 0, or = 0, and = ~0ull;
+#pragma GCC unroll 8
+	for (int j = 0; j < LEAF_GROUP; j++, expect += size) {
+		slat_pte_t v = pte_peek(&p[j]);
+		diff |= v ^ expect;
+		or |= v;
+		and &= v;
+	}
+	*any |= or;
+	*all &= and;
+	return !(diff & mask);
+}
+
+/*
+ * What @u does to the group @v: every entry (all valid, from their AND: a
+ * bit to clear they share, or a bit to set their OR lacks), nothing (every
+ * entry empty, or every one valid and already as @u leaves it), or it
+ * depends on the entry. The OR is only needed when not every entry
+ * changes: the common case reads each entry once. Locked entries are
+ * non-zero and invalid: never NONE or ALL.
+ */
+static SLAT_ALWAYS_INLINE enum leaf_group
+leaf_group_of(const slat_pte_t v[LEAF_GROUP], const struct leaf_update *u)
+{
+	slat_pte_t all = ~0ull, any = 0;
+#pragma GCC unroll 8
+	for (int j = 0; j < LEAF_GROUP; j++)
+		all &= v[j];
+	if ((all & u->present) && (all & u->clear) && !u->set)
+		return GROUP_ALL;
+#pragma GCC unroll 8
+	for (int j = 0; j < LEAF_GROUP; j++)
+		any |= v[j];
+	if (!any)
+		return GROUP_NONE;
+	if (!(all & u->present))
+		return GROUP_MIXED;
+	if ((all & u->clear) || (~any & u->set))
+		return GROUP_ALL;
+	if (!(any & u->clear) && (all & u->set) == u->set)
+		return GROUP_NONE;
+	return GROUP_MIXED;
+}
+
+/*
+ * walk_leaf_update()'s loop over whole groups of the @max entries from
+ * c->ptep, up to the first group that needs the step; @who is a constant at
+ * each call. Returns the entries dealt with; *@changed counts those written.
+ */
+static SLAT_ALWAYS_INLINE uint32_t
+leaf_update_groups(const struct slat_walk_ctx *c, enum pte_writers who,
+		   const struct leaf_update *u, uint32_t max, uint32_t *changed)
+{
+	slat_pte_t *first = c->ptep, *end = first + (max & ~(LEAF_GROUP - 1u));
+	slat_pte_t *p, was;
+	uint32_t done = 0;
+
+	for (p = first; p != end; p += LEAF_GROUP) {
+		slat_pte_t v[LEAF_GROUP];
+#pragma GCC unroll 8
+		for (int j = 0; j < LEAF_GROUP; j++)
+			v[j] = pte_peek(&p[j]);
+		enum leaf_group g = leaf_group_of(v, u);
+		if (g == GROUP_NONE)
+			continue;
+		/* A shared walker may lose any entry: each takes the step. */
+		if (g != GROUP_ALL || who == PTE_SHARED)
+			break;
+#pragma GCC unroll 8
+		for (int j = 0; j < LEAF_GROUP; j++)
+			pte_try_update(c->t, who, &p[j], v[j], u->clear, u->set,
+				       &was);
+		done += LEAF_GROUP;
+	}
+	*changed += done;
+	return (uint32_t)(p - first);
+}
+
+/* leaf_update_groups() with @who read from @c: the change @u given to
+ * walk_leaf_groups() (a leaf_group_fn). */
+static SLAT_ALWAYS_INLINE uint32_t
+leaf_update_group(const struct slat_walk_ctx *c, uint32_t max, void *u,
+		  uint32_t *changed)
+{
+	switch (walk_writers(c)) {
+	case PTE_ALONE:
+		return leaf_update_groups(c, PTE_ALONE, u, max, changed);
+	case PTE_WITH_CPU:
+		return leaf_update_groups(c, PTE_WITH_CPU, u, max, changed);
+	default:
+		return leaf_update_groups(c, PTE_SHARED, u, max, changed);
+	}
+}
+
+/*
+ * What a bulk loop does to whole groups of the @max entries (a multiple of
+ * LEAF_GROUP or not) from c->ptep, at the last level: it returns how many
+ * it dealt with, up to the first group that needs the per-entry step, and
+ * adds the entries it changed to *@changed. Inlined.
+ */
+typedef uint32_t (*leaf_group_fn)(const struct slat_walk_ctx *c, uint32_t max,
+				  void *garg, uint32_t *changed);
+
+/**
+ * walk_leaf_groups() - walk_leaf_run() in groups of LEAF_GROUP entries: at
+ * the last level @group deals with whole groups it can decide at once
+ * (nothing to do, or the same change to each), @step with the others and
+ * the tail.
+ * @ctx: the visited entry.
+ * @group: the group loop; inlined.
+ * @garg: passed to @group.
+ * @step: for the other entries; inlined.
+ * @arg: passed to @step.
+ * @changed: receives how many entries were changed.
+ *
+ * Return: as walk_leaf_run().
+ */
+static SLAT_ALWAYS_INLINE int
+walk_leaf_groups(const struct slat_walk_ctx *ctx, leaf_group_fn group,
+		 void *garg, leaf_step_fn step, void *arg, uint32_t *changed)
+{
+	if (ctx->level != SLAT_LAST_LEVEL)
+		return walk_leaf_run(ctx, step, arg, changed);
+	struct slat_walk_ctx c = *ctx;
+	uint64_t size = level_size(c.t, c.level);
+	uint32_t max = walk_run(&c), n = 0, done = 0;
+
+	for (;;) {
+		uint32_t k = group(&c, max - n, garg, &done);
+		n += k;
+		if (n == max)
+			break;
+		/* A group that needs the step, or the tail shorter than one. */
+		c.ptep += k;
+		c.addr += (uint64_t)k * size;
+		c.nr_left = max - n < LEAF_GROUP ? max - n : LEAF_GROUP;
+		uint32_t stepped;
+		int m = leaf_run_loop(&c, false, step, arg, &stepped);
+		done += stepped;
+		if (m < 0) {
+			*changed = done;
+			return m;
+		}
+		n += (uint32_t)m;
+		c.ptep += m;
+		c.addr += (uint64_t)m * size;
+		if (n == max)
+			break;
+	}
+	*changed = done;
+	return (int)n;
+}
+
+/* walk_leaf_groups() for a change @u makes to every valid leaf (what @step
+ * does to a valid leaf that it changes, after which it returns 1 and has
+ * no other effect). */
+static SLAT_ALWAYS_INLINE int
+walk_leaf_update(const struct slat_walk_ctx *ctx, const struct leaf_update *u,
+		 leaf_step_fn step, void *arg, uint32_t *changed)
+{
+	return walk_leaf_groups(ctx, leaf_update_group, (void *)u, step, arg,
+				changed);
+}
+
 /* ---- The descent (walk.c) ---- */
 
 /* How core_descend() walks (constants at each call). */
@@ -915,15 +1178,19 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
 	unsigned shift = level_shift(t, start);
 	/* The root's index needs no mask: @ipa is inside ia_bits. */
 	slat_pte_t *ptep = &((slat_pte_t *)t->root)[ipa >> shift];
-	/* Read once: the entries' acquire loads would reload it per level. */
+	/* Read once: the entries' acquire loads would reload them per level. */
 	const uint64_t index_mask = t->geo.entries - 1;
+	const slat_pte_t table_mask = t->table_mask, table_match = t->table_match;
+	const slat_pte_t oa_mask = t->oa_mask;
+	const intptr_t linear_offset = t->linear_offset;
+	const unsigned bits = t->geo.bits_per_level;
 	slat_pte_t pte = pte_read(ptep);
 	int n;
 
 	for (n = 0; n < depth; n++, pte = pte_read(ptep)) {
 		/* The fast test first; the full one for tables libslat did not
 		 * write this way, unless a miss only costs the general path. */
-		if ((pte & t->table_mask) != t->table_match &&
+		if ((pte & table_mask) != table_match &&
 		    ((how & DESCEND_FAST) || !pte_table(t, pte, start + n)))
 			break;
 		/* The CPU sets it with an atomic update of the entry it read;
@@ -935,9 +1202,9 @@ descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
 						    false, __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED);
 		slat_pte_t *table = linear
-			? (slat_pte_t *)((intptr_t)(pte & t->oa_mask) + t->linear_offset)
+			? (slat_pte_t *)((intptr_t)(pte & oa_mask) + linear_offset)
 			: table_va(t, pte);
-		shift -= t->geo.bits_per_level;
+		shift -= bits;
 		ptep = &table[(ipa >> shift) & index_mask];
 	}
 	if (st)
@@ -1007,25 +1274,31 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 			st->retries++;
 			return SLAT_E_AGAIN;
 		}
+		/* The entry is ours: count it before the clean, which then
+		 * keeps only the entry and the leaf live across its call. A
+		 * shared note only marks the count unknown, and no exclusive
+		 * recount can run meanwhile. */
+		st->written[SLAT_WRITE_LEAF]++;
+		refcount_note(t, ptep, level, 1, level < SLAT_LAST_LEVEL, true);
 		if (cmo) {
 			cmo_do(t, pa, size, cmo, st);
 			pte_store(ptep, leaf);
 		}
+		return SLAT_OK;
+	}
+	if (cmo)
+		cmo_do(t, pa, n * size, cmo, st);
+	if (n == 1 || pa_run_linear(pa, n * size)) {
+		for (uint32_t i = 0; i < n; i++, leaf += size)
+			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
 	} else {
-		if (cmo)
-			cmo_do(t, pa, n * size, cmo, st);
-		if (n == 1 || pa_run_linear(pa, n * size)) {
-			for (uint32_t i = 0; i < n; i++, leaf += size)
-				pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
-		} else {
-			for (uint32_t i = 0; i < n; i++)
-				pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,
-					    t->fmt->pte_with_pa(t, leaf,
-						slat_pa(pa.pa + i * size)), &was);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,
+				    t->fmt->pte_with_pa(t, leaf,
+					slat_pa(pa.pa + i * size)), &was);
 	}
 	st->written[SLAT_WRITE_LEAF] += n;
-	refcount_note(t, ptep, level, (int32_t)n, level < SLAT_LAST_LEVEL, shared);
+	refcount_note(t, ptep, level, (int32_t)n, level < SLAT_LAST_LEVEL, false);
 	return SLAT_OK;
 }
 

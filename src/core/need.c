@@ -93,7 +93,7 @@ static bool splits_block(const struct need_walk *n, slat_pte_t pte)
 	case SLAT_OP_RELAX:
 		return !relax_done(t, pte, n->req->attrs);
 	default: /* SLAT_OP_DIRTY_CLEAR */
-		return t->fmt->leaf_dirty(t, pte);
+		return leaf_dirty(t, pte);
 	}
 }
 

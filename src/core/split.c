@@ -58,6 +58,16 @@ static void split_table_post(const struct slat_walk_ctx *ctx)
 		core_table_blocks_gone(ctx->t, table_va(ctx->t, ctx->old));
 }
 
+/* Entries at or below the target level are no blocks to split: a run of
+ * them is read through to the next table. */
+static SLAT_ALWAYS_INLINE int split_pass_step(const struct slat_walk_ctx *ctx,
+					     slat_pte_t *ptep, slat_pte_t pte,
+					     uint64_t addr, void *arg)
+{
+	(void)ctx, (void)ptep, (void)pte, (void)addr, (void)arg;
+	return 0;
+}
+
 static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
 	struct split_data *d = ctx->arg;
@@ -69,7 +79,11 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		split_table_post(ctx);
 		return 0;
 	}
-	if (!pte_valid(t, ctx->old) || ctx->level >= d->target)
+	if (ctx->level >= d->target) {
+		uint32_t none;
+		return walk_leaf_run(ctx, split_pass_step, NULL, &none);
+	}
+	if (!pte_valid(t, ctx->old))
 		return 1;
 	uint64_t need = split_pages(t, ctx->level, d->target);
 	struct slat_page_cache *cache = d->op.cache;
@@ -140,6 +154,18 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 	slat_pte_t type_set = t->fmt->leaf_for_level(t, 0, level);
 	slat_pte_t type_keep = t->fmt->leaf_for_level(t, ~0ull, level);
 	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		/* No tables at the last level: a line of leaves that continue
+		 * the run in one test, else one by one to find where not. */
+		if (level == SLAT_LAST_LEVEL && s->linear &&
+		    !(i & (LEAF_GROUP - 1)) &&
+		    leaf_group_continues(&table[i],
+					 (s->expect & type_keep) | type_set,
+					 size, ~s->ignore, &s->any, &s->all)) {
+			s->expect += LEAF_GROUP * size;
+			s->pa += LEAF_GROUP * size;
+			i += LEAF_GROUP - 1;
+			continue;
+		}
 		slat_pte_t pte = pte_read(&table[i]);
 		if (pte_table(t, pte, level)) {
 			st->visited++;

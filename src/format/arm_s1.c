@@ -164,12 +164,6 @@ static slat_pte_t s1_leaf_for_level(const struct slat_table *t, slat_pte_t pte,
 	return pte & ~S1_TABLE_OR_PAGE;
 }
 
-/* Dirty: DBM set and AP[2] cleared by the hardware's first write. */
-static bool s1_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
-{
-	return hwdirty(t) && (pte & S1_DBM) && !(pte & S1_AP_RO);
-}
-
 
 /* The stage-1 walker of a CPU with (or without) TCR_EL1.HA/HD. */
 static enum slat_fault s1_hw_update(const struct slat_table *t, slat_pte_t pte,
@@ -215,7 +209,6 @@ const struct slat_format core_format_arm_s1 = {
 	.leaf_attrs = s1_leaf_attrs,
 	.leaf_with_perms = s1_leaf_with_perms,
 	.leaf_for_level = s1_leaf_for_level,
-	.leaf_dirty = s1_leaf_dirty,
 	.hw_update = s1_hw_update,
 	.present_mask = S1_VALID,
 	.table_bit = S1_TABLE_OR_PAGE,
@@ -225,6 +218,9 @@ const struct slat_format core_format_arm_s1 = {
 	.young_bit = S1_AF,
 	.dirty_bit = S1_AP_RO,
 	.dirty_bit_clear = true,
+	/* DBM set and AP[2] cleared by the hardware's first write */
+	.dirty_mask = S1_DBM | S1_AP_RO,
+	.dirty_match = S1_DBM,
 	.memattr_mask = S1_ATTRIDX_MASK,
 	.locked = S1_LOCKED,
 	.split_needs_bbm = true,

@@ -162,11 +162,6 @@ static slat_pte_t arm_leaf_for_level(const struct slat_table *t,
 	return pte & ~S2_TABLE_OR_PAGE;
 }
 
-static bool arm_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
-{
-	return hwdirty(t) && (pte & S2_DBM) && (pte & S2_AP_W);
-}
-
 static bool exec_allowed(const struct slat_table *t, slat_pte_t pte, bool el0)
 {
 	slat_pte_t xn = pte & S2_XN_MASK;
@@ -219,7 +214,6 @@ const struct slat_format core_format_arm_s2 = {
 	.leaf_attrs = arm_leaf_attrs,
 	.leaf_with_perms = arm_leaf_with_perms,
 	.leaf_for_level = arm_leaf_for_level,
-	.leaf_dirty = arm_leaf_dirty,
 	.hw_update = arm_hw_update,
 	.present_mask = S2_VALID,
 	.table_bit = S2_TABLE_OR_PAGE,
@@ -229,6 +223,9 @@ const struct slat_format core_format_arm_s2 = {
 	/* With DBM set; cleaning clears it and keeps DBM, so the CPU sets
 	 * S2AP.W again on the next write. */
 	.dirty_bit = S2_AP_W,
+	/* DBM set and S2AP[1] set by the hardware's first write */
+	.dirty_mask = S2_DBM | S2_AP_W,
+	.dirty_match = S2_DBM | S2_AP_W,
 	.memattr_mask = S2_MEMATTR_MASK,
 	.locked = S2_LOCKED,
 	.split_needs_bbm = true,

@@ -198,11 +198,6 @@ static slat_pte_t ept_leaf_for_level(const struct slat_table *t,
 	return level == SLAT_LAST_LEVEL ? pte & ~EPT_PS : pte | EPT_PS;
 }
 
-static bool ept_leaf_dirty(const struct slat_table *t, slat_pte_t pte)
-{
-	return has(t, SLAT_FEAT_HWDIRTY) && (pte & EPT_D);
-}
-
 
 static bool access_allowed(const struct slat_table *t, slat_pte_t pte,
 			   unsigned access)
@@ -246,7 +241,6 @@ const struct slat_format core_format_ept = {
 	.leaf_attrs = ept_leaf_attrs,
 	.leaf_with_perms = ept_leaf_with_perms,
 	.leaf_for_level = ept_leaf_for_level,
-	.leaf_dirty = ept_leaf_dirty,
 	.hw_update = ept_hw_update,
 	.present_mask = EPT_RWX,
 	.table_bit = EPT_PS,
@@ -256,6 +250,8 @@ const struct slat_format core_format_ept = {
 	.table_young_bit = EPT_A,
 	.dirty_bit = EPT_D,
 	.dirty_bit_is_state = true,
+	.dirty_mask = EPT_D,
+	.dirty_match = EPT_D,
 	.memattr_mask = EPT_MT_MASK,
 	.locked = EPT_LOCKED,
 	.split_needs_bbm = false,
