@@ -5,48 +5,70 @@
  */
 #include "internal.h"
 
+/* What the clean needs of every entry, in locals: the loops read every
+ * entry of a table being freed. */
+struct cmo_masks {
+	slat_pte_t present, memattr, wb, oa_mask;
+	uint64_t size;
+};
+
+/* A cacheable leaf joins the run (pte_valid() and pte_cacheable(), the
+ * masks hoisted). */
+static SLAT_ALWAYS_INLINE void
+cmo_leaf(struct slat_table *t, slat_pte_t pte, const struct cmo_masks *m,
+	 struct cmo_run *r, struct slat_stats *st)
+{
+	if (!(pte & m->present) || (pte & m->memattr) != m->wb)
+		return;
+	uint64_t pa = m->oa_mask ? pte & m->oa_mask : t->fmt->pte_pa(t, pte).pa;
+	cmo_run_add(t, r, pa, m->size, st);
+}
+
 /* core_cmo_subtree()'s loop over one table; @tables is a constant at each
  * call, so that the last level's copy tests no entry for a table. */
 static SLAT_ALWAYS_INLINE void
 cmo_table(struct slat_table *t, const slat_pte_t *table, int level, bool tables,
-	  struct cmo_run *run, struct slat_stats *st)
+	  const struct cmo_masks *m, struct cmo_run *run, struct slat_stats *st)
 {
-	/* Locals: the loop reads every entry of a table being freed. */
-	const slat_pte_t present = t->fmt->present_mask;
-	const slat_pte_t memattr = t->fmt->memattr_mask, wb = t->normal_memattr;
-	const uint64_t size = level_size(t, level), oa_mask = t->oa_mask;
-	const uint32_t entries = t->geo.entries;
 	struct cmo_run r = *run;
 
-	for (uint32_t i = 0; i < entries; i++) {
-		/* A line of cacheable pages that continues one another: one
-		 * test. The OR and AND are not needed. */
-		slat_pte_t first = pte_peek(&table[i]), none;
-		if (!tables && oa_mask && !(i & (LEAF_GROUP - 1)) &&
-		    (first & present) && (first & memattr) == wb &&
-		    leaf_group_continues(&table[i], first, size,
-					 oa_mask | memattr | present, &none,
-					 &none)) {
-			cmo_run_add(t, &r, first & oa_mask, LEAF_GROUP * size, st);
-			i += LEAF_GROUP - 1;
-			continue;
-		}
-		slat_pte_t pte = first;
+	for (uint32_t i = 0; i < t->geo.entries; i++) {
+		slat_pte_t pte = pte_peek(&table[i]);
 		if (tables && pte_table(t, pte, level)) {
 			*run = r;
 			core_cmo_subtree(t, table_va(t, pte), level + 1, run, st);
 			r = *run;
 			continue;
 		}
-		/* pte_valid() and pte_cacheable(), the masks hoisted */
-		if (!(pte & present) || (pte & memattr) != wb)
+		cmo_leaf(t, pte, m, &r, st);
+	}
+	*run = r;
+}
+
+/*
+ * A last-level table whose output addresses are in place (oa_mask): a line
+ * of cacheable pages that continue one another joins the run in one test
+ * (their OR and AND are not needed); another line leaf by leaf.
+ */
+static void cmo_lines(struct slat_table *t, const slat_pte_t *table,
+		      const struct cmo_masks *m, struct cmo_run *run,
+		      struct slat_stats *st)
+{
+	const slat_pte_t same = m->oa_mask | m->memattr | m->present;
+	const uint64_t line = LEAF_GROUP * m->size;
+	struct cmo_run r = *run;
+	slat_pte_t none;
+
+	for (uint32_t i = 0; i < t->geo.entries; i += LEAF_GROUP) {
+		slat_pte_t first = pte_peek(&table[i]);
+		if ((first & m->present) && (first & m->memattr) == m->wb &&
+		    leaf_group_continues(&table[i], first, m->size, same, &none,
+					 &none)) {
+			cmo_run_add(t, &r, first & m->oa_mask, line, st);
 			continue;
-		uint64_t pa = oa_mask ? pte & oa_mask : t->fmt->pte_pa(t, pte).pa;
-		if (!cmo_run_extend(&r, pa, size)) {
-			cmo_run_emit(t, r, st);
-			r.pa = pa;
-			r.bytes = size;
 		}
+		for (uint32_t j = 0; j < LEAF_GROUP; j++)
+			cmo_leaf(t, pte_peek(&table[i + j]), m, &r, st);
 	}
 	*run = r;
 }
@@ -54,10 +76,18 @@ cmo_table(struct slat_table *t, const slat_pte_t *table, int level, bool tables,
 void core_cmo_subtree(struct slat_table *t, const slat_pte_t *table, int level,
 		      struct cmo_run *run, struct slat_stats *st)
 {
-	if (level == SLAT_LAST_LEVEL)
-		cmo_table(t, table, level, false, run, st);
+	const struct cmo_masks m = {
+		.present = t->fmt->present_mask, .memattr = t->fmt->memattr_mask,
+		.wb = t->normal_memattr, .oa_mask = t->oa_mask,
+		.size = level_size(t, level),
+	};
+	/* Whole lines: a table's entries are a power of two, at least 8. */
+	if (level == SLAT_LAST_LEVEL && m.oa_mask)
+		cmo_lines(t, table, &m, run, st);
+	else if (level == SLAT_LAST_LEVEL)
+		cmo_table(t, table, level, false, &m, run, st);
 	else
-		cmo_table(t, table, level, true, run, st);
+		cmo_table(t, table, level, true, &m, run, st);
 }
 
 struct flush_data {

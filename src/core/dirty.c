@@ -75,6 +75,19 @@ static int dirty_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	return 1;
 }
 
+/* Clean a line of leaves nobody else changes meanwhile; inlined, so that
+ * a constant @set folds. */
+static SLAT_ALWAYS_INLINE void clean_line_alone(const struct slat_table *t,
+					       slat_pte_t *p, slat_pte_t clear,
+					       slat_pte_t set)
+{
+	slat_pte_t was;
+#pragma GCC unroll 8
+	for (int j = 0; j < LEAF_GROUP; j++)
+		pte_try_update(t, PTE_ALONE, &p[j], pte_peek(&p[j]), clear, set,
+			       &was);
+}
+
 /*
  * Whole groups for dirty_read: none dirty (a bit leaf_dirty() wants that
  * no entry has, or one it must not have that every entry has), or every one
@@ -124,10 +137,11 @@ dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
 		/* Young and dirty, they are entries the CPU is done with
 		 * (cpu_done_with()): nothing changes them under a store. */
 		if (all & young) {
-#pragma GCC unroll 8
-			for (int j = 0; j < LEAF_GROUP; j++)
-				pte_try_update(t, PTE_ALONE, &p[j], pte_peek(&p[j]),
-					       clear, set, &was);
+			/* A constant 0 (Arm stage 2, EPT) saves an OR per leaf. */
+			if (set)
+				clean_line_alone(t, p, clear, set);
+			else
+				clean_line_alone(t, p, clear, 0);
 		} else {
 			for (int j = 0; j < LEAF_GROUP; j++)
 				pte_try_update(t, who, &p[j], pte_peek(&p[j]), clear,

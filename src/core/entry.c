@@ -185,10 +185,13 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 	slat_pte_t child = t->fmt->leaf_for_level(t, block, level + 1);
 	slat_pa_t pa = t->fmt->pte_pa(t, block);
 
-	/* The page is not published yet: no other writer, no ordering. */
+	/* The page is not published yet: nobody else reads it before the
+	 * release store that links it, so plain stores, which the compiler
+	 * may unroll and vectorise. */
 	if (pa_run_linear(pa, level_size(t, level))) {
-		for (uint32_t i = 0; i < n; i++, child += step)
-			__atomic_store_n(&page[i], child, __ATOMIC_RELAXED);
+#pragma GCC unroll 8
+		for (uint32_t i = 0; i < n; i++)
+			page[i] = child + i * step;
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&page[i],

@@ -145,6 +145,31 @@ struct promote_scan {
 	uint64_t pa;             /* PA of the next leaf when not linear */
 };
 
+/*
+ * A last-level table's leading lines of leaves that continue the run, in
+ * one test each (the OR and AND kept in locals, which the entries' loads
+ * cannot alias). Returns the entries they hold; promote_scan() goes on
+ * from there one by one, to find where the run stops.
+ */
+static uint32_t promote_scan_lines(const struct slat_table *t,
+				   const slat_pte_t *table, slat_pte_t expect,
+				   struct promote_scan *s)
+{
+	const uint64_t size = level_size(t, SLAT_LAST_LEVEL);
+	const uint32_t lines = t->geo.entries & ~(LEAF_GROUP - 1u);
+	const slat_pte_t mask = ~s->ignore;
+	slat_pte_t any = s->any, all = s->all;
+	uint32_t i;
+
+	for (i = 0; i < lines; i += LEAF_GROUP, expect += LEAF_GROUP * size)
+		if (!leaf_group_continues(&table[i], expect, size, mask, &any,
+					  &all))
+			break;
+	s->any = any;
+	s->all = all;
+	return i;
+}
+
 static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 			 struct promote_scan *s, struct slat_stats *st)
 {
@@ -153,19 +178,16 @@ static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
 	 * only sets or clears them, whatever the output address. */
 	slat_pte_t type_set = t->fmt->leaf_for_level(t, 0, level);
 	slat_pte_t type_keep = t->fmt->leaf_for_level(t, ~0ull, level);
-	for (uint32_t i = 0; i < t->geo.entries; i++) {
-		/* No tables at the last level: a line of leaves that continue
-		 * the run in one test, else one by one to find where not. */
-		if (level == SLAT_LAST_LEVEL && s->linear &&
-		    !(i & (LEAF_GROUP - 1)) &&
-		    leaf_group_continues(&table[i],
-					 (s->expect & type_keep) | type_set,
-					 size, ~s->ignore, &s->any, &s->all)) {
-			s->expect += LEAF_GROUP * size;
-			s->pa += LEAF_GROUP * size;
-			i += LEAF_GROUP - 1;
-			continue;
-		}
+	uint32_t i = 0;
+
+	/* No tables at the last level. */
+	if (level == SLAT_LAST_LEVEL && s->linear) {
+		i = promote_scan_lines(t, table, (s->expect & type_keep) | type_set,
+				       s);
+		s->expect += i * size;
+		s->pa += i * size;
+	}
+	for (; i < t->geo.entries; i++) {
 		slat_pte_t pte = pte_read(&table[i]);
 		if (pte_table(t, pte, level)) {
 			st->visited++;
