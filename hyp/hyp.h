@@ -14,6 +14,8 @@
 
 #include <slat/slat.h>
 
+#include "fdt.h"
+
 /*
  * Physical memory (QEMU virt with -m 2G: RAM at [1G, 3G)). The guest's
  * DTB says its RAM is [HYP_GUEST_RAM, +HYP_GUEST_RAM_SIZE); the rest is
@@ -84,6 +86,8 @@ struct hyp_cpu {
 	 * software (mm.c, the grace period of deferred frees). */
 	uint64_t walk_seq;
 	uint64_t faults[HYP_F_KINDS];
+	/* Device leaves this CPU's faults wrote, by level (1G, 2M, 4K). */
+	uint64_t device_leaves[SLAT_LAST_LEVEL + 1];
 	uint64_t exits, psci_calls;
 	struct hyp_tlbi_count tlbi;
 	struct slat_page_cache cache;
@@ -106,14 +110,6 @@ void hyp_print_unlock(void);
 void hyp_panic(const char *why, uint64_t v) __attribute__((noreturn));
 void hyp_exit_failure(void) __attribute__((noreturn));
 
-/* fdt.c: the guest's device tree. */
-int fdt_load(const void *blob, void *buf, uint32_t capacity);
-int fdt_set_prop(void *buf, const char *node, const char *name,
-		 const void *val, uint32_t len);
-const void *fdt_get_prop(const void *buf, const char *node, const char *name,
-			 uint32_t *len);
-uint32_t fdt_size(const void *buf);
-
 /* mm.c: libslat's platform hooks and the table-page pool. */
 extern const struct slat_mm_ops hyp_mm_ops;
 void hyp_pool_init(void);
@@ -127,7 +123,7 @@ void hyp_deferred_counts(uint64_t *deferred, uint64_t *reclaimed);
 void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 
 /* stage2.c */
-void hyp_s2_init(void);
+void hyp_s2_init(const void *fdt);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
 

@@ -207,7 +207,7 @@ void hyp_main(void)
 	guest_dtb(p);
 	hyp_pool_init();
 	hyp_log_init(p->log_mode);
-	hyp_s2_init();
+	hyp_s2_init(dtb);
 	hyp_log_boot_copy();
 	cpu_init_el2(c);
 	/* FEAT_S2FWB (ID_AA64MMFR2_EL1.FWB) goes unused: libslat cleans

@@ -8,7 +8,8 @@
 # --demo: the console is yours, /init starts a shell. --test: /init runs
 # its workload and powers off; the console is checked: the marker, both
 # checksums against the host's, a clean PSCI SYSTEM_OFF (QEMU exits 0),
-# every vCPU's stage-2 faults, guest RAM in blocks. --log: slat-hyp's
+# every vCPU's stage-2 faults, guest RAM in blocks, device windows from
+# the DTB and at least one of them mapped as a block. --log: slat-hyp's
 # dirty-log check runs while the guest writes, by write protection (wp)
 # or hardware dirty state (hw); 0 differing bytes, at least 3 rounds, each
 # with dirty pages, recovery, and (wp: guest RAM aged between rounds)
@@ -90,6 +91,11 @@ for ((cpu = 0; cpu < smp; cpu++)); do
 done
 blocks=$(sed -n 's/.*guest RAM leaves 1G=[0-9]* 2M=\([0-9]*\).*/\1/p' <<<"$con" | tail -n1)
 [ "${blocks:-0}" -gt 0 ] || fail "no guest RAM mapped in 2M blocks"
+windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' <<<"$con")
+[ "${windows:-0}" -gt 0 ] || fail "no device windows from the DTB"
+dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con" | tail -n1)
+[ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
+	fail "no device window mapped as a block on first touch"
 if [ $log -ne 0 ]; then
 	check=$(grep "slat-hyp: log check" <<<"$con") || fail "no dirty-log check"
 	grep -q " differing_bytes=0 " <<<"$check" || fail "the shadow differs: $check"

@@ -133,6 +133,22 @@ static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 	}
 }
 
+/* Device leaves the faults wrote, by size: a block per first touch
+ * wherever a window holds one. */
+static void report_device_leaves(void)
+{
+	uint64_t n[SLAT_LAST_LEVEL + 1] = { 0 };
+
+	for (int i = 0; i < HYP_MAX_CPUS; i++)
+		for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+			n[level] += hyp_cpus[i].device_leaves[level];
+	hyp_puts("slat-hyp: device leaves");
+	hyp_put_kv("1G", n[1]);
+	hyp_put_kv("2M", n[2]);
+	hyp_put_kv("4K", n[3]);
+	hyp_puts("\n");
+}
+
 static void report_cpu(const struct hyp_cpu *c)
 {
 	hyp_puts("slat-hyp: cpu");
@@ -186,6 +202,7 @@ void hyp_report(void)
 	hyp_put_kv("reclaimed", reclaimed);
 	hyp_puts("\n");
 	hyp_report_leaves();
+	report_device_leaves();
 	hyp_log_report();
 	hyp_print_unlock();
 }
