@@ -294,16 +294,19 @@ static void must(int ret, const char *what)
 
 static void log_enable(void)
 {
-	int64_t need = slat_pages_needed(
+	int64_t need;
+
+	/* Counted under the lock: a fault on another vCPU in between
+	 * could map one more block to split. */
+	mmu_write_lock();
+	need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_SPLIT,
 				   .ipa = slat_ipa(HYP_GUEST_RAM),
 				   .size = HYP_GUEST_RAM_SIZE));
-
 	slat_page_cache_init(&big_cache, big_pages, 1024);
 	if (need < 0 || need > 1024)
 		hyp_panic("split needs pages", (uint64_t)need);
 	hyp_cache_fill(&big_cache, (uint32_t)need);
-	mmu_write_lock();
 	__atomic_store_n(&logging, true, __ATOMIC_RELEASE);
 	/* Eager split, skipping the levels that hold no block (seed 002):
 	 * every page then reports itself. */
