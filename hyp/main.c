@@ -156,6 +156,28 @@ static uint32_t str_size(const char *s)
 	return n + 1;
 }
 
+static uint64_t be64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The layout in hyp.h is for -m 2G: the tree's RAM must hold all of it
+ * (virt: 2-cell addresses and sizes). */
+static void check_ram(void)
+{
+	uint32_t len;
+	const uint8_t *reg = fdt_get_prop(dtb, "/memory", "reg", &len);
+
+	if (!reg || len < 16 || be64_get(reg) > HYP_RAM_BASE ||
+	    be64_get(reg) + be64_get(reg + 8) < HYP_RAM_END)
+		hyp_panic("the device tree's /memory does not hold RAM up to",
+			  HYP_RAM_END);
+}
+
 /* The guest's tree: RAM without slat-hyp's part, the initramfs, bootargs. */
 static void guest_dtb(const struct hyp_params *p)
 {
@@ -170,6 +192,7 @@ static void guest_dtb(const struct hyp_params *p)
 
 	if (fdt_load((const void *)HYP_QEMU_DTB, dtb, sizeof(dtb)))
 		hyp_panic("no device tree at", HYP_QEMU_DTB);
+	check_ram();
 	set_u64_pair("/memory", "reg", HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE);
 	set_u64("/chosen", "linux,initrd-start", HYP_INITRD);
 	set_u64("/chosen", "linux,initrd-end", HYP_INITRD + p->initrd_size);

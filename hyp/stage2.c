@@ -32,15 +32,6 @@ static const struct region *region_of(uint64_t ipa)
 	return NULL;
 }
 
-static void print_window(const char *what, uint64_t base, uint64_t size)
-{
-	hyp_puts(what);
-	hyp_putx(base);
-	hyp_puts("+");
-	hyp_putx(size);
-	hyp_puts("\n");
-}
-
 /* Guest RAM, then the tree's device windows, none of them in RAM. */
 static void regions_init(const void *fdt)
 {
@@ -65,7 +56,14 @@ static void regions_init(const void *fdt)
 		/* A device there would hand the guest slat-hyp's memory. */
 		if (w->base < HYP_RAM_END && HYP_RAM_BASE < w->base + w->size)
 			hyp_panic("a device window overlaps RAM at", w->base);
-		print_window("slat-hyp:   ", w->base, w->size);
+		/* The doorbell must stay unmapped to trap. */
+		if (HYP_DOORBELL - w->base < w->size)
+			hyp_panic("a device window holds the doorbell", w->base);
+		hyp_puts("slat-hyp:   ");
+		hyp_putx(w->base);
+		hyp_puts("+");
+		hyp_putx(w->size);
+		hyp_puts("\n");
 		regions[1 + i] = (struct region){ w->base, w->size, true };
 	}
 	nr_regions = 1 + ws.nr;
@@ -260,6 +258,8 @@ void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 		hyp_log_doorbell(c, f, esr);
 		return;
 	}
+	/* Neither RAM nor a window of the device tree: nothing the guest
+	 * was told of, and nothing to give it. */
 	if (!r)
 		hyp_panic("guest access outside its memory map, IPA", ipa);
 	hyp_log_park(c);
