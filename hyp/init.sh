@@ -54,9 +54,15 @@ if [ "$SLAT_HYP_LOG" = 1 ]; then
 	# the doorbell: logging on and a copy, pre-copy rounds with the
 	# writers running in between, then stop, compare, recovery.
 	echo "slat-hyp: doorbell: $(devmem 0x0b000000 32) pages copied"
-	for r in 1 2 3 4; do
+	# slat-hyp ends the rounds: bit 31 of a round's count says that
+	# it stopped every vCPU, compared and recovered in that trap.
+	r=1
+	while :; do
 		usleep 300000
-		echo "slat-hyp: doorbell: round $r, $(devmem 0x0b000000 32) dirty"
+		v=$(devmem 0x0b000000 32)
+		echo "slat-hyp: doorbell: round $r, $v dirty"
+		[ $((v & 0x80000000)) -eq 0 ] || break
+		r=$((r + 1))
 	done
 	echo "slat-hyp: doorbell: $(devmem 0x0b000004 32) bytes differ"
 	wait $work

@@ -10,23 +10,30 @@
  *
  * The shadow is filled at boot. Then, a phase per doorbell: enable
  * logging and copy every mapped page; rounds: harvest, copy the dirty
- * pages (and, with write protection, age guest RAM); then stop the other
- * vCPUs, harvest and copy the last pages,
- * compare the shadow with guest RAM; end logging with huge-page recovery
+ * pages (and, with write protection, age guest RAM), until a round is
+ * small or the rounds stop shrinking (precopy_done()); in that round's
+ * trap, stop the other vCPUs, harvest and copy the last pages, compare
+ * the shadow with guest RAM, end logging with huge-page recovery
  * (promotion) and let the guest go on.
  */
 #include "hyp.h"
 
 #define RAM_PAGES	(HYP_GUEST_RAM_SIZE / HYP_GRANULE)
 #define WORDS		(RAM_PAGES / 64)
-#define MIN_ROUNDS	3
 #define STOP_TIMEOUT_MS	10000
+/* Pre-copy's stopping rule (precopy_done()). */
+#define SMALL_ROUND	256	/* pages (1 MiB): few enough to copy stopped */
+#define STALL_ROUNDS	2	/* rounds in a row with no new low */
+#define MAX_ROUNDS	10
+/* In a round's doorbell value: that round ended pre-copy. */
+#define DOORBELL_DONE	(1ull << 31)
 
 static enum hyp_log_mode mode;
 static bool logging;		/* faults map pages; write faults mark them */
 static uint64_t fault_dirty[WORDS];	/* write protection: by the faults */
 static uint64_t harvest_bits[WORDS];
 static uint64_t diff_bytes, rounds_done;
+static uint64_t fewest_dirty = ~0ull, stalled;
 static bool checked;
 
 /* ------------------------------------------------------ the MMU lock */
@@ -514,24 +521,64 @@ static uint64_t phase_start_log(void)
 	return copied;
 }
 
-/* Doorbell +0 afterwards: one pre-copy round. */
+/*
+ * After a round of @dirty pages: is it time to stop the vCPUs? Yes when
+ * the round was small (what is left copies quickly with the guest
+ * stopped), when STALL_ROUNDS rounds in a row found no fewer pages than
+ * the best round so far (the guest dirties pages as fast as the rounds
+ * copy them: more rounds would not shrink the last copy), or after
+ * MAX_ROUNDS. The first round has nothing to compare with, so a stall
+ * stops at round STALL_ROUNDS + 1 at the earliest.
+ */
+static bool precopy_done(uint64_t dirty, const char **why)
+{
+	if (dirty < fewest_dirty) {
+		fewest_dirty = dirty;
+		stalled = 0;
+	} else {
+		stalled++;
+	}
+	*why = dirty <= SMALL_ROUND	  ? "small"
+	       : stalled >= STALL_ROUNDS ? "stalled"
+	       : rounds_done >= MAX_ROUNDS ? "max-rounds"
+					   : NULL;
+	return *why != NULL;
+}
+
+static uint64_t phase_finish(void);
+
+/* Doorbell +0 afterwards: one pre-copy round; if it ends pre-copy, the
+ * stop and the check follow in the same trap. */
 static uint64_t phase_round(void)
 {
 	uint64_t n = harvest(), copied = copy_marked(harvest_bits);
+	const char *why;
+	bool done;
 
-	age();
-	report_phase("pre-copy", (int64_t)++rounds_done, n, copied,
+	rounds_done++;
+	done = precopy_done(n, &why);
+	/* Not after the last round: an old leaf under the guest's stage-1
+	 * tables would fail vectors_ipa()'s walk. */
+	if (!done)
+		age();
+	report_phase("pre-copy", (int64_t)rounds_done, n, copied,
 		     &phase_start);
-	return n;
+	if (!done)
+		return n;
+	hyp_puts("slat-hyp: log pre-copy ends: ");
+	hyp_puts(why);
+	hyp_put_kv("rounds", rounds_done);
+	hyp_put_kv("fewest_dirty", fewest_dirty);
+	hyp_puts("\n");
+	phase_finish();
+	return n | DOORBELL_DONE;
 }
 
-/* Doorbell +4: stop, last copy, compare, recovery, go on. */
+/* Stop, last copy, compare, recovery, go on. */
 static uint64_t phase_finish(void)
 {
 	uint64_t n, copied, vectors, compared, differing;
 
-	while (rounds_done < MIN_ROUNDS)
-		phase_round();
 	vectors = stop_vcpus();
 	n = harvest();
 	/* The vectors' page lost its mapping, and with hardware dirty
@@ -568,18 +615,20 @@ static uint64_t phase_finish(void)
 
 static uint64_t doorbell(uint64_t offset)
 {
+	if (offset == 4)
+		return checked ? diff_bytes : ~0ull;
 	if (mode == HYP_LOG_OFF || checked)
 		return ~0ull;
-	if (offset == 4)
-		return hyp_logging() ? phase_finish() : ~0ull;
 	return hyp_logging() ? phase_round() : phase_start_log();
 }
 
 /*
- * A read of the doorbell runs the next phase of the check on this CPU
- * while the others go on, and returns its count (~0: nothing to do).
- * /init paces the rounds (it sleeps between them, so that every vCPU
- * runs the guest's writers).
+ * A read of the doorbell (+0) runs the next phase of the check on this
+ * CPU while the others go on, and returns its count: pages copied, then
+ * each round's dirty pages, with DOORBELL_DONE once the stopping rule
+ * ended pre-copy (~0: nothing to do). +4 reads the differing bytes of
+ * the check. /init paces the rounds (it sleeps between them, so that
+ * every vCPU runs the guest's writers); slat-hyp decides how many.
  */
 void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {

@@ -101,7 +101,9 @@ if [ $log -ne 0 ]; then
 	grep -q " differing_bytes=0 " <<<"$check" || fail "the shadow differs: $check"
 	rounds=$(sed -n 's/.* rounds=\([0-9]*\).*/\1/p' <<<"$check")
 	[ "${rounds:-0}" -ge 3 ] || fail "fewer than 3 pre-copy rounds"
-	busy=$(grep "slat-hyp: log pre-copy" <<<"$con" | grep -vc " dirty=0 " || true)
+	grep -q "slat-hyp: log pre-copy ends: " <<<"$con" ||
+		fail "pre-copy did not end by its stopping rule"
+	busy=$(grep "slat-hyp: log pre-copy round=" <<<"$con" | grep -vc " dirty=0 " || true)
 	[ "$busy" -ge 3 ] || fail "fewer than 3 rounds saw the guest write"
 	grep -q "slat-hyp: doorbell: 0x00000000 bytes differ" <<<"$con" ||
 		fail "the guest did not go on after the check"
