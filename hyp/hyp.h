@@ -141,11 +141,15 @@ void hyp_mmu_read_lock(void);
 void hyp_mmu_read_unlock(void);
 int hyp_max_level(void *arg, slat_ipa_t ipa);
 void hyp_report_leaves(void);
+void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+		      uint64_t *pages);
 
 /* main.c */
 void hyp_cpu_on_entry(uint64_t cpu);
 struct hyp_cpu *hyp_this_cpu(void);
 uint64_t hyp_counter_ms(void);
+uint64_t hyp_vcount(void);
+uint64_t hyp_ticks_us(uint64_t ticks);
 extern uint64_t hyp_psci_smc;	/* the conduit: true SMC, false HVC */
 
 /* start.S */

@@ -434,13 +434,18 @@ static void log_disable(void)
 /* The whole VM's counters at one moment, for per-phase differences. */
 struct tally {
 	uint64_t faults[HYP_F_KINDS];
-	uint64_t tlbi_ipa, tlbi_local, tlbi_range, tlbi_vmid, dc_lines, ms;
+	uint64_t tlbi_ipa, tlbi_local, tlbi_range, tlbi_vmid, dc_lines, vct;
 	uint64_t maps;
+};
+
+/* A round's steps, or the stop's, in virtual-counter ticks. */
+struct steps {
+	uint64_t stop, harvest, copy, age;
 };
 
 static void tally(struct tally *t)
 {
-	*t = (struct tally){ .ms = hyp_counter_ms() };
+	*t = (struct tally){ .vct = hyp_vcount() };
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
 		const struct hyp_cpu *c = &hyp_cpus[i];
 
@@ -456,9 +461,34 @@ static void tally(struct tally *t)
 }
 
 
-/* One line per phase: what it found and copied, what it cost. */
+/* A round's steps and the leaves mapping guest RAM at its end: how much
+ * of it logging keeps in pages, how much recovery gave back as blocks. */
+static void report_steps(const struct steps *st)
+{
+	uint64_t g, m, p;
+
+	if (st && st->stop)
+		hyp_put_kv("stop_us", hyp_ticks_us(st->stop));
+	if (st) {
+		hyp_put_kv("harvest_us", hyp_ticks_us(st->harvest));
+		hyp_put_kv("copy_us", hyp_ticks_us(st->copy));
+	}
+	if (st && !st->stop)
+		hyp_put_kv("age_us", hyp_ticks_us(st->age));
+	hyp_count_leaves(&g, &m, &p);
+	hyp_put_kv("blocks", g + m);
+	hyp_put_kv("pages", p);
+}
+
+/*
+ * One line per phase: what it found and copied, what it cost. Times are
+ * CNTVCT_EL0's (us: the whole phase since the last line, the guest's own
+ * work on the other vCPUs included); the leaf count after it is left out
+ * of the next phase's time.
+ */
 static void report_phase(const char *phase, int64_t round, uint64_t dirty,
-			 uint64_t copied, struct tally *since)
+			 uint64_t copied, const struct steps *st,
+			 struct tally *since)
 {
 	struct tally now;
 
@@ -469,7 +499,8 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 		hyp_put_kv("round", (uint64_t)round);
 	hyp_put_kv("dirty", dirty);
 	hyp_put_kv("copied", copied);
-	hyp_put_kv("ms", now.ms - since->ms);
+	hyp_put_kv("us", hyp_ticks_us(now.vct - since->vct));
+	report_steps(st);
 	hyp_put_kv("wp_faults", now.faults[HYP_F_PERMISSION] -
 				    since->faults[HYP_F_PERMISSION]);
 	hyp_put_kv("af_faults", now.faults[HYP_F_ACCESS_FLAG] -
@@ -485,6 +516,7 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 	hyp_put_kv("pool_pages", hyp_pool_pages_used());
 	hyp_puts("\n");
 	*since = now;
+	since->vct = hyp_vcount();
 }
 
 static struct tally phase_start;
@@ -514,10 +546,10 @@ static uint64_t phase_start_log(void)
 
 	tally(&phase_start);
 	log_enable();
-	report_phase("enable", -1, 0, 0, &phase_start);
+	report_phase("enable", -1, 0, 0, NULL, &phase_start);
 	mapped_pages(harvest_bits);
 	copied = copy_marked(harvest_bits);
-	report_phase("copy-mapped", -1, copied, copied, &phase_start);
+	report_phase("copy-mapped", -1, copied, copied, NULL, &phase_start);
 	return copied;
 }
 
@@ -551,7 +583,8 @@ static uint64_t phase_finish(void);
  * stop and the check follow in the same trap. */
 static uint64_t phase_round(void)
 {
-	uint64_t n = harvest(), copied = copy_marked(harvest_bits);
+	uint64_t t0 = hyp_vcount(), n = harvest(), t1 = hyp_vcount();
+	uint64_t copied = copy_marked(harvest_bits), t2 = hyp_vcount();
 	const char *why;
 	bool done;
 
@@ -562,6 +595,7 @@ static uint64_t phase_round(void)
 	if (!done)
 		age();
 	report_phase("pre-copy", (int64_t)rounds_done, n, copied,
+		     &(struct steps){ 0, t1 - t0, t2 - t1, hyp_vcount() - t2 },
 		     &phase_start);
 	if (!done)
 		return n;
@@ -578,14 +612,20 @@ static uint64_t phase_round(void)
 static uint64_t phase_finish(void)
 {
 	uint64_t n, copied, vectors, compared, differing;
+	struct steps st = { .stop = hyp_vcount() };
 
 	vectors = stop_vcpus();
+	st.harvest = hyp_vcount();
+	st.stop = st.harvest - st.stop;
 	n = harvest();
 	/* The vectors' page lost its mapping, and with hardware dirty
 	 * state its dirty bit: copy it anyway. */
 	mark(harvest_bits, (vectors - HYP_GUEST_RAM) / HYP_GRANULE);
+	st.copy = hyp_vcount();
+	st.harvest = st.copy - st.harvest;
 	copied = copy_marked(harvest_bits);
-	report_phase("stopped", -1, n, copied, &phase_start);
+	st.copy = hyp_vcount() - st.copy;
+	report_phase("stopped", -1, n, copied, &st, &phase_start);
 	/* All of it, mapped or not: a write that went to the wrong page
 	 * shows as well as one the log lost. */
 	for (uint64_t w = 0; w < WORDS; w++)
@@ -598,10 +638,10 @@ static uint64_t phase_finish(void)
 	hyp_put_kv("differing_bytes", diff_bytes);
 	hyp_put_kv("differing_pages", differing);
 	hyp_puts("\n");
-	report_phase("compared", -1, 0, 0, &phase_start);
+	report_phase("compared", -1, 0, 0, NULL, &phase_start);
 	map_back(vectors);
 	log_disable();
-	report_phase("recovered", -1, 0, 0, &phase_start);
+	report_phase("recovered", -1, 0, 0, NULL, &phase_start);
 	hyp_report_leaves();
 	checked = true;
 	resume_vcpus();

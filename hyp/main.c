@@ -28,6 +28,28 @@ uint64_t hyp_counter_ms(void)
 	return (read_sysreg(cntpct_el0) - boot_counter) / (freq / 1000);
 }
 
+/**
+ * hyp_vcount() - the virtual counter, CNTVCT_EL0
+ *
+ * The guest's own time base (CNTVOFF_EL2 is 0): phases measured with it
+ * compare with the guest's clock. The ISB keeps the read from being
+ * taken early, before the work it times.
+ */
+uint64_t hyp_vcount(void)
+{
+	isb();
+	return read_sysreg(cntvct_el0);
+}
+
+/**
+ * hyp_ticks_us() - counter ticks in microseconds
+ * @ticks: a difference of two counter reads
+ */
+uint64_t hyp_ticks_us(uint64_t ticks)
+{
+	return ticks * 1000000 / read_sysreg(cntfrq_el0);
+}
+
 /* --------------------------------------------------- EL2's own map */
 
 /*

@@ -105,6 +105,9 @@ if [ $log -ne 0 ]; then
 		fail "pre-copy did not end by its stopping rule"
 	busy=$(grep "slat-hyp: log pre-copy round=" <<<"$con" | grep -vc " dirty=0 " || true)
 	[ "$busy" -ge 3 ] || fail "fewer than 3 rounds saw the guest write"
+	grep "slat-hyp: log pre-copy round=" <<<"$con" |
+		grep -v " us=[0-9]* harvest_us=[0-9]* copy_us=[0-9]* age_us=[0-9]* blocks=[0-9]* pages=[0-9]* " &&
+		fail "a round's line lacks its times or leaves"
 	grep -q "slat-hyp: doorbell: 0x00000000 bytes differ" <<<"$con" ||
 		fail "the guest did not go on after the check"
 	grep -q "slat-hyp: log recovered" <<<"$con" || fail "no recovery"

@@ -93,16 +93,12 @@ void hyp_trap(struct hyp_frame *f)
 
 /* ------------------------------------------------------- counters */
 
-static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
-			 uint64_t *pages);
-
-
 /* Leaves mapping guest RAM, by size, from the table itself. */
 void hyp_report_leaves(void)
 {
 	uint64_t g, m, p;
 
-	count_leaves(&g, &m, &p);
+	hyp_count_leaves(&g, &m, &p);
 	hyp_puts("slat-hyp: guest RAM leaves");
 	hyp_put_kv("1G", g);
 	hyp_put_kv("2M", m);
@@ -110,8 +106,18 @@ void hyp_report_leaves(void)
 	hyp_puts("\n");
 }
 
-static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
-			 uint64_t *pages)
+/**
+ * hyp_count_leaves() - the leaves that map guest RAM now, by size
+ * @blocks_1g: set to the number of 1 GiB blocks
+ * @blocks_2m: set to the number of 2 MiB blocks
+ * @pages: set to the number of 4 KiB pages
+ *
+ * One slat_lookup() per leaf (per page where nothing is mapped). The
+ * caller holds off the operations that rewrite the table, or takes the
+ * counts as a snapshot of a moving table.
+ */
+void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+		      uint64_t *pages)
 {
 	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
 
