@@ -330,6 +330,77 @@ static bool list_has(const struct fdt_value *p, const char *s)
 	return false;
 }
 
+/* The root's #address-cells and #size-cells (2 and 1 by default). */
+static void root_cells(const void *buf, uint32_t *addr, uint32_t *size)
+{
+	uint32_t len;
+	const void *a = fdt_get_prop(buf, "/", "#address-cells", &len);
+
+	*addr = a && len == 4 ? be32(a) : 2;
+	a = fdt_get_prop(buf, "/", "#size-cells", &len);
+	*size = a && len == 4 ? be32(a) : 1;
+}
+
+/* Whether node @off's compatible holds @want. */
+static bool node_compatible(const void *buf, uint32_t off, const char *want)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	int64_t p = find_prop(buf, off, "compatible");
+	struct fdt_value v = { NULL, 0 };
+
+	if (p >= 0)
+		v = (struct fdt_value){ st + p + 12, be32(st + p + 4) };
+	return list_has(&v, want);
+}
+
+/**
+ * fdt_compatible_reg() - one reg entry of a device on the root's bus
+ * @buf: a flattened device tree
+ * @compatible: a string the node's compatible list holds
+ * @index: which (address, size) pair of its reg
+ * @base: set to the entry's address
+ * @size: set to the entry's size
+ *
+ * The first child of the root whose compatible holds @compatible, its
+ * reg read with the root's cells: a CPU address, no ranges between.
+ *
+ * Return: 0, or -1 when there is no such node or entry.
+ */
+int fdt_compatible_reg(const void *buf, const char *compatible,
+		       uint32_t index, uint64_t *base, uint64_t *size)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	uint32_t end = hdr(buf, H_SIZE_STRUCT), ac, sc;
+	int depth = -1;
+
+	root_cells(buf, &ac, &sc);
+	if (ac > 2 || sc > 2)
+		return -1;
+	for (uint32_t off = 0; off < end; off = next_token(st, off)) {
+		uint32_t tok = be32(st + off), len, cells = ac + sc;
+		int64_t p;
+
+		if (tok == FDT_END_NODE)
+			depth--;
+		if (tok != FDT_BEGIN_NODE || ++depth != 1 ||
+		    !node_compatible(buf, off, compatible))
+			continue;
+		p = find_prop(buf, off, "reg");
+		len = p < 0 ? 0 : be32(st + p + 4);
+		if (len < 4 * cells * (index + 1))
+			return -1;
+		p += 12 + 4 * cells * index;
+		*base = *size = 0;
+		for (uint32_t i = 0; i < cells; i++) {
+			uint64_t *v = i < ac ? base : size;
+
+			*v = *v << 32 | be32(st + p + 4 * i);
+		}
+		return 0;
+	}
+	return -1;
+}
+
 /*
  * Add [@base, @base + @size) rounded out to the granule, merged with the
  * windows it overlaps or touches, so that neighbours make one window and

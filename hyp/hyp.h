@@ -95,6 +95,11 @@ struct hyp_cpu {
 	struct slat_stats stats;	/* this vCPU's share of libslat's work */
 	/* PSCI CPU_ON: where the guest wants this CPU to start. */
 	uint64_t guest_entry, guest_ctx;
+	/* Its affinity, its redistributor (RD_base), and the stop's kicks
+	 * (gic.c): sent, and acknowledged by the guest before the stop. */
+	uint64_t mpidr, gicr;
+	uint32_t kick_saved_priority;
+	uint64_t kicks, kicks_seen;
 };
 
 extern struct hyp_cpu hyp_cpus[HYP_MAX_CPUS];
@@ -126,6 +131,12 @@ void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 void hyp_s2_init(const void *fdt);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
+
+/* gic.c: the SGI that stops a vCPU at once */
+void hyp_gic_init(const void *fdt);
+uint64_t hyp_gic_redist(uint64_t mpidr);
+void hyp_gic_kick(struct hyp_cpu *c);
+void hyp_gic_unkick(struct hyp_cpu *c);
 
 /* log.c: the dirty-log check, and the lock faults share with it */
 void hyp_log_init(uint64_t mode);

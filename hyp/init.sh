@@ -65,6 +65,8 @@ if [ "$SLAT_HYP_LOG" = 1 ]; then
 		r=$((r + 1))
 	done
 	echo "slat-hyp: doorbell: $(devmem 0x0b000004 32) bytes differ"
+	# The stop's kick must not reach the kernel as an interrupt of its.
+	echo "slat-hyp: kernel warnings: $(dmesg | grep -c -e 'Unexpected interrupt' -e 'WARNING:')"
 	wait $work
 	touch /tmp/stop
 	wait

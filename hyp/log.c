@@ -138,10 +138,16 @@ static uint64_t vectors_ipa(void)
 	return (par & 1) ? 0 : par & 0x0000fffffffff000ull;
 }
 
+static bool kicked[HYP_MAX_CPUS];
+
 /*
- * The other vCPUs trap at their next exception (a timer tick at the
- * latest) once the page holding the vectors is unmapped: they park in
- * the fault handler. Returns the page, to be mapped back and copied.
+ * Once the page holding the vectors is unmapped, any exception the other
+ * vCPUs take traps at the fetch of its vector, and they park in the
+ * fault handler. A kick (an SGI, gic.c) makes each take one at once,
+ * instead of at its next timer tick (none at all while its idle loop
+ * waits with the tick stopped). The unmap's invalidation completes
+ * before the kicks are sent. Returns the page, to be mapped back and
+ * copied.
  */
 /* [snippet:stop] */
 static uint64_t stop_vcpus(void)
@@ -156,6 +162,11 @@ static uint64_t stop_vcpus(void)
 		       SLAT_OP(.flush = SLAT_FLUSH_ENTRY)) < 0)
 		hyp_panic("unmap of the guest's vectors", ipa);
 	mmu_write_unlock();
+	for (int i = 0; i < HYP_MAX_CPUS; i++) {
+		kicked[i] = hyp_cpus[i].online && &hyp_cpus[i] != migrator;
+		if (kicked[i])
+			hyp_gic_kick(&hyp_cpus[i]);
+	}
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) != others_online())
 		if (hyp_counter_ms() - t0 > STOP_TIMEOUT_MS)
 			hyp_panic("vCPUs did not stop, parked", parked);
@@ -163,8 +174,13 @@ static uint64_t stop_vcpus(void)
 }
 /* [end] */
 
+/* The kicks taken back while the vCPUs are still parked: the guest
+ * never sees them. */
 static void resume_vcpus(void)
 {
+	for (int i = 0; i < HYP_MAX_CPUS; i++)
+		if (kicked[i])
+			hyp_gic_unkick(&hyp_cpus[i]);
 	__atomic_store_n(&stop_requested, 0, __ATOMIC_RELEASE);
 }
 

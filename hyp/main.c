@@ -111,6 +111,8 @@ static void cpu_init_el2(struct hyp_cpu *c)
 
 	write_sysreg(tpidr_el2, (uint64_t)c);
 	el2_mmu_on();
+	c->mpidr = read_sysreg(mpidr_el1);
+	c->gicr = hyp_gic_redist(c->mpidr);
 	/* No SME: bit 12 (TSM) is RES1. */
 	if (!((read_sysreg(id_aa64pfr1_el1) >> 24) & 0xf))
 		cptr |= 1ull << 12;
@@ -250,6 +252,7 @@ void hyp_main(void)
 	hyp_puts(SLAT_VERSION_STRING);
 	hyp_puts("\n");
 	guest_dtb(p);
+	hyp_gic_init(dtb);
 	hyp_pool_init();
 	hyp_log_init(p->log_mode);
 	hyp_s2_init(dtb);

@@ -111,6 +111,12 @@ if [ $log -ne 0 ]; then
 	grep -q "slat-hyp: doorbell: 0x00000000 bytes differ" <<<"$con" ||
 		fail "the guest did not go on after the check"
 	grep -q "slat-hyp: log recovered" <<<"$con" || fail "no recovery"
+	# Each vCPU but the one that rang was kicked once, and the guest saw
+	# none of the kicks (nor any kernel warning).
+	kicks=$(sed -n 's/.* kicks=\([0-9]*\) kicks_seen=\([0-9]*\).*/\1 \2/p' <<<"$con" |
+		awk '{ k += $1; s += $2 } END { print k + 0, s + 0 }')
+	[ "$kicks" = "$((smp - 1)) 0" ] || fail "kicks sent and seen: $kicks"
+	grep -q "slat-hyp: kernel warnings: 0" <<<"$con" || fail "the kernel warned"
 fi
 if [ $log -eq 1 ]; then
 	# Aged between rounds, without hardware access flags: the guest's

@@ -144,6 +144,21 @@ static const struct expect virt_devices[] = {
 	{ "PCIe MMIO (64-bit window)", 0x8000000000ull, 0x8000000000ull },
 };
 
+/* What gic.c reads for the kick: the GICv3 node's redistributor region,
+ * a frame of 128 KiB per CPU from 0x080a0000. */
+static void check_gic_redist(const uint8_t *dtb, unsigned low_cpus)
+{
+	uint64_t base = 0, size = 0;
+	int ret = fdt_compatible_reg(dtb, "arm,gic-v3", 1, &base, &size);
+
+	check(ret == 0 && base == 0x080a0000 && size >= low_cpus * 0x20000ull,
+	      "GICv3 redistributor region by compatible", base, size);
+	check(fdt_compatible_reg(dtb, "arm,gic-v3", 9, &base, &size) == -1,
+	      "no reg entry past the node's", 9, 0);
+	check(fdt_compatible_reg(dtb, "no,such-device", 0, &base, &size) == -1,
+	      "no node with an unknown compatible", 0, 0);
+}
+
 static void check_virt(const uint8_t *dtb, const struct fdt_windows *ws,
 		       unsigned cpus)
 {
@@ -174,6 +189,7 @@ static void check_virt(const uint8_t *dtb, const struct fdt_windows *ws,
 	check(!covered(ws, 0x3f000000, 0x1000000), "low ECAM not described",
 	      0x3f000000, 0x1000000);
 	check_memory(dtb, ws);
+	check_gic_redist(dtb, cpus - high);
 }
 
 /* fdt_windows_test.dts: each window worked out by hand there. */

@@ -166,6 +166,8 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
 	hyp_put_kv("retries", c->faults[HYP_F_RETRY]);
 	hyp_put_kv("psci", c->psci_calls);
+	hyp_put_kv("kicks", c->kicks);
+	hyp_put_kv("kicks_seen", c->kicks_seen);
 	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
 	hyp_put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
 	hyp_put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
