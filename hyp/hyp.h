@@ -17,20 +17,35 @@
 #include "fdt.h"
 
 /*
- * Physical memory (QEMU virt with -m 2G: RAM at [1G, 3G)). The guest's
- * DTB says its RAM is [HYP_GUEST_RAM, +HYP_GUEST_RAM_SIZE); the rest is
- * slat-hyp's: its image, the parameters the run script loads, the table
- * pages, the shadow copy of guest RAM for the dirty-log check.
+ * Physical memory. QEMU's virt has RAM from 1 GiB, as much as -m says
+ * (its DTB's /memory); slat-hyp uses what lies below 4 GiB (its own map's
+ * reach). slat-hyp's fixed part, [HYP_OWN, HYP_OWN_END), is where it is
+ * linked and where the run script loads its parameters: its image, the
+ * parameters, the table pages. The rest is the guest's, with that part a
+ * hole in it, except, with the dirty-log check, the shadow copy at the
+ * top (hyp_mem, worked out by main.c from the DTB).
  */
 #define HYP_RAM_BASE		0x40000000ull
-#define HYP_RAM_END		0xc0000000ull
-#define HYP_GUEST_RAM		HYP_RAM_BASE
-#define HYP_GUEST_RAM_SIZE	0x30000000ull	/* 768 MiB */
-#define HYP_IMAGE		0x70000000ull	/* hyp.ld */
+#define HYP_RAM_LIMIT		0x100000000ull	/* EL2's map: 4 GiB */
+#define HYP_OWN			0x70000000ull
+#define HYP_IMAGE		HYP_OWN		/* hyp.ld */
 #define HYP_PARAMS		0x70200000ull
 #define HYP_POOL		0x70400000ull
 #define HYP_POOL_SIZE		0x07c00000ull	/* 124 MiB of table pages */
-#define HYP_SHADOW		0x80000000ull
+#define HYP_OWN_END		(HYP_POOL + HYP_POOL_SIZE)
+/* The dirty-log check's bitmaps are sized for this much guest RAM. */
+#define HYP_LOG_SPAN_MAX	0x80000000ull
+
+struct hyp_layout {
+	uint64_t ram_end;	/* the DTB's RAM, up to HYP_RAM_LIMIT */
+	/* Guest RAM: [HYP_RAM_BASE, guest_end) but [HYP_OWN, HYP_OWN_END). */
+	uint64_t guest_end;
+	/* The shadow: guest_end - HYP_RAM_BASE bytes (0: no check). */
+	uint64_t shadow;
+};
+
+extern struct hyp_layout hyp_mem;
+
 /* Where the run script loads the guest's kernel and initramfs, and where
  * slat-hyp writes the guest's DTB. */
 #define HYP_QEMU_DTB		HYP_RAM_BASE

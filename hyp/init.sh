@@ -10,6 +10,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o size=512m tmpfs /tmp
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
+echo "slat-hyp: guest $(grep MemTotal /proc/meminfo)"
 if [ "$SLAT_HYP_DEMO" = 1 ]; then
 	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
 	# cttyhack finds the console's tty in sysfs and makes it the

@@ -18,8 +18,8 @@
  */
 #include "hyp.h"
 
-#define RAM_PAGES	(HYP_GUEST_RAM_SIZE / HYP_GRANULE)
-#define WORDS		(RAM_PAGES / 64)
+#define WORDS_MAX	(HYP_LOG_SPAN_MAX / HYP_GRANULE / 64)
+#define BIG_PAGES	2048	/* the eager split's tables, at most */
 #define STOP_TIMEOUT_MS	10000
 /* Pre-copy's stopping rule (precopy_done()). */
 #define SMALL_ROUND	256	/* pages (1 MiB): few enough to copy stopped */
@@ -28,10 +28,28 @@
 /* In a round's doorbell value: that round ended pre-copy. */
 #define DOORBELL_DONE	(1ull << 31)
 
+/* Guest RAM as the bitmaps and the shadow see it: from HYP_RAM_BASE,
+ * slat-hyp's part a hole of pages never mapped, never dirty. */
+static uint64_t span(void)
+{
+	return hyp_mem.guest_end - HYP_RAM_BASE;
+}
+
+static uint64_t words(void)
+{
+	return span() / HYP_GRANULE / 64;
+}
+
+static bool in_hole(uint64_t page)
+{
+	return page - (HYP_OWN - HYP_RAM_BASE) / HYP_GRANULE <
+	       (HYP_OWN_END - HYP_OWN) / HYP_GRANULE;
+}
+
 static enum hyp_log_mode mode;
 static bool logging;		/* faults map pages; write faults mark them */
-static uint64_t fault_dirty[WORDS];	/* write protection: by the faults */
-static uint64_t harvest_bits[WORDS];
+static uint64_t fault_dirty[WORDS_MAX];	/* write protection: by the faults */
+static uint64_t harvest_bits[WORDS_MAX];
 static uint64_t diff_bytes, rounds_done;
 static uint64_t fewest_dirty = ~0ull, stalled;
 static bool checked;
@@ -93,7 +111,7 @@ bool hyp_logging_wp(void)
 
 void hyp_log_mark(uint64_t ipa)
 {
-	uint64_t page = (ipa - HYP_GUEST_RAM) / HYP_GRANULE;
+	uint64_t page = (ipa - HYP_RAM_BASE) / HYP_GRANULE;
 
 	__atomic_fetch_or(&fault_dirty[page / 64], 1ull << (page % 64),
 			  __ATOMIC_RELAXED);
@@ -155,7 +173,7 @@ static uint64_t stop_vcpus(void)
 	uint64_t ipa = vectors_ipa(), t0 = hyp_counter_ms();
 
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
-	if (ipa - HYP_GUEST_RAM >= HYP_GUEST_RAM_SIZE)
+	if (ipa - HYP_RAM_BASE >= span())
 		hyp_panic("guest vectors not in its RAM, IPA", ipa);
 	mmu_write_lock();
 	if (slat_unmap(&hyp_s2, slat_ipa(ipa), HYP_GRANULE,
@@ -188,12 +206,12 @@ static void resume_vcpus(void)
 
 static uint64_t *ram_word(uint64_t page)
 {
-	return (uint64_t *)(HYP_GUEST_RAM + page * HYP_GRANULE);
+	return (uint64_t *)(HYP_RAM_BASE + page * HYP_GRANULE);
 }
 
 static uint64_t *shadow_word(uint64_t page)
 {
-	return (uint64_t *)(HYP_SHADOW + page * HYP_GRANULE);
+	return (uint64_t *)(hyp_mem.shadow + page * HYP_GRANULE);
 }
 
 /* Eight words a step: loads and stores in pairs (LDP/STP). */
@@ -216,7 +234,7 @@ static uint64_t copy_marked(const uint64_t *bits)
 {
 	uint64_t n = 0;
 
-	for (uint64_t w = 0; w < WORDS; w++)
+	for (uint64_t w = 0; w < words(); w++)
 		for (uint64_t b = bits[w]; b; b &= b - 1, n++)
 			copy_page(w * 64 + (uint64_t)__builtin_ctzll(b));
 	return n;
@@ -233,9 +251,9 @@ static void mark(uint64_t *bits, uint64_t page)
  */
 static void mapped_pages(uint64_t *bits)
 {
-	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+	uint64_t ipa = HYP_RAM_BASE, end = HYP_RAM_BASE + span();
 
-	for (uint64_t w = 0; w < WORDS; w++)
+	for (uint64_t w = 0; w < words(); w++)
 		bits[w] = 0;
 	while (ipa < end) {
 		struct slat_leaf leaf;
@@ -245,7 +263,7 @@ static void mapped_pages(uint64_t *bits)
 			next = slat_ipa_v(leaf.base) + leaf.size;
 			for (uint64_t a = ipa; a < next && a < end;
 			     a += HYP_GRANULE)
-				mark(bits, (a - HYP_GUEST_RAM) / HYP_GRANULE);
+				mark(bits, (a - HYP_RAM_BASE) / HYP_GRANULE);
 		}
 		ipa = next;
 	}
@@ -275,7 +293,7 @@ static uint64_t compare(const uint64_t *bits, uint64_t *pages_compared,
 	uint64_t bytes = 0;
 
 	*pages_compared = *pages_differing = 0;
-	for (uint64_t w = 0; w < WORDS; w++) {
+	for (uint64_t w = 0; w < words(); w++) {
 		for (uint64_t b = bits[w]; b; b &= b - 1) {
 			uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(b);
 			uint64_t d = page_diff(p);
@@ -284,7 +302,7 @@ static uint64_t compare(const uint64_t *bits, uint64_t *pages_compared,
 			bytes += d;
 			if (d && (*pages_differing)++ < 8) {
 				hyp_puts("slat-hyp: log: page differs, IPA ");
-				hyp_putx(HYP_GUEST_RAM + p * HYP_GRANULE);
+				hyp_putx(HYP_RAM_BASE + p * HYP_GRANULE);
 				hyp_puts("\n");
 			}
 		}
@@ -297,8 +315,9 @@ void hyp_log_boot_copy(void)
 {
 	if (mode == HYP_LOG_OFF)
 		return;
-	for (uint64_t p = 0; p < RAM_PAGES; p++)
-		copy_page(p);
+	for (uint64_t p = 0; p < words() * 64; p++)
+		if (!in_hole(p))
+			copy_page(p);
 	hyp_puts("slat-hyp: log: shadow filled, ");
 	hyp_putu(hyp_counter_ms());
 	hyp_puts(" ms\n");
@@ -306,7 +325,7 @@ void hyp_log_boot_copy(void)
 
 /* ------------------------------------------- logging on and off */
 
-static void *big_pages[1024];
+static void *big_pages[BIG_PAGES];
 static struct slat_page_cache big_cache;
 
 static void must(int ret, const char *what)
@@ -324,26 +343,26 @@ static void log_enable(void)
 	mmu_write_lock();
 	need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_SPLIT,
-				   .ipa = slat_ipa(HYP_GUEST_RAM),
-				   .size = HYP_GUEST_RAM_SIZE));
-	slat_page_cache_init(&big_cache, big_pages, 1024);
-	if (need < 0 || need > 1024)
+				   .ipa = slat_ipa(HYP_RAM_BASE),
+				   .size = span()));
+	slat_page_cache_init(&big_cache, big_pages, BIG_PAGES);
+	if (need < 0 || need > BIG_PAGES)
 		hyp_panic("split needs pages", (uint64_t)need);
 	hyp_cache_fill(&big_cache, (uint32_t)need);
 	__atomic_store_n(&logging, true, __ATOMIC_RELEASE);
 	/* Eager split, skipping the levels that hold no block (seed 002):
 	 * every page then reports itself. */
-	must(slat_split(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE, 0,
+	must(slat_split(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(), 0,
 			SLAT_OP(.cache = &big_cache)), "slat_split");
 	if (mode == HYP_LOG_WRPROTECT)
-		must(slat_wrprotect(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-				    HYP_GUEST_RAM_SIZE,
+		must(slat_wrprotect(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+				    span(),
 				    SLAT_OP(.flush = SLAT_FLUSH_VMID)),
 		     "slat_wrprotect");
 	else	/* writable leaves are installed dirty: start clean */
-		must((int)slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-					  HYP_GUEST_RAM_SIZE, harvest_bits,
-					  WORDS, true,
+		must((int)slat_dirty_read(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+					  span(), harvest_bits,
+					  words(), true,
 					  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
 		     "slat_dirty_read");
 	mmu_write_unlock();
@@ -357,7 +376,7 @@ static uint64_t harvest_wp(void)
 	uint64_t n = 0;
 
 	mmu_write_lock();
-	for (uint64_t w = 0; w < WORDS; w++) {
+	for (uint64_t w = 0; w < words(); w++) {
 		uint64_t bits = __atomic_exchange_n(&fault_dirty[w], 0,
 						    __ATOMIC_RELAXED);
 
@@ -367,7 +386,7 @@ static uint64_t harvest_wp(void)
 			uint64_t rest = ~(bits >> first);
 			uint64_t run = rest ? (uint64_t)__builtin_ctzll(rest)
 					    : 64 - first;
-			uint64_t ipa = HYP_GUEST_RAM +
+			uint64_t ipa = HYP_RAM_BASE +
 				       (w * 64 + first) * HYP_GRANULE;
 
 			must(slat_wrprotect(&hyp_s2, slat_ipa(ipa),
@@ -390,8 +409,8 @@ static uint64_t harvest_hw(void)
 	int64_t n;
 
 	mmu_write_lock();
-	n = slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
-			    harvest_bits, WORDS, true,
+	n = slat_dirty_read(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(),
+			    harvest_bits, words(), true,
 			    SLAT_OP(.flush = SLAT_FLUSH_VMID));
 	mmu_write_unlock();
 	must((int)n, "slat_dirty_read");
@@ -427,8 +446,8 @@ static void log_disable(void)
 	mmu_write_lock();
 	__atomic_store_n(&logging, false, __ATOMIC_RELEASE);
 	if (mode == HYP_LOG_WRPROTECT) {
-		for (uint64_t a = HYP_GUEST_RAM;
-		     a < HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE; a += 2ull << 20) {
+		for (uint64_t a = HYP_RAM_BASE;
+		     a < HYP_RAM_BASE + span(); a += 2ull << 20) {
 			int ret = slat_relax(&hyp_s2, slat_ipa(a), 2ull << 20,
 					     SLAT_W,
 					     SLAT_OP(.flush = SLAT_FLUSH_NONE));
@@ -437,7 +456,7 @@ static void log_disable(void)
 				must(ret, "slat_relax");
 		}
 	}
-	must(slat_recover(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
+	must(slat_recover(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(),
 			  SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
 					.max_level = hyp_max_level),
 			  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
@@ -548,8 +567,8 @@ static void age(void)
 	if (mode != HYP_LOG_WRPROTECT)
 		return;
 	mmu_write_lock();
-	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-				   HYP_GUEST_RAM_SIZE, true, NULL),
+	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+				   span(), true, NULL),
 	     "slat_test_clear_young");
 	hyp_mm_ops.tlbi_vmid(NULL);
 	mmu_write_unlock();
@@ -636,16 +655,16 @@ static uint64_t phase_finish(void)
 	n = harvest();
 	/* The vectors' page lost its mapping, and with hardware dirty
 	 * state its dirty bit: copy it anyway. */
-	mark(harvest_bits, (vectors - HYP_GUEST_RAM) / HYP_GRANULE);
+	mark(harvest_bits, (vectors - HYP_RAM_BASE) / HYP_GRANULE);
 	st.copy = hyp_vcount();
 	st.harvest = st.copy - st.harvest;
 	copied = copy_marked(harvest_bits);
 	st.copy = hyp_vcount() - st.copy;
 	report_phase("stopped", -1, n, copied, &st, &phase_start);
-	/* All of it, mapped or not: a write that went to the wrong page
-	 * shows as well as one the log lost. */
-	for (uint64_t w = 0; w < WORDS; w++)
-		harvest_bits[w] = ~0ull;
+	/* All of it but slat-hyp's part, mapped or not: a write that went
+	 * to the wrong page shows as well as one the log lost. */
+	for (uint64_t w = 0; w < words(); w++)
+		harvest_bits[w] = in_hole(w * 64) ? 0 : ~0ull;
 	diff_bytes = compare(harvest_bits, &compared, &differing);
 	hyp_puts("slat-hyp: log check");
 	hyp_put_kv("mode", mode);

@@ -54,8 +54,9 @@ uint64_t hyp_ticks_us(uint64_t ticks)
 
 /*
  * A level-1 table (TCR_EL2.T0SZ = 32: 4 GiB of VA, 1 GiB blocks): the
- * devices below 1 GiB as Device-nGnRE, RAM [1 GiB, 3 GiB) Normal
- * write-back, inner shareable, VA == PA.
+ * devices below 1 GiB as Device-nGnRE, [1 GiB, 4 GiB) Normal write-back,
+ * inner shareable, VA == PA. It is mapped before the tree says how much
+ * of it is RAM: slat-hyp touches only that part (hyp_mem).
  */
 #define MAIR_EL2_VALUE	(0xffull | 0x04ull << 8) /* Attr0 WB, Attr1 nGnRE */
 #define BLOCK_NORMAL	(0x1ull | 0ull << 2 | 1ull << 6 | 3ull << 8 | 1ull << 10)
@@ -74,6 +75,7 @@ static void el2_map_build(void)
 	el2_l1[0] = 0x00000000ull | BLOCK_DEVICE;
 	el2_l1[1] = 0x40000000ull | BLOCK_NORMAL;
 	el2_l1[2] = 0x80000000ull | BLOCK_NORMAL;
+	el2_l1[3] = 0xc0000000ull | BLOCK_NORMAL;
 }
 
 static void el2_mmu_on(void)
@@ -151,17 +153,6 @@ static void be64_put(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (56 - 8 * i));
 }
 
-static void set_u64_pair(const char *node, const char *name, uint64_t a,
-			 uint64_t b)
-{
-	uint8_t v[16];
-
-	be64_put(v, a);
-	be64_put(v + 8, b);
-	if (fdt_set_prop(dtb, node, name, v, 16))
-		hyp_panic("device tree full", 0);
-}
-
 static void set_u64(const char *node, const char *name, uint64_t a)
 {
 	uint8_t v[8];
@@ -189,17 +180,55 @@ static uint64_t be64_get(const uint8_t *p)
 	return v;
 }
 
-/* The layout in hyp.h is for -m 2G: the tree's RAM must hold all of it
- * (virt: 2-cell addresses and sizes). */
-static void check_ram(void)
+struct hyp_layout hyp_mem;
+
+#define SZ_2M	0x200000ull
+
+/*
+ * The layout from the tree's RAM (virt: one /memory, 2-cell addresses
+ * and sizes, from HYP_RAM_BASE). The guest gets it all but slat-hyp's
+ * fixed part; with the dirty-log check, the top half goes to the shadow
+ * instead, the guest's RAM (the hole included) the bottom half.
+ */
+static void layout(uint64_t log_mode)
 {
 	uint32_t len;
 	const uint8_t *reg = fdt_get_prop(dtb, "/memory", "reg", &len);
+	uint64_t end;
 
-	if (!reg || len < 16 || be64_get(reg) > HYP_RAM_BASE ||
-	    be64_get(reg) + be64_get(reg + 8) < HYP_RAM_END)
-		hyp_panic("the device tree's /memory does not hold RAM up to",
-			  HYP_RAM_END);
+	if (!reg || len != 16 || be64_get(reg) != HYP_RAM_BASE)
+		hyp_panic("the device tree's /memory is not one range at",
+			  HYP_RAM_BASE);
+	end = be64_get(reg) + be64_get(reg + 8);
+	hyp_mem.ram_end = end > HYP_RAM_LIMIT ? HYP_RAM_LIMIT : end;
+	hyp_mem.guest_end = hyp_mem.ram_end & ~(SZ_2M - 1);
+	if (log_mode) {
+		hyp_mem.guest_end = (HYP_RAM_BASE +
+				     (hyp_mem.ram_end - HYP_RAM_BASE) / 2) &
+				    ~(SZ_2M - 1);
+		hyp_mem.shadow = hyp_mem.guest_end;
+		if (hyp_mem.guest_end - HYP_RAM_BASE > HYP_LOG_SPAN_MAX)
+			hyp_panic("guest RAM past the log's bitmaps, ends at",
+				  hyp_mem.guest_end);
+	}
+	/* At least some guest RAM above slat-hyp's part: below it, the
+	 * kernel, the initramfs and the tree are where run.sh put them. */
+	if (hyp_mem.guest_end <= HYP_OWN_END)
+		hyp_panic("too little RAM for the guest and slat-hyp, ends at",
+			  end);
+}
+
+/* The guest's /memory: its RAM as two ranges, around slat-hyp's part. */
+static void guest_memory(void)
+{
+	uint8_t v[32];
+
+	be64_put(v, HYP_RAM_BASE);
+	be64_put(v + 8, HYP_OWN - HYP_RAM_BASE);
+	be64_put(v + 16, HYP_OWN_END);
+	be64_put(v + 24, hyp_mem.guest_end - HYP_OWN_END);
+	if (fdt_set_prop(dtb, "/memory", "reg", v, 32))
+		hyp_panic("device tree full", 0);
 }
 
 /* The guest's tree: RAM without slat-hyp's part, the initramfs, bootargs. */
@@ -216,8 +245,8 @@ static void guest_dtb(const struct hyp_params *p)
 
 	if (fdt_load((const void *)HYP_QEMU_DTB, dtb, sizeof(dtb)))
 		hyp_panic("no device tree at", HYP_QEMU_DTB);
-	check_ram();
-	set_u64_pair("/memory", "reg", HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE);
+	layout(p->log_mode);
+	guest_memory();
 	set_u64("/chosen", "linux,initrd-start", HYP_INITRD);
 	set_u64("/chosen", "linux,initrd-end", HYP_INITRD + p->initrd_size);
 	if (fdt_set_prop(dtb, "/chosen", "bootargs", bootargs,
@@ -268,11 +297,21 @@ void hyp_main(void)
 	hyp_putx(read_sysreg(vtcr_el2));
 	hyp_puts(" VTTBR_EL2 ");
 	hyp_putx(read_sysreg(vttbr_el2));
+	hyp_puts("\nslat-hyp: RAM ");
+	hyp_putx(HYP_RAM_BASE);
+	hyp_puts("-");
+	hyp_putx(hyp_mem.ram_end);
 	hyp_puts(", guest RAM ");
-	hyp_putx(HYP_GUEST_RAM);
-	hyp_puts("+");
-	hyp_putx(HYP_GUEST_RAM_SIZE);
-	hyp_puts(" unmapped; entering the kernel at EL1\n");
+	hyp_putx(HYP_RAM_BASE);
+	hyp_puts("-");
+	hyp_putx(hyp_mem.guest_end);
+	hyp_puts(" but slat-hyp's ");
+	hyp_putx(HYP_OWN);
+	hyp_puts("-");
+	hyp_putx(HYP_OWN_END);
+	hyp_puts(", shadow ");
+	hyp_putx(hyp_mem.shadow);
+	hyp_puts(", unmapped; entering the kernel at EL1\n");
 	hyp_eret_to_guest(HYP_KERNEL, HYP_GUEST_DTB);
 }
 

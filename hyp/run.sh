@@ -3,7 +3,7 @@
 # slat-hyp under qemu-system-aarch64 (TCG, multi-threaded).
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
-#          [--smp N] [--log wp|hw]
+#          [--smp N] [--mem SIZE] [--log wp|hw]
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
 # its workload and powers off; the console is checked: the marker, both
@@ -17,7 +17,7 @@
 # when a prerequisite is missing: no cross compiler, no QEMU, no package.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-what=test elf="" mkcpio="" cache="" smp=2 log=0
+what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--test) what=test ;;
@@ -26,6 +26,7 @@ while [ $# -gt 0 ]; do
 	--mkcpio) mkcpio=$2; shift ;;
 	--cache) cache=$2; shift ;;
 	--smp) smp=$2; shift ;;
+	--mem) mem=$2; shift ;;
 	--log)
 		case $2 in
 		wp) log=1 ;;
@@ -56,7 +57,7 @@ initrd=$cache/initrd-$what-$log.cpio
 demo=0
 [ $what = demo ] && demo=1
 qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
-	-cpu max,pauth-impdef=on -smp "$smp" -m 2G -accel tcg,thread=multi
+	-cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
 	-nographic -nic none -semihosting -no-reboot -kernel "$elf"
 	-device "loader,file=$cache/Image,addr=0x40200000,force-raw=on"
 	-device "loader,file=$initrd,addr=0x48000000,force-raw=on"
@@ -67,7 +68,7 @@ if [ $what = demo ]; then
 	exec "${qemu[@]}"
 fi
 
-out=$cache/console-$log.log
+out=$cache/console-$log-$mem.log
 start=$(date +%s)
 rc=0
 timeout 300 "${qemu[@]}" </dev/null >"$out" 2>&1 || rc=$?
@@ -89,6 +90,16 @@ for ((cpu = 0; cpu < smp; cpu++)); do
 	t=$(sed -n 's/.* s2_translation=\([0-9]*\).*/\1/p' <<<"$line")
 	[ "${t:-0}" -gt 0 ] || fail "vCPU $cpu took no stage-2 translation fault"
 done
+# The guest's RAM is what slat-hyp's DTB says: its kernel counts all of
+# it less its own image and reservations (tens of MiB).
+ram=$(sed -n 's/.*guest RAM \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) but slat-hyp.s \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\),.*/\1 \2 \3 \4/p' <<<"$con")
+[ -n "$ram" ] || fail "no RAM layout from slat-hyp"
+set -- $ram
+ram_kb=$(( ($2 - $1 - ($4 - $3)) / 1024 ))
+memtotal=$(sed -n 's/.*slat-hyp: guest MemTotal: *\([0-9]*\) kB.*/\1/p' <<<"$con")
+[ "${memtotal:-0}" -le "$ram_kb" ] && [ "${memtotal:-0}" -ge $((ram_kb * 9 / 10)) ] ||
+	fail "guest MemTotal ${memtotal:-none} kB for $ram_kb kB of guest RAM"
+echo "run.sh: -m $mem: guest RAM $ram_kb kB, MemTotal $memtotal kB"
 blocks=$(sed -n 's/.*guest RAM leaves 1G=[0-9]* 2M=\([0-9]*\).*/\1/p' <<<"$con" | tail -n1)
 [ "${blocks:-0}" -gt 0 ] || fail "no guest RAM mapped in 2M blocks"
 windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' <<<"$con")

@@ -21,7 +21,7 @@ struct region {
 	bool device;
 };
 
-static struct region regions[1 + FDT_WINDOWS_MAX];
+static struct region regions[2 + FDT_WINDOWS_MAX];
 static uint32_t nr_regions;
 
 static const struct region *region_of(uint64_t ipa)
@@ -32,7 +32,8 @@ static const struct region *region_of(uint64_t ipa)
 	return NULL;
 }
 
-/* Guest RAM, then the tree's device windows, none of them in RAM. */
+/* Guest RAM (two regions, around slat-hyp's part), then the tree's
+ * device windows, none of them in RAM. */
 static void regions_init(const void *fdt)
 {
 	static struct fdt_windows ws;
@@ -44,7 +45,10 @@ static void regions_init(const void *fdt)
 		hyp_puts(ws.error_node ? ws.error_node : "");
 		hyp_panic("no device windows, entries read", ws.entries);
 	}
-	regions[0] = (struct region){ HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE, false };
+	regions[0] = (struct region){ HYP_RAM_BASE, HYP_OWN - HYP_RAM_BASE,
+				      false };
+	regions[1] = (struct region){ HYP_OWN_END,
+				      hyp_mem.guest_end - HYP_OWN_END, false };
 	hyp_puts("slat-hyp: device windows: ");
 	hyp_putu(ws.nr);
 	hyp_puts(" from the DTB (");
@@ -54,7 +58,8 @@ static void regions_init(const void *fdt)
 		const struct fdt_window *w = &ws.w[i];
 
 		/* A device there would hand the guest slat-hyp's memory. */
-		if (w->base < HYP_RAM_END && HYP_RAM_BASE < w->base + w->size)
+		if (w->base < hyp_mem.ram_end &&
+		    HYP_RAM_BASE < w->base + w->size)
 			hyp_panic("a device window overlaps RAM at", w->base);
 		/* The doorbell must stay unmapped to trap. */
 		if (HYP_DOORBELL - w->base < w->size)
@@ -64,9 +69,9 @@ static void regions_init(const void *fdt)
 		hyp_puts("+");
 		hyp_putx(w->size);
 		hyp_puts("\n");
-		regions[1 + i] = (struct region){ w->base, w->size, true };
+		regions[2 + i] = (struct region){ w->base, w->size, true };
 	}
-	nr_regions = 1 + ws.nr;
+	nr_regions = 2 + ws.nr;
 }
 
 /* The largest leaf level whose block around @ipa stays inside @r. */

@@ -119,11 +119,14 @@ void hyp_report_leaves(void)
 void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 		      uint64_t *pages)
 {
-	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+	uint64_t ipa = HYP_RAM_BASE, end = hyp_mem.guest_end;
 
 	*blocks_1g = *blocks_2m = *pages = 0;
 	while (ipa < end) {
 		struct slat_leaf leaf;
+
+		if (ipa == HYP_OWN)	/* slat-hyp's part, never mapped */
+			ipa = HYP_OWN_END;
 
 		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) != SLAT_OK) {
 			ipa += HYP_GRANULE;
