@@ -157,6 +157,7 @@ static uint64_t vectors_ipa(void)
 }
 
 static bool kicked[HYP_MAX_CPUS];
+static uint64_t kick_vct;	/* from the first kick until all parked */
 
 /*
  * Once the page holding the vectors is unmapped, any exception the other
@@ -180,6 +181,7 @@ static uint64_t stop_vcpus(void)
 		       SLAT_OP(.flush = SLAT_FLUSH_ENTRY)) < 0)
 		hyp_panic("unmap of the guest's vectors", ipa);
 	mmu_write_unlock();
+	kick_vct = hyp_vcount();
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
 		kicked[i] = hyp_cpus[i].online && &hyp_cpus[i] != migrator;
 		if (kicked[i])
@@ -188,6 +190,7 @@ static uint64_t stop_vcpus(void)
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) != others_online())
 		if (hyp_counter_ms() - t0 > STOP_TIMEOUT_MS)
 			hyp_panic("vCPUs did not stop, parked", parked);
+	kick_vct = hyp_vcount() - kick_vct;
 	return ipa;
 }
 /* [end] */
@@ -502,8 +505,10 @@ static void report_steps(const struct steps *st)
 {
 	uint64_t g, m, p;
 
-	if (st && st->stop)
+	if (st && st->stop) {
 		hyp_put_kv("stop_us", hyp_ticks_us(st->stop));
+		hyp_put_kv("kick_to_parked_us", hyp_ticks_us(kick_vct));
+	}
 	if (st) {
 		hyp_put_kv("harvest_us", hyp_ticks_us(st->harvest));
 		hyp_put_kv("copy_us", hyp_ticks_us(st->copy));
