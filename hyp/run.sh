@@ -8,11 +8,15 @@
 # --demo: the console is yours, /init starts a shell. --test: /init runs
 # its workload and powers off; the console is checked: the marker, both
 # checksums against the host's, a clean PSCI SYSTEM_OFF (QEMU exits 0),
-# every vCPU's stage-2 faults, guest RAM in blocks, device windows from
-# the DTB and at least one of them mapped as a block. --log: slat-hyp's
-# dirty-log check runs while the guest writes, by write protection (wp)
-# or hardware dirty state (hw); 0 differing bytes, at least 3 rounds, each
-# with dirty pages, recovery, and (wp: guest RAM aged between rounds)
+# every vCPU's stage-2 faults, the guest's MemTotal against the layout
+# slat-hyp took from the DTB (--mem: QEMU's -m, 2G by default), guest RAM
+# in blocks, device windows from the DTB and at least one of them mapped
+# as a block. --log: slat-hyp's dirty-log check runs while the guest
+# writes, by write protection (wp) or hardware dirty state (hw); 0
+# differing bytes, at least 3 rounds, each with dirty pages, pre-copy
+# ended by slat-hyp's stopping rule, each round's times and leaves, one
+# kick per other vCPU and none seen by the guest (nor any kernel
+# warning), recovery, and (wp: guest RAM aged between rounds)
 # access-flag faults are checked too. Exit 77 (skip) only
 # when a prerequisite is missing: no cross compiler, no QEMU, no package.
 set -euo pipefail
