@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small editor of flattened device trees (the devicetree
+ * A small reader and editor of flattened device trees (the devicetree
  * specification's format, version 17): enough to give the guest a smaller
- * memory node and a /chosen with bootargs and the initramfs. The tree is
- * rebuilt in a buffer as header, reservation map, structure block,
- * strings block, so that a new property only moves what follows it.
+ * memory node and a /chosen with bootargs and the initramfs, and to find
+ * the device windows the guest may reach. The tree is rebuilt in a buffer
+ * as header, reservation map, structure block, strings block, so that a
+ * new property only moves what follows it.
  */
-#include "hyp.h"
+#include "fdt.h"
 
 void *memmove(void *dst, const void *src, size_t n);
 void *memcpy(void *dst, const void *src, size_t n);
@@ -258,4 +259,388 @@ int fdt_set_prop(void *buf, const char *node, const char *name,
 		st[at + 12 + i] = 0;
 	memcpy(st + at + 12, val, len);
 	return 0;
+}
+
+/* ------------------------------------------------- device windows */
+
+/*
+ * One walk of the structure block with a stack of open nodes. A node's
+ * properties all come before its children, so it is decoded when they
+ * end: at its first child or at its end.
+ */
+#define FDT_DEPTH_MAX	16
+
+struct fdt_value {
+	const uint8_t *v;	/* NULL: the node has no such property */
+	uint32_t len;
+};
+
+struct fdt_node {
+	const char *name;
+	/* For the node's children: the devicetree specification's
+	 * defaults until the node says otherwise. */
+	uint32_t addr_cells, size_cells;
+	struct fdt_value reg, ranges, device_type, compatible, status;
+	bool decoded;
+	/* Its reg is a CPU address: every bus above it has ranges. */
+	bool reachable;
+	/* Its children's reg are CPU addresses (through its ranges). */
+	bool children_reachable;
+};
+
+struct fdt_walk {
+	const uint8_t *st;
+	const char *strs;
+	uint64_t granule;
+	struct fdt_windows *out;
+	struct fdt_node stack[FDT_DEPTH_MAX];
+	int depth;		/* of the open node; the root is 0 */
+};
+
+static int walk_fail(struct fdt_walk *w, const char *why)
+{
+	w->out->error = why;
+	w->out->error_node = w->depth >= 0 ? w->stack[w->depth].name : NULL;
+	return -1;
+}
+
+/* A big-endian number of @cells cells (at most 2) at @p. */
+static bool read_cells(const uint8_t *p, uint32_t cells, uint64_t *v)
+{
+	if (cells > 2)
+		return false;
+	*v = 0;
+	for (uint32_t i = 0; i < cells; i++)
+		*v = *v << 32 | be32(p + 4 * i);
+	return true;
+}
+
+static bool prop_is(const struct fdt_value *p, const char *s)
+{
+	return p->v && p->len == str_len(s) + 1 && str_eq((const char *)p->v, s);
+}
+
+/* Whether stringlist @p (compatible) holds @s. */
+static bool list_has(const struct fdt_value *p, const char *s)
+{
+	for (uint32_t off = 0; p->v && off < p->len;
+	     off += str_len((const char *)p->v + off) + 1)
+		if (str_eq((const char *)p->v + off, s))
+			return true;
+	return false;
+}
+
+/* The root's #address-cells and #size-cells (2 and 1 by default). */
+static void root_cells(const void *buf, uint32_t *addr, uint32_t *size)
+{
+	uint32_t len;
+	const void *a = fdt_get_prop(buf, "/", "#address-cells", &len);
+
+	*addr = a && len == 4 ? be32(a) : 2;
+	a = fdt_get_prop(buf, "/", "#size-cells", &len);
+	*size = a && len == 4 ? be32(a) : 1;
+}
+
+/* Whether node @off's compatible holds @want. */
+static bool node_compatible(const void *buf, uint32_t off, const char *want)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	int64_t p = find_prop(buf, off, "compatible");
+	struct fdt_value v = { NULL, 0 };
+
+	if (p >= 0)
+		v = (struct fdt_value){ st + p + 12, be32(st + p + 4) };
+	return list_has(&v, want);
+}
+
+/**
+ * fdt_compatible_reg() - one reg entry of a device on the root's bus
+ * @buf: a flattened device tree
+ * @compatible: a string the node's compatible list holds
+ * @index: which (address, size) pair of its reg
+ * @base: set to the entry's address
+ * @size: set to the entry's size
+ *
+ * The first child of the root whose compatible holds @compatible, its
+ * reg read with the root's cells: a CPU address, no ranges between.
+ *
+ * Return: 0, or -1 when there is no such node or entry.
+ */
+int fdt_compatible_reg(const void *buf, const char *compatible,
+		       uint32_t index, uint64_t *base, uint64_t *size)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	uint32_t end = hdr(buf, H_SIZE_STRUCT), ac, sc;
+	int depth = -1;
+
+	root_cells(buf, &ac, &sc);
+	if (ac > 2 || sc > 2)
+		return -1;
+	for (uint32_t off = 0; off < end; off = next_token(st, off)) {
+		uint32_t tok = be32(st + off), len, cells = ac + sc;
+		int64_t p;
+
+		if (tok == FDT_END_NODE)
+			depth--;
+		if (tok != FDT_BEGIN_NODE || ++depth != 1 ||
+		    !node_compatible(buf, off, compatible))
+			continue;
+		p = find_prop(buf, off, "reg");
+		len = p < 0 ? 0 : be32(st + p + 4);
+		if (len < 4 * cells * (index + 1))
+			return -1;
+		p += 12 + 4 * cells * index;
+		*base = *size = 0;
+		for (uint32_t i = 0; i < cells; i++) {
+			uint64_t *v = i < ac ? base : size;
+
+			*v = *v << 32 | be32(st + p + 4 * i);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Add [@base, @base + @size) rounded out to the granule, merged with the
+ * windows it overlaps or touches, so that neighbours make one window and
+ * a first touch can map a block across them.
+ */
+static int window_add(struct fdt_walk *w, uint64_t base, uint64_t size)
+{
+	struct fdt_windows *ws = w->out;
+	uint64_t g = w->granule, end = base + size;
+	uint32_t i = 0, j;
+
+	if (end < base || end > UINT64_MAX - g)
+		return walk_fail(w, "a device window wraps around");
+	base &= ~(g - 1);
+	end = (end + g - 1) & ~(g - 1);
+	while (i < ws->nr && ws->w[i].base + ws->w[i].size < base)
+		i++;
+	for (j = i; j < ws->nr && ws->w[j].base <= end; j++) {
+		uint64_t e = ws->w[j].base + ws->w[j].size;
+
+		base = ws->w[j].base < base ? ws->w[j].base : base;
+		end = e > end ? e : end;
+	}
+	if (i == j && ws->nr == FDT_WINDOWS_MAX)
+		return walk_fail(w, "more device windows than FDT_WINDOWS_MAX");
+	/* Windows i..j-1 become one (or a new one goes in at i). */
+	if (i == j)
+		memmove(&ws->w[i + 1], &ws->w[i], (ws->nr - i) * sizeof(ws->w[0]));
+	else
+		memmove(&ws->w[i + 1], &ws->w[j], (ws->nr - j) * sizeof(ws->w[0]));
+	ws->nr = ws->nr + 1 - (j - i);
+	ws->w[i].base = base;
+	ws->w[i].size = end - base;
+	ws->entries++;
+	return 0;
+}
+
+/*
+ * Translate [@addr, +@size) from the address space of node @depth's
+ * children to the CPU's, bus by bus through each one's ranges (empty:
+ * the same addresses). False if some bus has no entry holding all of it.
+ */
+static bool translate(const struct fdt_walk *w, int depth, uint64_t *addr,
+		      uint64_t size)
+{
+	for (; depth > 0; depth--) {
+		const struct fdt_node *bus = &w->stack[depth];
+		uint32_t ca = bus->addr_cells, pa = w->stack[depth - 1].addr_cells;
+		uint32_t entry = 4 * (ca + pa + bus->size_cells), off;
+
+		if (!bus->ranges.len)
+			continue;
+		if (!entry)
+			return false;
+		for (off = 0; off + entry <= bus->ranges.len; off += entry) {
+			const uint8_t *e = bus->ranges.v + off;
+			uint64_t child, parent, len;
+
+			if (!read_cells(e, ca, &child) ||
+			    !read_cells(e + 4 * ca, pa, &parent) ||
+			    !read_cells(e + 4 * (ca + pa), bus->size_cells, &len))
+				return false;
+			if (*addr - child < len && size <= len - (*addr - child)) {
+				*addr = parent + (*addr - child);
+				break;
+			}
+		}
+		if (off + entry > bus->ranges.len)
+			return false;
+	}
+	return true;
+}
+
+/* A window in node @depth's children's address space, if it reaches
+ * the CPU (a bus that does not translate it hides it). */
+static int window_from(struct fdt_walk *w, int depth, uint64_t addr,
+		       uint64_t size)
+{
+	if (!size || !translate(w, depth, &addr, size))
+		return 0;
+	return window_add(w, addr, size);
+}
+
+/* Each (address, size) of the node's reg, in its parent's cells. */
+static int decode_reg(struct fdt_walk *w)
+{
+	const struct fdt_node *n = &w->stack[w->depth];
+	const struct fdt_node *parent = &w->stack[w->depth - 1];
+	uint32_t ac = parent->addr_cells, sc = parent->size_cells;
+	uint32_t entry = 4 * (ac + sc);
+
+	/* No size cells: reg is an identifier (a CPU's MPIDR), no MMIO. */
+	if (!n->reg.v || !sc)
+		return 0;
+	if (ac > 2 || sc > 2 || n->reg.len % entry)
+		return walk_fail(w, "reg is not whole (address, size) pairs");
+	for (uint32_t off = 0; off < n->reg.len; off += entry) {
+		uint64_t addr, size;
+
+		read_cells(n->reg.v + off, ac, &addr);
+		read_cells(n->reg.v + off + 4 * ac, sc, &size);
+		if (window_from(w, w->depth - 1, addr, size))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A PCI host bridge's ranges: each entry a window of the bus's memory or
+ * I/O space (3 cells of PCI address, the parent's address, 2 cells of
+ * size) as the CPU reaches it.
+ */
+static int decode_pci_ranges(struct fdt_walk *w)
+{
+	const struct fdt_node *n = &w->stack[w->depth];
+	uint32_t pa = w->stack[w->depth - 1].addr_cells;
+	uint32_t entry = 4 * (n->addr_cells + pa + n->size_cells);
+
+	if (n->addr_cells != 3 || n->size_cells != 2 || pa > 2 ||
+	    n->ranges.len % entry)
+		return walk_fail(w, "PCI ranges are not (3, parent, 2) cells");
+	for (uint32_t off = 0; off < n->ranges.len; off += entry) {
+		const uint8_t *e = n->ranges.v + off;
+		uint64_t addr, size;
+
+		read_cells(e + 12, pa, &addr);
+		read_cells(e + 12 + 4 * pa, 2, &size);
+		if (window_from(w, w->depth - 1, addr, size))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The open node's properties have ended: its windows, and whether its
+ * children's addresses reach the CPU. Not devices: memory, the
+ * reserved-memory subtree, disabled nodes; a PCI bridge's children have
+ * configuration-space addresses, reached through its ECAM.
+ */
+static int node_decode(struct fdt_walk *w)
+{
+	struct fdt_node *n = &w->stack[w->depth];
+	bool pci = prop_is(&n->device_type, "pci") ||
+		   list_has(&n->compatible, "pci-host-ecam-generic");
+	bool enabled = !n->status.v || prop_is(&n->status, "okay") ||
+		       prop_is(&n->status, "ok");
+	int ret = 0;
+
+	if (n->decoded || w->depth == 0)
+		goto done;
+	n->reachable = w->stack[w->depth - 1].children_reachable && enabled &&
+		       !prop_is(&n->device_type, "memory") &&
+		       !(w->depth == 1 && str_eq(n->name, "reserved-memory"));
+	if (n->reachable)
+		ret = decode_reg(w);
+	if (!ret && n->reachable && pci && n->ranges.v)
+		ret = decode_pci_ranges(w);
+	n->children_reachable = n->reachable && n->ranges.v && !pci;
+done:
+	n->decoded = true;
+	return ret;
+}
+
+static void node_open(struct fdt_walk *w, const char *name)
+{
+	struct fdt_node *n = &w->stack[w->depth];
+
+	*n = (struct fdt_node){ .name = name, .addr_cells = 2, .size_cells = 1 };
+	/* The root's children are on the CPU's own bus. */
+	n->reachable = n->children_reachable = w->depth == 0;
+}
+
+static void node_prop(struct fdt_walk *w, const uint8_t *tok)
+{
+	struct fdt_node *n = &w->stack[w->depth];
+	const char *name = w->strs + be32(tok + 8);
+	struct fdt_value v = { tok + 12, be32(tok + 4) };
+
+	if (str_eq(name, "#address-cells") && v.len == 4)
+		n->addr_cells = be32(v.v);
+	else if (str_eq(name, "#size-cells") && v.len == 4)
+		n->size_cells = be32(v.v);
+	else if (str_eq(name, "reg"))
+		n->reg = v;
+	else if (str_eq(name, "ranges"))
+		n->ranges = v;
+	else if (str_eq(name, "device_type"))
+		n->device_type = v;
+	else if (str_eq(name, "compatible"))
+		n->compatible = v;
+	else if (str_eq(name, "status"))
+		n->status = v;
+}
+
+/**
+ * fdt_device_windows() - the device windows a device tree describes
+ * @buf: a flattened device tree (as QEMU wrote it, or fdt_load()'s copy)
+ * @granule: the stage-2 page size: windows are rounded out to it
+ * @out: the windows, sorted, merged where they overlap or touch
+ *
+ * Every enabled node's reg that reaches the CPU (each bus above it has
+ * ranges; an empty one is the identity), with its parent's #address-cells
+ * and #size-cells; and each PCI host bridge's ranges as its memory and I/O
+ * windows. Memory and reserved-memory are left out: they are not devices.
+ *
+ * Return: 0, or -1 with @out->error (and the node, @out->error_node) when
+ * the tree is malformed, too deep, or needs more than FDT_WINDOWS_MAX.
+ */
+int fdt_device_windows(const void *buf, uint64_t granule,
+		       struct fdt_windows *out)
+{
+	struct fdt_walk w;
+	uint32_t end = hdr(buf, H_SIZE_STRUCT);
+
+	w = (struct fdt_walk){
+		.st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT),
+		.strs = (const char *)buf + hdr(buf, H_OFF_STRINGS),
+		.granule = granule, .out = out, .depth = -1,
+	};
+	*out = (struct fdt_windows){ .nr = 0 };
+	if (be32(buf) != FDT_MAGIC)
+		return walk_fail(&w, "not a flattened device tree");
+	for (uint32_t off = 0; off < end; off = next_token(w.st, off)) {
+		uint32_t tok = be32(w.st + off);
+
+		if ((tok == FDT_BEGIN_NODE || tok == FDT_END_NODE) &&
+		    w.depth >= 0 && node_decode(&w))
+			return -1;
+		if (tok == FDT_BEGIN_NODE) {
+			if (w.depth + 1 == FDT_DEPTH_MAX)
+				return walk_fail(&w, "nodes nested too deep");
+			w.depth++;
+			node_open(&w, (const char *)w.st + off + 4);
+		} else if (tok == FDT_PROP && w.depth >= 0) {
+			node_prop(&w, w.st + off);
+		} else if (tok == FDT_END_NODE && --w.depth < 0) {
+			return 0;
+		} else if (tok == FDT_END) {
+			break;
+		}
+	}
+	return walk_fail(&w, "the structure block ends inside a node");
 }

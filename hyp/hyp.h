@@ -14,21 +14,38 @@
 
 #include <slat/slat.h>
 
+#include "fdt.h"
+
 /*
- * Physical memory (QEMU virt with -m 2G: RAM at [1G, 3G)). The guest's
- * DTB says its RAM is [HYP_GUEST_RAM, +HYP_GUEST_RAM_SIZE); the rest is
- * slat-hyp's: its image, the parameters the run script loads, the table
- * pages, the shadow copy of guest RAM for the dirty-log check.
+ * Physical memory. QEMU's virt has RAM from 1 GiB, as much as -m says
+ * (its DTB's /memory); slat-hyp uses what lies below 4 GiB (its own map's
+ * reach). slat-hyp's fixed part, [HYP_OWN, HYP_OWN_END), is where it is
+ * linked and where the run script loads its parameters: its image, the
+ * parameters, the table pages. The rest is the guest's, with that part a
+ * hole in it, except, with the dirty-log check, the shadow copy at the
+ * top (hyp_mem, worked out by main.c from the DTB).
  */
 #define HYP_RAM_BASE		0x40000000ull
-#define HYP_RAM_END		0xc0000000ull
-#define HYP_GUEST_RAM		HYP_RAM_BASE
-#define HYP_GUEST_RAM_SIZE	0x30000000ull	/* 768 MiB */
-#define HYP_IMAGE		0x70000000ull	/* hyp.ld */
+#define HYP_RAM_LIMIT		0x100000000ull	/* EL2's map: 4 GiB */
+#define HYP_OWN			0x70000000ull
+#define HYP_IMAGE		HYP_OWN		/* hyp.ld */
 #define HYP_PARAMS		0x70200000ull
 #define HYP_POOL		0x70400000ull
 #define HYP_POOL_SIZE		0x07c00000ull	/* 124 MiB of table pages */
-#define HYP_SHADOW		0x80000000ull
+#define HYP_OWN_END		(HYP_POOL + HYP_POOL_SIZE)
+/* The dirty-log check's bitmaps are sized for this much guest RAM. */
+#define HYP_LOG_SPAN_MAX	0x80000000ull
+
+struct hyp_layout {
+	uint64_t ram_end;	/* the DTB's RAM, up to HYP_RAM_LIMIT */
+	/* Guest RAM: [HYP_RAM_BASE, guest_end) but [HYP_OWN, HYP_OWN_END). */
+	uint64_t guest_end;
+	/* The shadow: guest_end - HYP_RAM_BASE bytes (0: no check). */
+	uint64_t shadow;
+};
+
+extern struct hyp_layout hyp_mem;
+
 /* Where the run script loads the guest's kernel and initramfs, and where
  * slat-hyp writes the guest's DTB. */
 #define HYP_QEMU_DTB		HYP_RAM_BASE
@@ -84,6 +101,8 @@ struct hyp_cpu {
 	 * software (mm.c, the grace period of deferred frees). */
 	uint64_t walk_seq;
 	uint64_t faults[HYP_F_KINDS];
+	/* Device leaves this CPU's faults wrote, by level (1G, 2M, 4K). */
+	uint64_t device_leaves[SLAT_LAST_LEVEL + 1];
 	uint64_t exits, psci_calls;
 	struct hyp_tlbi_count tlbi;
 	struct slat_page_cache cache;
@@ -91,6 +110,11 @@ struct hyp_cpu {
 	struct slat_stats stats;	/* this vCPU's share of libslat's work */
 	/* PSCI CPU_ON: where the guest wants this CPU to start. */
 	uint64_t guest_entry, guest_ctx;
+	/* Its affinity, its redistributor (RD_base), and the stop's kicks
+	 * (gic.c): sent, and acknowledged by the guest before the stop. */
+	uint64_t mpidr, gicr;
+	uint32_t kick_saved_priority;
+	uint64_t kicks, kicks_seen;
 };
 
 extern struct hyp_cpu hyp_cpus[HYP_MAX_CPUS];
@@ -106,14 +130,6 @@ void hyp_print_unlock(void);
 void hyp_panic(const char *why, uint64_t v) __attribute__((noreturn));
 void hyp_exit_failure(void) __attribute__((noreturn));
 
-/* fdt.c: the guest's device tree. */
-int fdt_load(const void *blob, void *buf, uint32_t capacity);
-int fdt_set_prop(void *buf, const char *node, const char *name,
-		 const void *val, uint32_t len);
-const void *fdt_get_prop(const void *buf, const char *node, const char *name,
-			 uint32_t *len);
-uint32_t fdt_size(const void *buf);
-
 /* mm.c: libslat's platform hooks and the table-page pool. */
 extern const struct slat_mm_ops hyp_mm_ops;
 void hyp_pool_init(void);
@@ -127,9 +143,15 @@ void hyp_deferred_counts(uint64_t *deferred, uint64_t *reclaimed);
 void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 
 /* stage2.c */
-void hyp_s2_init(void);
+void hyp_s2_init(const void *fdt);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
+
+/* gic.c: the SGI that stops a vCPU at once */
+void hyp_gic_init(const void *fdt);
+uint64_t hyp_gic_redist(uint64_t mpidr);
+void hyp_gic_kick(struct hyp_cpu *c);
+void hyp_gic_unkick(struct hyp_cpu *c);
 
 /* log.c: the dirty-log check, and the lock faults share with it */
 void hyp_log_init(uint64_t mode);
@@ -145,11 +167,15 @@ void hyp_mmu_read_lock(void);
 void hyp_mmu_read_unlock(void);
 int hyp_max_level(void *arg, slat_ipa_t ipa);
 void hyp_report_leaves(void);
+void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+		      uint64_t *pages);
 
 /* main.c */
 void hyp_cpu_on_entry(uint64_t cpu);
 struct hyp_cpu *hyp_this_cpu(void);
 uint64_t hyp_counter_ms(void);
+uint64_t hyp_vcount(void);
+uint64_t hyp_ticks_us(uint64_t ticks);
 extern uint64_t hyp_psci_smc;	/* the conduit: true SMC, false HVC */
 
 /* start.S */

@@ -10,6 +10,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o size=512m tmpfs /tmp
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
+echo "slat-hyp: guest $(grep MemTotal /proc/meminfo)"
 if [ "$SLAT_HYP_DEMO" = 1 ]; then
 	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
 	# cttyhack finds the console's tty in sysfs and makes it the
@@ -54,11 +55,19 @@ if [ "$SLAT_HYP_LOG" = 1 ]; then
 	# the doorbell: logging on and a copy, pre-copy rounds with the
 	# writers running in between, then stop, compare, recovery.
 	echo "slat-hyp: doorbell: $(devmem 0x0b000000 32) pages copied"
-	for r in 1 2 3 4; do
+	# slat-hyp ends the rounds: bit 31 of a round's count says that
+	# it stopped every vCPU, compared and recovered in that trap.
+	r=1
+	while :; do
 		usleep 300000
-		echo "slat-hyp: doorbell: round $r, $(devmem 0x0b000000 32) dirty"
+		v=$(devmem 0x0b000000 32)
+		echo "slat-hyp: doorbell: round $r, $v dirty"
+		[ $((v & 0x80000000)) -eq 0 ] || break
+		r=$((r + 1))
 	done
 	echo "slat-hyp: doorbell: $(devmem 0x0b000004 32) bytes differ"
+	# The stop's kick must not reach the kernel as an interrupt of its.
+	echo "slat-hyp: kernel warnings: $(dmesg | grep -c -e 'Unexpected interrupt' -e 'WARNING:')"
 	wait $work
 	touch /tmp/stop
 	wait

@@ -10,23 +10,48 @@
  *
  * The shadow is filled at boot. Then, a phase per doorbell: enable
  * logging and copy every mapped page; rounds: harvest, copy the dirty
- * pages (and, with write protection, age guest RAM); then stop the other
- * vCPUs, harvest and copy the last pages,
- * compare the shadow with guest RAM; end logging with huge-page recovery
+ * pages (and, with write protection, age guest RAM), until a round is
+ * small or the rounds stop shrinking (precopy_done()); in that round's
+ * trap, stop the other vCPUs, harvest and copy the last pages, compare
+ * the shadow with guest RAM, end logging with huge-page recovery
  * (promotion) and let the guest go on.
  */
 #include "hyp.h"
 
-#define RAM_PAGES	(HYP_GUEST_RAM_SIZE / HYP_GRANULE)
-#define WORDS		(RAM_PAGES / 64)
-#define MIN_ROUNDS	3
+#define WORDS_MAX	(HYP_LOG_SPAN_MAX / HYP_GRANULE / 64)
+#define BIG_PAGES	2048	/* the eager split's tables, at most */
 #define STOP_TIMEOUT_MS	10000
+/* Pre-copy's stopping rule (precopy_done()). */
+#define SMALL_ROUND	256	/* pages (1 MiB): few enough to copy stopped */
+#define STALL_ROUNDS	2	/* rounds in a row with no new low */
+#define MAX_ROUNDS	10
+/* In a round's doorbell value: that round ended pre-copy. */
+#define DOORBELL_DONE	(1ull << 31)
+
+/* Guest RAM as the bitmaps and the shadow see it: from HYP_RAM_BASE,
+ * slat-hyp's part a hole of pages never mapped, never dirty. */
+static uint64_t span(void)
+{
+	return hyp_mem.guest_end - HYP_RAM_BASE;
+}
+
+static uint64_t words(void)
+{
+	return span() / HYP_GRANULE / 64;
+}
+
+static bool in_hole(uint64_t page)
+{
+	return page - (HYP_OWN - HYP_RAM_BASE) / HYP_GRANULE <
+	       (HYP_OWN_END - HYP_OWN) / HYP_GRANULE;
+}
 
 static enum hyp_log_mode mode;
 static bool logging;		/* faults map pages; write faults mark them */
-static uint64_t fault_dirty[WORDS];	/* write protection: by the faults */
-static uint64_t harvest_bits[WORDS];
+static uint64_t fault_dirty[WORDS_MAX];	/* write protection: by the faults */
+static uint64_t harvest_bits[WORDS_MAX];
 static uint64_t diff_bytes, rounds_done;
+static uint64_t fewest_dirty = ~0ull, stalled;
 static bool checked;
 
 /* ------------------------------------------------------ the MMU lock */
@@ -86,7 +111,7 @@ bool hyp_logging_wp(void)
 
 void hyp_log_mark(uint64_t ipa)
 {
-	uint64_t page = (ipa - HYP_GUEST_RAM) / HYP_GRANULE;
+	uint64_t page = (ipa - HYP_RAM_BASE) / HYP_GRANULE;
 
 	__atomic_fetch_or(&fault_dirty[page / 64], 1ull << (page % 64),
 			  __ATOMIC_RELAXED);
@@ -131,10 +156,17 @@ static uint64_t vectors_ipa(void)
 	return (par & 1) ? 0 : par & 0x0000fffffffff000ull;
 }
 
+static bool kicked[HYP_MAX_CPUS];
+static uint64_t kick_vct;	/* from the first kick until all parked */
+
 /*
- * The other vCPUs trap at their next exception (a timer tick at the
- * latest) once the page holding the vectors is unmapped: they park in
- * the fault handler. Returns the page, to be mapped back and copied.
+ * Once the page holding the vectors is unmapped, any exception the other
+ * vCPUs take traps at the fetch of its vector, and they park in the
+ * fault handler. A kick (an SGI, gic.c) makes each take one at once,
+ * instead of at its next timer tick (none at all while its idle loop
+ * waits with the tick stopped). The unmap's invalidation completes
+ * before the kicks are sent. Returns the page, to be mapped back and
+ * copied.
  */
 /* [snippet:stop] */
 static uint64_t stop_vcpus(void)
@@ -142,22 +174,34 @@ static uint64_t stop_vcpus(void)
 	uint64_t ipa = vectors_ipa(), t0 = hyp_counter_ms();
 
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
-	if (ipa - HYP_GUEST_RAM >= HYP_GUEST_RAM_SIZE)
+	if (ipa - HYP_RAM_BASE >= span())
 		hyp_panic("guest vectors not in its RAM, IPA", ipa);
 	mmu_write_lock();
 	if (slat_unmap(&hyp_s2, slat_ipa(ipa), HYP_GRANULE,
 		       SLAT_OP(.flush = SLAT_FLUSH_ENTRY)) < 0)
 		hyp_panic("unmap of the guest's vectors", ipa);
 	mmu_write_unlock();
+	kick_vct = hyp_vcount();
+	for (int i = 0; i < HYP_MAX_CPUS; i++) {
+		kicked[i] = hyp_cpus[i].online && &hyp_cpus[i] != migrator;
+		if (kicked[i])
+			hyp_gic_kick(&hyp_cpus[i]);
+	}
 	while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) != others_online())
 		if (hyp_counter_ms() - t0 > STOP_TIMEOUT_MS)
 			hyp_panic("vCPUs did not stop, parked", parked);
+	kick_vct = hyp_vcount() - kick_vct;
 	return ipa;
 }
 /* [end] */
 
+/* The kicks taken back while the vCPUs are still parked: the guest
+ * never sees them. */
 static void resume_vcpus(void)
 {
+	for (int i = 0; i < HYP_MAX_CPUS; i++)
+		if (kicked[i])
+			hyp_gic_unkick(&hyp_cpus[i]);
 	__atomic_store_n(&stop_requested, 0, __ATOMIC_RELEASE);
 }
 
@@ -165,12 +209,12 @@ static void resume_vcpus(void)
 
 static uint64_t *ram_word(uint64_t page)
 {
-	return (uint64_t *)(HYP_GUEST_RAM + page * HYP_GRANULE);
+	return (uint64_t *)(HYP_RAM_BASE + page * HYP_GRANULE);
 }
 
 static uint64_t *shadow_word(uint64_t page)
 {
-	return (uint64_t *)(HYP_SHADOW + page * HYP_GRANULE);
+	return (uint64_t *)(hyp_mem.shadow + page * HYP_GRANULE);
 }
 
 /* Eight words a step: loads and stores in pairs (LDP/STP). */
@@ -193,7 +237,7 @@ static uint64_t copy_marked(const uint64_t *bits)
 {
 	uint64_t n = 0;
 
-	for (uint64_t w = 0; w < WORDS; w++)
+	for (uint64_t w = 0; w < words(); w++)
 		for (uint64_t b = bits[w]; b; b &= b - 1, n++)
 			copy_page(w * 64 + (uint64_t)__builtin_ctzll(b));
 	return n;
@@ -210,9 +254,9 @@ static void mark(uint64_t *bits, uint64_t page)
  */
 static void mapped_pages(uint64_t *bits)
 {
-	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+	uint64_t ipa = HYP_RAM_BASE, end = HYP_RAM_BASE + span();
 
-	for (uint64_t w = 0; w < WORDS; w++)
+	for (uint64_t w = 0; w < words(); w++)
 		bits[w] = 0;
 	while (ipa < end) {
 		struct slat_leaf leaf;
@@ -222,7 +266,7 @@ static void mapped_pages(uint64_t *bits)
 			next = slat_ipa_v(leaf.base) + leaf.size;
 			for (uint64_t a = ipa; a < next && a < end;
 			     a += HYP_GRANULE)
-				mark(bits, (a - HYP_GUEST_RAM) / HYP_GRANULE);
+				mark(bits, (a - HYP_RAM_BASE) / HYP_GRANULE);
 		}
 		ipa = next;
 	}
@@ -252,7 +296,7 @@ static uint64_t compare(const uint64_t *bits, uint64_t *pages_compared,
 	uint64_t bytes = 0;
 
 	*pages_compared = *pages_differing = 0;
-	for (uint64_t w = 0; w < WORDS; w++) {
+	for (uint64_t w = 0; w < words(); w++) {
 		for (uint64_t b = bits[w]; b; b &= b - 1) {
 			uint64_t p = w * 64 + (uint64_t)__builtin_ctzll(b);
 			uint64_t d = page_diff(p);
@@ -261,7 +305,7 @@ static uint64_t compare(const uint64_t *bits, uint64_t *pages_compared,
 			bytes += d;
 			if (d && (*pages_differing)++ < 8) {
 				hyp_puts("slat-hyp: log: page differs, IPA ");
-				hyp_putx(HYP_GUEST_RAM + p * HYP_GRANULE);
+				hyp_putx(HYP_RAM_BASE + p * HYP_GRANULE);
 				hyp_puts("\n");
 			}
 		}
@@ -274,8 +318,9 @@ void hyp_log_boot_copy(void)
 {
 	if (mode == HYP_LOG_OFF)
 		return;
-	for (uint64_t p = 0; p < RAM_PAGES; p++)
-		copy_page(p);
+	for (uint64_t p = 0; p < words() * 64; p++)
+		if (!in_hole(p))
+			copy_page(p);
 	hyp_puts("slat-hyp: log: shadow filled, ");
 	hyp_putu(hyp_counter_ms());
 	hyp_puts(" ms\n");
@@ -283,7 +328,7 @@ void hyp_log_boot_copy(void)
 
 /* ------------------------------------------- logging on and off */
 
-static void *big_pages[1024];
+static void *big_pages[BIG_PAGES];
 static struct slat_page_cache big_cache;
 
 static void must(int ret, const char *what)
@@ -294,30 +339,33 @@ static void must(int ret, const char *what)
 
 static void log_enable(void)
 {
-	int64_t need = slat_pages_needed(
-		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_SPLIT,
-				   .ipa = slat_ipa(HYP_GUEST_RAM),
-				   .size = HYP_GUEST_RAM_SIZE));
+	int64_t need;
 
-	slat_page_cache_init(&big_cache, big_pages, 1024);
-	if (need < 0 || need > 1024)
+	/* Counted under the lock: a fault on another vCPU in between
+	 * could map one more block to split. */
+	mmu_write_lock();
+	need = slat_pages_needed(
+		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_SPLIT,
+				   .ipa = slat_ipa(HYP_RAM_BASE),
+				   .size = span()));
+	slat_page_cache_init(&big_cache, big_pages, BIG_PAGES);
+	if (need < 0 || need > BIG_PAGES)
 		hyp_panic("split needs pages", (uint64_t)need);
 	hyp_cache_fill(&big_cache, (uint32_t)need);
-	mmu_write_lock();
 	__atomic_store_n(&logging, true, __ATOMIC_RELEASE);
 	/* Eager split, skipping the levels that hold no block (seed 002):
 	 * every page then reports itself. */
-	must(slat_split(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE, 0,
+	must(slat_split(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(), 0,
 			SLAT_OP(.cache = &big_cache)), "slat_split");
 	if (mode == HYP_LOG_WRPROTECT)
-		must(slat_wrprotect(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-				    HYP_GUEST_RAM_SIZE,
+		must(slat_wrprotect(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+				    span(),
 				    SLAT_OP(.flush = SLAT_FLUSH_VMID)),
 		     "slat_wrprotect");
 	else	/* writable leaves are installed dirty: start clean */
-		must((int)slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-					  HYP_GUEST_RAM_SIZE, harvest_bits,
-					  WORDS, true,
+		must((int)slat_dirty_read(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+					  span(), harvest_bits,
+					  words(), true,
 					  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
 		     "slat_dirty_read");
 	mmu_write_unlock();
@@ -331,7 +379,7 @@ static uint64_t harvest_wp(void)
 	uint64_t n = 0;
 
 	mmu_write_lock();
-	for (uint64_t w = 0; w < WORDS; w++) {
+	for (uint64_t w = 0; w < words(); w++) {
 		uint64_t bits = __atomic_exchange_n(&fault_dirty[w], 0,
 						    __ATOMIC_RELAXED);
 
@@ -341,7 +389,7 @@ static uint64_t harvest_wp(void)
 			uint64_t rest = ~(bits >> first);
 			uint64_t run = rest ? (uint64_t)__builtin_ctzll(rest)
 					    : 64 - first;
-			uint64_t ipa = HYP_GUEST_RAM +
+			uint64_t ipa = HYP_RAM_BASE +
 				       (w * 64 + first) * HYP_GRANULE;
 
 			must(slat_wrprotect(&hyp_s2, slat_ipa(ipa),
@@ -364,8 +412,8 @@ static uint64_t harvest_hw(void)
 	int64_t n;
 
 	mmu_write_lock();
-	n = slat_dirty_read(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
-			    harvest_bits, WORDS, true,
+	n = slat_dirty_read(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(),
+			    harvest_bits, words(), true,
 			    SLAT_OP(.flush = SLAT_FLUSH_VMID));
 	mmu_write_unlock();
 	must((int)n, "slat_dirty_read");
@@ -401,8 +449,8 @@ static void log_disable(void)
 	mmu_write_lock();
 	__atomic_store_n(&logging, false, __ATOMIC_RELEASE);
 	if (mode == HYP_LOG_WRPROTECT) {
-		for (uint64_t a = HYP_GUEST_RAM;
-		     a < HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE; a += 2ull << 20) {
+		for (uint64_t a = HYP_RAM_BASE;
+		     a < HYP_RAM_BASE + span(); a += 2ull << 20) {
 			int ret = slat_relax(&hyp_s2, slat_ipa(a), 2ull << 20,
 					     SLAT_W,
 					     SLAT_OP(.flush = SLAT_FLUSH_NONE));
@@ -411,7 +459,7 @@ static void log_disable(void)
 				must(ret, "slat_relax");
 		}
 	}
-	must(slat_recover(&hyp_s2, slat_ipa(HYP_GUEST_RAM), HYP_GUEST_RAM_SIZE,
+	must(slat_recover(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(),
 			  SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
 					.max_level = hyp_max_level),
 			  SLAT_OP(.flush = SLAT_FLUSH_VMID)),
@@ -424,13 +472,18 @@ static void log_disable(void)
 /* The whole VM's counters at one moment, for per-phase differences. */
 struct tally {
 	uint64_t faults[HYP_F_KINDS];
-	uint64_t tlbi_ipa, tlbi_local, tlbi_range, tlbi_vmid, dc_lines, ms;
+	uint64_t tlbi_ipa, tlbi_local, tlbi_range, tlbi_vmid, dc_lines, vct;
 	uint64_t maps;
+};
+
+/* A round's steps, or the stop's, in virtual-counter ticks. */
+struct steps {
+	uint64_t stop, harvest, copy, age;
 };
 
 static void tally(struct tally *t)
 {
-	*t = (struct tally){ .ms = hyp_counter_ms() };
+	*t = (struct tally){ .vct = hyp_vcount() };
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
 		const struct hyp_cpu *c = &hyp_cpus[i];
 
@@ -446,9 +499,36 @@ static void tally(struct tally *t)
 }
 
 
-/* One line per phase: what it found and copied, what it cost. */
+/* A round's steps and the leaves mapping guest RAM at its end: how much
+ * of it logging keeps in pages, how much recovery gave back as blocks. */
+static void report_steps(const struct steps *st)
+{
+	uint64_t g, m, p;
+
+	if (st && st->stop) {
+		hyp_put_kv("stop_us", hyp_ticks_us(st->stop));
+		hyp_put_kv("kick_to_parked_us", hyp_ticks_us(kick_vct));
+	}
+	if (st) {
+		hyp_put_kv("harvest_us", hyp_ticks_us(st->harvest));
+		hyp_put_kv("copy_us", hyp_ticks_us(st->copy));
+	}
+	if (st && !st->stop)
+		hyp_put_kv("age_us", hyp_ticks_us(st->age));
+	hyp_count_leaves(&g, &m, &p);
+	hyp_put_kv("blocks", g + m);
+	hyp_put_kv("pages", p);
+}
+
+/*
+ * One line per phase: what it found and copied, what it cost. Times are
+ * CNTVCT_EL0's (us: the whole phase since the last line, the guest's own
+ * work on the other vCPUs included); the leaf count after it is left out
+ * of the next phase's time.
+ */
 static void report_phase(const char *phase, int64_t round, uint64_t dirty,
-			 uint64_t copied, struct tally *since)
+			 uint64_t copied, const struct steps *st,
+			 struct tally *since)
 {
 	struct tally now;
 
@@ -459,7 +539,8 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 		hyp_put_kv("round", (uint64_t)round);
 	hyp_put_kv("dirty", dirty);
 	hyp_put_kv("copied", copied);
-	hyp_put_kv("ms", now.ms - since->ms);
+	hyp_put_kv("us", hyp_ticks_us(now.vct - since->vct));
+	report_steps(st);
 	hyp_put_kv("wp_faults", now.faults[HYP_F_PERMISSION] -
 				    since->faults[HYP_F_PERMISSION]);
 	hyp_put_kv("af_faults", now.faults[HYP_F_ACCESS_FLAG] -
@@ -475,6 +556,7 @@ static void report_phase(const char *phase, int64_t round, uint64_t dirty,
 	hyp_put_kv("pool_pages", hyp_pool_pages_used());
 	hyp_puts("\n");
 	*since = now;
+	since->vct = hyp_vcount();
 }
 
 static struct tally phase_start;
@@ -490,8 +572,8 @@ static void age(void)
 	if (mode != HYP_LOG_WRPROTECT)
 		return;
 	mmu_write_lock();
-	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_GUEST_RAM),
-				   HYP_GUEST_RAM_SIZE, true, NULL),
+	must(slat_test_clear_young(&hyp_s2, slat_ipa(HYP_RAM_BASE),
+				   span(), true, NULL),
 	     "slat_test_clear_young");
 	hyp_mm_ops.tlbi_vmid(NULL);
 	mmu_write_unlock();
@@ -504,42 +586,90 @@ static uint64_t phase_start_log(void)
 
 	tally(&phase_start);
 	log_enable();
-	report_phase("enable", -1, 0, 0, &phase_start);
+	report_phase("enable", -1, 0, 0, NULL, &phase_start);
 	mapped_pages(harvest_bits);
 	copied = copy_marked(harvest_bits);
-	report_phase("copy-mapped", -1, copied, copied, &phase_start);
+	report_phase("copy-mapped", -1, copied, copied, NULL, &phase_start);
 	return copied;
 }
 
-/* Doorbell +0 afterwards: one pre-copy round. */
-static uint64_t phase_round(void)
+/*
+ * After a round of @dirty pages: is it time to stop the vCPUs? Yes when
+ * the round was small (what is left copies quickly with the guest
+ * stopped), when STALL_ROUNDS rounds in a row found no fewer pages than
+ * the best round so far (the guest dirties pages as fast as the rounds
+ * copy them: more rounds would not shrink the last copy), or after
+ * MAX_ROUNDS. The first round has nothing to compare with, so a stall
+ * stops at round STALL_ROUNDS + 1 at the earliest.
+ */
+static bool precopy_done(uint64_t dirty, const char **why)
 {
-	uint64_t n = harvest(), copied = copy_marked(harvest_bits);
-
-	age();
-	report_phase("pre-copy", (int64_t)++rounds_done, n, copied,
-		     &phase_start);
-	return n;
+	if (dirty < fewest_dirty) {
+		fewest_dirty = dirty;
+		stalled = 0;
+	} else {
+		stalled++;
+	}
+	*why = dirty <= SMALL_ROUND	  ? "small"
+	       : stalled >= STALL_ROUNDS ? "stalled"
+	       : rounds_done >= MAX_ROUNDS ? "max-rounds"
+					   : NULL;
+	return *why != NULL;
 }
 
-/* Doorbell +4: stop, last copy, compare, recovery, go on. */
+static uint64_t phase_finish(void);
+
+/* Doorbell +0 afterwards: one pre-copy round; if it ends pre-copy, the
+ * stop and the check follow in the same trap. */
+static uint64_t phase_round(void)
+{
+	uint64_t t0 = hyp_vcount(), n = harvest(), t1 = hyp_vcount();
+	uint64_t copied = copy_marked(harvest_bits), t2 = hyp_vcount();
+	const char *why;
+	bool done;
+
+	rounds_done++;
+	done = precopy_done(n, &why);
+	/* Not after the last round: an old leaf under the guest's stage-1
+	 * tables would fail vectors_ipa()'s walk. */
+	if (!done)
+		age();
+	report_phase("pre-copy", (int64_t)rounds_done, n, copied,
+		     &(struct steps){ 0, t1 - t0, t2 - t1, hyp_vcount() - t2 },
+		     &phase_start);
+	if (!done)
+		return n;
+	hyp_puts("slat-hyp: log pre-copy ends: ");
+	hyp_puts(why);
+	hyp_put_kv("rounds", rounds_done);
+	hyp_put_kv("fewest_dirty", fewest_dirty);
+	hyp_puts("\n");
+	phase_finish();
+	return n | DOORBELL_DONE;
+}
+
+/* Stop, last copy, compare, recovery, go on. */
 static uint64_t phase_finish(void)
 {
 	uint64_t n, copied, vectors, compared, differing;
+	struct steps st = { .stop = hyp_vcount() };
 
-	while (rounds_done < MIN_ROUNDS)
-		phase_round();
 	vectors = stop_vcpus();
+	st.harvest = hyp_vcount();
+	st.stop = st.harvest - st.stop;
 	n = harvest();
 	/* The vectors' page lost its mapping, and with hardware dirty
 	 * state its dirty bit: copy it anyway. */
-	mark(harvest_bits, (vectors - HYP_GUEST_RAM) / HYP_GRANULE);
+	mark(harvest_bits, (vectors - HYP_RAM_BASE) / HYP_GRANULE);
+	st.copy = hyp_vcount();
+	st.harvest = st.copy - st.harvest;
 	copied = copy_marked(harvest_bits);
-	report_phase("stopped", -1, n, copied, &phase_start);
-	/* All of it, mapped or not: a write that went to the wrong page
-	 * shows as well as one the log lost. */
-	for (uint64_t w = 0; w < WORDS; w++)
-		harvest_bits[w] = ~0ull;
+	st.copy = hyp_vcount() - st.copy;
+	report_phase("stopped", -1, n, copied, &st, &phase_start);
+	/* All of it but slat-hyp's part, mapped or not: a write that went
+	 * to the wrong page shows as well as one the log lost. */
+	for (uint64_t w = 0; w < words(); w++)
+		harvest_bits[w] = in_hole(w * 64) ? 0 : ~0ull;
 	diff_bytes = compare(harvest_bits, &compared, &differing);
 	hyp_puts("slat-hyp: log check");
 	hyp_put_kv("mode", mode);
@@ -548,10 +678,10 @@ static uint64_t phase_finish(void)
 	hyp_put_kv("differing_bytes", diff_bytes);
 	hyp_put_kv("differing_pages", differing);
 	hyp_puts("\n");
-	report_phase("compared", -1, 0, 0, &phase_start);
+	report_phase("compared", -1, 0, 0, NULL, &phase_start);
 	map_back(vectors);
 	log_disable();
-	report_phase("recovered", -1, 0, 0, &phase_start);
+	report_phase("recovered", -1, 0, 0, NULL, &phase_start);
 	hyp_report_leaves();
 	checked = true;
 	resume_vcpus();
@@ -565,18 +695,20 @@ static uint64_t phase_finish(void)
 
 static uint64_t doorbell(uint64_t offset)
 {
+	if (offset == 4)
+		return checked ? diff_bytes : ~0ull;
 	if (mode == HYP_LOG_OFF || checked)
 		return ~0ull;
-	if (offset == 4)
-		return hyp_logging() ? phase_finish() : ~0ull;
 	return hyp_logging() ? phase_round() : phase_start_log();
 }
 
 /*
- * A read of the doorbell runs the next phase of the check on this CPU
- * while the others go on, and returns its count (~0: nothing to do).
- * /init paces the rounds (it sleeps between them, so that every vCPU
- * runs the guest's writers).
+ * A read of the doorbell (+0) runs the next phase of the check on this
+ * CPU while the others go on, and returns its count: pages copied, then
+ * each round's dirty pages, with DOORBELL_DONE once the stopping rule
+ * ended pre-copy (~0: nothing to do). +4 reads the differing bytes of
+ * the check. /init paces the rounds (it sleeps between them, so that
+ * every vCPU runs the guest's writers); slat-hyp decides how many.
  */
 void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {

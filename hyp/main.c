@@ -28,12 +28,35 @@ uint64_t hyp_counter_ms(void)
 	return (read_sysreg(cntpct_el0) - boot_counter) / (freq / 1000);
 }
 
+/**
+ * hyp_vcount() - the virtual counter, CNTVCT_EL0
+ *
+ * The guest's own time base (CNTVOFF_EL2 is 0): phases measured with it
+ * compare with the guest's clock. The ISB keeps the read from being
+ * taken early, before the work it times.
+ */
+uint64_t hyp_vcount(void)
+{
+	isb();
+	return read_sysreg(cntvct_el0);
+}
+
+/**
+ * hyp_ticks_us() - counter ticks in microseconds
+ * @ticks: a difference of two counter reads
+ */
+uint64_t hyp_ticks_us(uint64_t ticks)
+{
+	return ticks * 1000000 / read_sysreg(cntfrq_el0);
+}
+
 /* --------------------------------------------------- EL2's own map */
 
 /*
  * A level-1 table (TCR_EL2.T0SZ = 32: 4 GiB of VA, 1 GiB blocks): the
- * devices below 1 GiB as Device-nGnRE, RAM [1 GiB, 3 GiB) Normal
- * write-back, inner shareable, VA == PA.
+ * devices below 1 GiB as Device-nGnRE, [1 GiB, 4 GiB) Normal write-back,
+ * inner shareable, VA == PA. It is mapped before the tree says how much
+ * of it is RAM: slat-hyp touches only that part (hyp_mem).
  */
 #define MAIR_EL2_VALUE	(0xffull | 0x04ull << 8) /* Attr0 WB, Attr1 nGnRE */
 #define BLOCK_NORMAL	(0x1ull | 0ull << 2 | 1ull << 6 | 3ull << 8 | 1ull << 10)
@@ -52,6 +75,7 @@ static void el2_map_build(void)
 	el2_l1[0] = 0x00000000ull | BLOCK_DEVICE;
 	el2_l1[1] = 0x40000000ull | BLOCK_NORMAL;
 	el2_l1[2] = 0x80000000ull | BLOCK_NORMAL;
+	el2_l1[3] = 0xc0000000ull | BLOCK_NORMAL;
 }
 
 static void el2_mmu_on(void)
@@ -89,6 +113,8 @@ static void cpu_init_el2(struct hyp_cpu *c)
 
 	write_sysreg(tpidr_el2, (uint64_t)c);
 	el2_mmu_on();
+	c->mpidr = read_sysreg(mpidr_el1);
+	c->gicr = hyp_gic_redist(c->mpidr);
 	/* No SME: bit 12 (TSM) is RES1. */
 	if (!((read_sysreg(id_aa64pfr1_el1) >> 24) & 0xf))
 		cptr |= 1ull << 12;
@@ -127,17 +153,6 @@ static void be64_put(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (56 - 8 * i));
 }
 
-static void set_u64_pair(const char *node, const char *name, uint64_t a,
-			 uint64_t b)
-{
-	uint8_t v[16];
-
-	be64_put(v, a);
-	be64_put(v + 8, b);
-	if (fdt_set_prop(dtb, node, name, v, 16))
-		hyp_panic("device tree full", 0);
-}
-
 static void set_u64(const char *node, const char *name, uint64_t a)
 {
 	uint8_t v[8];
@@ -156,6 +171,66 @@ static uint32_t str_size(const char *s)
 	return n + 1;
 }
 
+static uint64_t be64_get(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+struct hyp_layout hyp_mem;
+
+#define SZ_2M	0x200000ull
+
+/*
+ * The layout from the tree's RAM (virt: one /memory, 2-cell addresses
+ * and sizes, from HYP_RAM_BASE). The guest gets it all but slat-hyp's
+ * fixed part; with the dirty-log check, the top half goes to the shadow
+ * instead, the guest's RAM (the hole included) the bottom half.
+ */
+static void layout(uint64_t log_mode)
+{
+	uint32_t len;
+	const uint8_t *reg = fdt_get_prop(dtb, "/memory", "reg", &len);
+	uint64_t end;
+
+	if (!reg || len != 16 || be64_get(reg) != HYP_RAM_BASE)
+		hyp_panic("the device tree's /memory is not one range at",
+			  HYP_RAM_BASE);
+	end = be64_get(reg) + be64_get(reg + 8);
+	hyp_mem.ram_end = end > HYP_RAM_LIMIT ? HYP_RAM_LIMIT : end;
+	hyp_mem.guest_end = hyp_mem.ram_end & ~(SZ_2M - 1);
+	if (log_mode) {
+		hyp_mem.guest_end = (HYP_RAM_BASE +
+				     (hyp_mem.ram_end - HYP_RAM_BASE) / 2) &
+				    ~(SZ_2M - 1);
+		hyp_mem.shadow = hyp_mem.guest_end;
+		if (hyp_mem.guest_end - HYP_RAM_BASE > HYP_LOG_SPAN_MAX)
+			hyp_panic("guest RAM past the log's bitmaps, ends at",
+				  hyp_mem.guest_end);
+	}
+	/* At least some guest RAM above slat-hyp's part: below it, the
+	 * kernel, the initramfs and the tree are where run.sh put them. */
+	if (hyp_mem.guest_end <= HYP_OWN_END)
+		hyp_panic("too little RAM for the guest and slat-hyp, ends at",
+			  end);
+}
+
+/* The guest's /memory: its RAM as two ranges, around slat-hyp's part. */
+static void guest_memory(void)
+{
+	uint8_t v[32];
+
+	be64_put(v, HYP_RAM_BASE);
+	be64_put(v + 8, HYP_OWN - HYP_RAM_BASE);
+	be64_put(v + 16, HYP_OWN_END);
+	be64_put(v + 24, hyp_mem.guest_end - HYP_OWN_END);
+	if (fdt_set_prop(dtb, "/memory", "reg", v, 32))
+		hyp_panic("device tree full", 0);
+}
+
 /* The guest's tree: RAM without slat-hyp's part, the initramfs, bootargs. */
 static void guest_dtb(const struct hyp_params *p)
 {
@@ -170,7 +245,8 @@ static void guest_dtb(const struct hyp_params *p)
 
 	if (fdt_load((const void *)HYP_QEMU_DTB, dtb, sizeof(dtb)))
 		hyp_panic("no device tree at", HYP_QEMU_DTB);
-	set_u64_pair("/memory", "reg", HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE);
+	layout(p->log_mode);
+	guest_memory();
 	set_u64("/chosen", "linux,initrd-start", HYP_INITRD);
 	set_u64("/chosen", "linux,initrd-end", HYP_INITRD + p->initrd_size);
 	if (fdt_set_prop(dtb, "/chosen", "bootargs", bootargs,
@@ -205,9 +281,10 @@ void hyp_main(void)
 	hyp_puts(SLAT_VERSION_STRING);
 	hyp_puts("\n");
 	guest_dtb(p);
+	hyp_gic_init(dtb);
 	hyp_pool_init();
 	hyp_log_init(p->log_mode);
-	hyp_s2_init();
+	hyp_s2_init(dtb);
 	hyp_log_boot_copy();
 	cpu_init_el2(c);
 	/* FEAT_S2FWB (ID_AA64MMFR2_EL1.FWB) goes unused: libslat cleans
@@ -220,11 +297,21 @@ void hyp_main(void)
 	hyp_putx(read_sysreg(vtcr_el2));
 	hyp_puts(" VTTBR_EL2 ");
 	hyp_putx(read_sysreg(vttbr_el2));
+	hyp_puts("\nslat-hyp: RAM ");
+	hyp_putx(HYP_RAM_BASE);
+	hyp_puts("-");
+	hyp_putx(hyp_mem.ram_end);
 	hyp_puts(", guest RAM ");
-	hyp_putx(HYP_GUEST_RAM);
-	hyp_puts("+");
-	hyp_putx(HYP_GUEST_RAM_SIZE);
-	hyp_puts(" unmapped; entering the kernel at EL1\n");
+	hyp_putx(HYP_RAM_BASE);
+	hyp_puts("-");
+	hyp_putx(hyp_mem.guest_end);
+	hyp_puts(" but slat-hyp's ");
+	hyp_putx(HYP_OWN);
+	hyp_puts("-");
+	hyp_putx(HYP_OWN_END);
+	hyp_puts(", shadow ");
+	hyp_putx(hyp_mem.shadow);
+	hyp_puts(", unmapped; entering the kernel at EL1\n");
 	hyp_eret_to_guest(HYP_KERNEL, HYP_GUEST_DTB);
 }
 

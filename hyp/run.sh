@@ -3,20 +3,25 @@
 # slat-hyp under qemu-system-aarch64 (TCG, multi-threaded).
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
-#          [--smp N] [--log wp|hw]
+#          [--smp N] [--mem SIZE] [--log wp|hw]
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
 # its workload and powers off; the console is checked: the marker, both
 # checksums against the host's, a clean PSCI SYSTEM_OFF (QEMU exits 0),
-# every vCPU's stage-2 faults, guest RAM in blocks. --log: slat-hyp's
-# dirty-log check runs while the guest writes, by write protection (wp)
-# or hardware dirty state (hw); 0 differing bytes, at least 3 rounds, each
-# with dirty pages, recovery, and (wp: guest RAM aged between rounds)
+# every vCPU's stage-2 faults, the guest's MemTotal against the layout
+# slat-hyp took from the DTB (--mem: QEMU's -m, 2G by default), guest RAM
+# in blocks, device windows from the DTB and at least one of them mapped
+# as a block. --log: slat-hyp's dirty-log check runs while the guest
+# writes, by write protection (wp) or hardware dirty state (hw); 0
+# differing bytes, at least 3 rounds, each with dirty pages, pre-copy
+# ended by slat-hyp's stopping rule, each round's times and leaves, one
+# kick per other vCPU and none seen by the guest (nor any kernel
+# warning), recovery, and (wp: guest RAM aged between rounds)
 # access-flag faults are checked too. Exit 77 (skip) only
 # when a prerequisite is missing: no cross compiler, no QEMU, no package.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-what=test elf="" mkcpio="" cache="" smp=2 log=0
+what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--test) what=test ;;
@@ -25,6 +30,7 @@ while [ $# -gt 0 ]; do
 	--mkcpio) mkcpio=$2; shift ;;
 	--cache) cache=$2; shift ;;
 	--smp) smp=$2; shift ;;
+	--mem) mem=$2; shift ;;
 	--log)
 		case $2 in
 		wp) log=1 ;;
@@ -55,7 +61,7 @@ initrd=$cache/initrd-$what-$log.cpio
 demo=0
 [ $what = demo ] && demo=1
 qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
-	-cpu max,pauth-impdef=on -smp "$smp" -m 2G -accel tcg,thread=multi
+	-cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
 	-nographic -nic none -semihosting -no-reboot -kernel "$elf"
 	-device "loader,file=$cache/Image,addr=0x40200000,force-raw=on"
 	-device "loader,file=$initrd,addr=0x48000000,force-raw=on"
@@ -66,7 +72,7 @@ if [ $what = demo ]; then
 	exec "${qemu[@]}"
 fi
 
-out=$cache/console-$log.log
+out=$cache/console-$log-$mem.log
 start=$(date +%s)
 rc=0
 timeout 300 "${qemu[@]}" </dev/null >"$out" 2>&1 || rc=$?
@@ -88,18 +94,44 @@ for ((cpu = 0; cpu < smp; cpu++)); do
 	t=$(sed -n 's/.* s2_translation=\([0-9]*\).*/\1/p' <<<"$line")
 	[ "${t:-0}" -gt 0 ] || fail "vCPU $cpu took no stage-2 translation fault"
 done
+# The guest's RAM is what slat-hyp's DTB says: its kernel counts all of
+# it less its own image and reservations (tens of MiB).
+ram=$(sed -n 's/.*guest RAM \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) but slat-hyp.s \(0x[0-9a-f]*\)-\(0x[0-9a-f]*\),.*/\1 \2 \3 \4/p' <<<"$con")
+[ -n "$ram" ] || fail "no RAM layout from slat-hyp"
+set -- $ram
+ram_kb=$(( ($2 - $1 - ($4 - $3)) / 1024 ))
+memtotal=$(sed -n 's/.*slat-hyp: guest MemTotal: *\([0-9]*\) kB.*/\1/p' <<<"$con")
+[ "${memtotal:-0}" -le "$ram_kb" ] && [ "${memtotal:-0}" -ge $((ram_kb * 9 / 10)) ] ||
+	fail "guest MemTotal ${memtotal:-none} kB for $ram_kb kB of guest RAM"
+echo "run.sh: -m $mem: guest RAM $ram_kb kB, MemTotal $memtotal kB"
 blocks=$(sed -n 's/.*guest RAM leaves 1G=[0-9]* 2M=\([0-9]*\).*/\1/p' <<<"$con" | tail -n1)
 [ "${blocks:-0}" -gt 0 ] || fail "no guest RAM mapped in 2M blocks"
+windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' <<<"$con")
+[ "${windows:-0}" -gt 0 ] || fail "no device windows from the DTB"
+dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con" | tail -n1)
+[ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
+	fail "no device window mapped as a block on first touch"
 if [ $log -ne 0 ]; then
 	check=$(grep "slat-hyp: log check" <<<"$con") || fail "no dirty-log check"
 	grep -q " differing_bytes=0 " <<<"$check" || fail "the shadow differs: $check"
 	rounds=$(sed -n 's/.* rounds=\([0-9]*\).*/\1/p' <<<"$check")
 	[ "${rounds:-0}" -ge 3 ] || fail "fewer than 3 pre-copy rounds"
-	busy=$(grep "slat-hyp: log pre-copy" <<<"$con" | grep -vc " dirty=0 " || true)
+	grep -q "slat-hyp: log pre-copy ends: " <<<"$con" ||
+		fail "pre-copy did not end by its stopping rule"
+	busy=$(grep "slat-hyp: log pre-copy round=" <<<"$con" | grep -vc " dirty=0 " || true)
 	[ "$busy" -ge 3 ] || fail "fewer than 3 rounds saw the guest write"
+	grep "slat-hyp: log pre-copy round=" <<<"$con" |
+		grep -v " us=[0-9]* harvest_us=[0-9]* copy_us=[0-9]* age_us=[0-9]* blocks=[0-9]* pages=[0-9]* " &&
+		fail "a round's line lacks its times or leaves"
 	grep -q "slat-hyp: doorbell: 0x00000000 bytes differ" <<<"$con" ||
 		fail "the guest did not go on after the check"
 	grep -q "slat-hyp: log recovered" <<<"$con" || fail "no recovery"
+	# Each vCPU but the one that rang was kicked once, and the guest saw
+	# none of the kicks (nor any kernel warning).
+	kicks=$(sed -n 's/.* kicks=\([0-9]*\) kicks_seen=\([0-9]*\).*/\1 \2/p' <<<"$con" |
+		awk '{ k += $1; s += $2 } END { print k + 0, s + 0 }')
+	[ "$kicks" = "$((smp - 1)) 0" ] || fail "kicks sent and seen: $kicks"
+	grep -q "slat-hyp: kernel warnings: 0" <<<"$con" || fail "the kernel warned"
 fi
 if [ $log -eq 1 ]; then
 	# Aged between rounds, without hardware access flags: the guest's

@@ -10,34 +10,68 @@
 struct slat_table hyp_s2;
 
 /*
- * What the guest may reach: its RAM, and the devices of QEMU's virt
- * machine (hw/arm/virt.c's memory map, neighbours merged into windows so
- * that a first touch maps a block). Nothing else: slat-hyp's own memory
- * is absent, and a touch there stops the run.
+ * What the guest may reach: its RAM, and the device windows of the
+ * device tree QEMU gave slat-hyp (fdt_device_windows(): every device's
+ * reg, PCIe's ECAM and ranges, neighbours merged so that a first touch
+ * maps the largest block inside one). Nothing else: slat-hyp's own
+ * memory is absent, and a touch there stops the run.
  */
 struct region {
 	uint64_t base, size;
 	bool device;
 };
 
-static const struct region regions[] = {
-	{ 0x00000000ull, 0x08000000ull, true },	/* flash */
-	{ 0x08000000ull, 0x01000000ull, true },	/* GIC: GICD, ITS, GICRs */
-	{ 0x09000000ull, 0x00200000ull, true },	/* PL011, RTC, fw_cfg, GPIO... */
-	{ 0x0a000000ull, 0x00200000ull, true },	/* virtio-mmio */
-	{ 0x0c000000ull, 0x02000000ull, true },	/* platform bus */
-	{ 0x10000000ull, 0x30000000ull, true },	/* PCIe MMIO, PIO, ECAM */
-	{ HYP_GUEST_RAM, HYP_GUEST_RAM_SIZE, false },
-	/* high GICRs, PCIe ECAM and MMIO, 256 GiB to 1 TiB */
-	{ 0x4000000000ull, 0xc000000000ull, true },
-};
+static struct region regions[2 + FDT_WINDOWS_MAX];
+static uint32_t nr_regions;
 
 static const struct region *region_of(uint64_t ipa)
 {
-	for (size_t i = 0; i < sizeof(regions) / sizeof(regions[0]); i++)
+	for (uint32_t i = 0; i < nr_regions; i++)
 		if (ipa - regions[i].base < regions[i].size)
 			return &regions[i];
 	return NULL;
+}
+
+/* Guest RAM (two regions, around slat-hyp's part), then the tree's
+ * device windows, none of them in RAM. */
+static void regions_init(const void *fdt)
+{
+	static struct fdt_windows ws;
+
+	if (fdt_device_windows(fdt, HYP_GRANULE, &ws)) {
+		hyp_puts("slat-hyp: device tree: ");
+		hyp_puts(ws.error);
+		hyp_puts(ws.error_node ? ", node " : "");
+		hyp_puts(ws.error_node ? ws.error_node : "");
+		hyp_panic("no device windows, entries read", ws.entries);
+	}
+	regions[0] = (struct region){ HYP_RAM_BASE, HYP_OWN - HYP_RAM_BASE,
+				      false };
+	regions[1] = (struct region){ HYP_OWN_END,
+				      hyp_mem.guest_end - HYP_OWN_END, false };
+	hyp_puts("slat-hyp: device windows: ");
+	hyp_putu(ws.nr);
+	hyp_puts(" from the DTB (");
+	hyp_putu(ws.entries);
+	hyp_puts(" reg and PCI ranges entries)\n");
+	for (uint32_t i = 0; i < ws.nr; i++) {
+		const struct fdt_window *w = &ws.w[i];
+
+		/* A device there would hand the guest slat-hyp's memory. */
+		if (w->base < hyp_mem.ram_end &&
+		    HYP_RAM_BASE < w->base + w->size)
+			hyp_panic("a device window overlaps RAM at", w->base);
+		/* The doorbell must stay unmapped to trap. */
+		if (HYP_DOORBELL - w->base < w->size)
+			hyp_panic("a device window holds the doorbell", w->base);
+		hyp_puts("slat-hyp:   ");
+		hyp_putx(w->base);
+		hyp_puts("+");
+		hyp_putx(w->size);
+		hyp_puts("\n");
+		regions[2 + i] = (struct region){ w->base, w->size, true };
+	}
+	nr_regions = 2 + ws.nr;
 }
 
 /* The largest leaf level whose block around @ipa stays inside @r. */
@@ -73,7 +107,7 @@ static unsigned pa_range_bits(void)
 	return pa_range < sizeof(bits) ? bits[pa_range] : 48;
 }
 
-void hyp_s2_init(void)
+void hyp_s2_init(const void *fdt)
 {
 	struct slat_config cfg = {
 		.format = SLAT_FMT_ARM_S2,
@@ -82,6 +116,7 @@ void hyp_s2_init(void)
 	unsigned bits = pa_range_bits();
 	int ret;
 
+	regions_init(fdt);
 	/* The machine's IPA size, up to 48 bits (no FEAT_LPA2 here). */
 	cfg.ia_bits = (uint8_t)(bits > 48 ? 48 : bits);
 	cfg.pa_bits = cfg.ia_bits;
@@ -121,8 +156,8 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 {
 	/* While logging, RAM in pages, so that each reports itself. */
 	bool pages = hyp_logging() && !r->device;
-	uint64_t size = slat_level_size(&hyp_s2, pages ? SLAT_LAST_LEVEL
-						       : max_level(r, ipa));
+	int level = pages ? SLAT_LAST_LEVEL : max_level(r, ipa);
+	uint64_t size = slat_level_size(&hyp_s2, level);
 	uint64_t base = ipa & ~(size - 1);
 	/* RAM without execute until the guest executes it (the I-cache
 	 * maintenance is then paid for code only); devices never. Under
@@ -145,6 +180,8 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
 		       SLAT_OP(.flags = flags, .cache = &c->cache));
 	hyp_walk_end(c);
+	if (ret == SLAT_OK && r->device && level >= 0)
+		c->device_leaves[level]++;
 	return ret;
 }
 
@@ -226,6 +263,8 @@ void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 		hyp_log_doorbell(c, f, esr);
 		return;
 	}
+	/* Neither RAM nor a window of the device tree: nothing the guest
+	 * was told of, and nothing to give it. */
 	if (!r)
 		hyp_panic("guest access outside its memory map, IPA", ipa);
 	hyp_log_park(c);

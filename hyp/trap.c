@@ -93,16 +93,12 @@ void hyp_trap(struct hyp_frame *f)
 
 /* ------------------------------------------------------- counters */
 
-static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
-			 uint64_t *pages);
-
-
 /* Leaves mapping guest RAM, by size, from the table itself. */
 void hyp_report_leaves(void)
 {
 	uint64_t g, m, p;
 
-	count_leaves(&g, &m, &p);
+	hyp_count_leaves(&g, &m, &p);
 	hyp_puts("slat-hyp: guest RAM leaves");
 	hyp_put_kv("1G", g);
 	hyp_put_kv("2M", m);
@@ -110,14 +106,27 @@ void hyp_report_leaves(void)
 	hyp_puts("\n");
 }
 
-static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
-			 uint64_t *pages)
+/**
+ * hyp_count_leaves() - the leaves that map guest RAM now, by size
+ * @blocks_1g: set to the number of 1 GiB blocks
+ * @blocks_2m: set to the number of 2 MiB blocks
+ * @pages: set to the number of 4 KiB pages
+ *
+ * One slat_lookup() per leaf (per page where nothing is mapped). The
+ * caller holds off the operations that rewrite the table, or takes the
+ * counts as a snapshot of a moving table.
+ */
+void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
+		      uint64_t *pages)
 {
-	uint64_t ipa = HYP_GUEST_RAM, end = HYP_GUEST_RAM + HYP_GUEST_RAM_SIZE;
+	uint64_t ipa = HYP_RAM_BASE, end = hyp_mem.guest_end;
 
 	*blocks_1g = *blocks_2m = *pages = 0;
 	while (ipa < end) {
 		struct slat_leaf leaf;
+
+		if (ipa == HYP_OWN)	/* slat-hyp's part, never mapped */
+			ipa = HYP_OWN_END;
 
 		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) != SLAT_OK) {
 			ipa += HYP_GRANULE;
@@ -133,6 +142,22 @@ static void count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 	}
 }
 
+/* Device leaves the faults wrote, by size: a block per first touch
+ * wherever a window holds one. */
+static void report_device_leaves(void)
+{
+	uint64_t n[SLAT_LAST_LEVEL + 1] = { 0 };
+
+	for (int i = 0; i < HYP_MAX_CPUS; i++)
+		for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+			n[level] += hyp_cpus[i].device_leaves[level];
+	hyp_puts("slat-hyp: device leaves");
+	hyp_put_kv("1G", n[1]);
+	hyp_put_kv("2M", n[2]);
+	hyp_put_kv("4K", n[3]);
+	hyp_puts("\n");
+}
+
 static void report_cpu(const struct hyp_cpu *c)
 {
 	hyp_puts("slat-hyp: cpu");
@@ -144,6 +169,8 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
 	hyp_put_kv("retries", c->faults[HYP_F_RETRY]);
 	hyp_put_kv("psci", c->psci_calls);
+	hyp_put_kv("kicks", c->kicks);
+	hyp_put_kv("kicks_seen", c->kicks_seen);
 	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
 	hyp_put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
 	hyp_put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
@@ -186,6 +213,7 @@ void hyp_report(void)
 	hyp_put_kv("reclaimed", reclaimed);
 	hyp_puts("\n");
 	hyp_report_leaves();
+	report_device_leaves();
 	hyp_log_report();
 	hyp_print_unlock();
 }
