@@ -46,10 +46,20 @@ static void topup(struct slat_vcpu *v)
 
 #include <slat/walk.h>
 
+struct table_probe {
+	int level;
+	bool found;
+};
+
+/* Tables above the level are walked through; one at it is the answer. */
 static int table_seen(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
+	struct table_probe *p = ctx->arg;
+
 	(void)visit;
-	*(bool *)ctx->arg = true;
+	if (ctx->level != p->level)
+		return 0;
+	p->found = true;
 	return 1;
 }
 
@@ -57,15 +67,15 @@ static int table_seen(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 static bool table_at(struct slat_table *t, uint64_t base, uint64_t size,
 		     int level)
 {
-	bool found = false;
-	struct slat_walker w = { .cb = table_seen, .arg = &found,
+	struct table_probe p = { .level = level };
+	struct slat_walker w = { .cb = table_seen, .arg = &p,
 				 .flags = SLAT_VISIT_TABLE_PRE |
 					  SLAT_WALK_STOP_LEVEL | SLAT_WALK_SHARED,
 				 .stop_level = level };
 
 	/* A probe, not KVM's work: its walk is not counted. */
 	slat_walk(t, slat_ipa(base), size, &w, NULL);
-	return found;
+	return p.found;
 }
 
 enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm)
