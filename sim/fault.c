@@ -224,10 +224,11 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		/*
 		 * The translation is there, only permissions differ. At the
 		 * granule we would map, relax it in place. Under a larger
-		 * leaf (a block write-protected for dirty logging), relax
-		 * just our granule: the block is split around it, as KVM's
-		 * map splits it. Under a smaller one (pages left from
-		 * logging), relax that page.
+		 * leaf (a block write-protected for dirty logging): as arm64
+		 * KVM, break it for a table of our page alone (with mmu_lock
+		 * for write), or, as the x86 TDP MMU, relax just our granule,
+		 * the core splitting the block whole around it. Under a
+		 * smaller one (pages left from logging), relax that page.
 		 */
 		uint64_t granule = slat_level_size(t, res->level);
 
