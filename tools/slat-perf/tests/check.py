@@ -79,7 +79,7 @@ def t_dirty_log_lines(exe):
     for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
                "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
                "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable",
-               "--clean-time=slept"]:
+               "--clean-time=slept", "--block-fault=split", "--wp-partial=split"]:
         for back in ["synthetic", "synthetic_2mb"]:
             out = run(exe, ["dirty-log", "-b", "4M", "-s", back, "-m", "6", sw]).stdout
             in_order(out, dirty_log_lines(2, manual=True))
@@ -324,7 +324,8 @@ def t_help(exe):
     out = run(exe, ["--help"]).stdout
     for opt in ["--cmo", "--recover", "--flush", "--split-skip", "--eager-split",
                 "--mmio-map", "--dirty", "--compare", "--repeat", "--cost",
-                "--json", "--svg", "--ept-levels", "--no-counts"]:
+                "--json", "--svg", "--ept-levels", "--no-counts",
+                "--block-fault", "--wp-partial"]:
         if opt not in out:
             sys.exit(f"FAIL: --help does not explain {opt}")
     out = run(exe, ["dirty-log", "-h"]).stdout
