@@ -42,6 +42,29 @@ void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 /* ---- re-protection, in 64-page masks ---- */
 
 /*
+ * KVM write-protects a block the range covers in part as a whole (its
+ * stage-2 walker changes the leaf it meets, and the x86 TDP MMU protects
+ * the huge pages around the range first); slat_wrprotect would split it.
+ * So the range grows to the blocks at its ends, unless the VM asks for
+ * libslat's split.
+ */
+static void widen_to_blocks(struct slat_vm *vm, uint64_t *ipa, uint64_t *size)
+{
+	struct slat_leaf leaf;
+	uint64_t end = *ipa + *size;
+
+	if (vm->cfg.wrprotect_split)
+		return;
+	if (slat_lookup(&vm->table, slat_ipa(*ipa), &leaf) == SLAT_OK &&
+	    leaf.size > vm->granule)
+		*ipa = leaf.base.ipa;
+	if (slat_lookup(&vm->table, slat_ipa(end - 1), &leaf) == SLAT_OK &&
+	    leaf.size > vm->granule && leaf.base.ipa + leaf.size > end)
+		end = leaf.base.ipa + leaf.size;
+	*size = end - *ipa;
+}
+
+/*
  * Write-protect again (or, with hardware dirty state, make clean) the pages
  * of @mask, bit i = page @first + i of @s, without invalidating: the caller
  * flushes once. Returns the pages the hardware found dirty outside @mask
@@ -72,6 +95,7 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 			found = 0;
 		return (found << lo) & ~mask;
 	}
+	widen_to_blocks(vm, &ipa, &size);
 	c = sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
 				.kind = SLAT_OP_WRPROTECT, .ipa = slat_ipa(ipa),
 				.size = size)));
@@ -194,7 +218,7 @@ int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s)
 	return 0;
 }
 
-static int recover_level(void *arg, slat_ipa_t ipa)
+int sim_recover_level(void *arg, slat_ipa_t ipa)
 {
 	struct sim_slot *s = ((void **)arg)[1];
 
@@ -219,7 +243,7 @@ int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s)
 		ret = slat_recover(&vm->table, slat_ipa(s->gpa), s->size,
 				   SLAT_RECOVERY(.strategy = strat
 							 [vm->cfg.recovery],
-						 .max_level = recover_level,
+						 .max_level = sim_recover_level,
 						 .arg = arg),
 				   SLAT_OP(.flush = sim_policy(
 						   vm->cfg.recovery_flush)));

@@ -39,6 +39,172 @@ static void topup(struct slat_vcpu *v)
 	v->st.cache_pages += c->nr - before;
 }
 
+/* map_fault(): what must be done with mmu_lock held for write (values
+ * apart from SLAT_VM_EXIT_MMIO). */
+#define SIM_BREAK_BLOCK 0x100 /* a write-protected block gives way to a page */
+#define SIM_BUILD_BLOCK 0x101 /* a table gives way to a block */
+
+#include <slat/walk.h>
+
+struct table_probe {
+	int level;
+	bool found;
+};
+
+/* Tables above the level are walked through; one at it is the answer. */
+static int table_seen(const struct slat_walk_ctx *ctx, enum slat_visit visit)
+{
+	struct table_probe *p = ctx->arg;
+
+	(void)visit;
+	if (ctx->level != p->level)
+		return 0;
+	p->found = true;
+	return 1;
+}
+
+/* Whether a table sits at @level where a block of [base, +size) would go. */
+static bool table_at(struct slat_table *t, uint64_t base, uint64_t size,
+		     int level)
+{
+	struct table_probe p = { .level = level };
+	struct slat_walker w = { .cb = table_seen, .arg = &p,
+				 .flags = SLAT_VISIT_TABLE_PRE |
+					  SLAT_WALK_STOP_LEVEL | SLAT_WALK_SHARED,
+				 .stop_level = level };
+
+	/* A probe, not KVM's work: its walk is not counted. */
+	slat_walk(t, slat_ipa(base), size, &w, NULL);
+	return p.found;
+}
+
+enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm)
+{
+	if (vm->cfg.block_fault != SLAT_VM_BLOCK_FAULT_AUTO)
+		return vm->cfg.block_fault;
+	return vm->cfg.table.format == SLAT_FMT_EPT ? SLAT_VM_BLOCK_FAULT_SPLIT
+						    : SLAT_VM_BLOCK_FAULT_LAZY;
+}
+
+/* The map that follows a break or an unlink, mmu_lock held for write:
+ * the cleans as the fault path does them, the counts as a fault's map. */
+static int map_exclusive(struct slat_vcpu *v, struct sim_slot *s,
+			 uint64_t base, int level, uint32_t perms)
+{
+	struct slat_vm *vm = v->vm;
+	uint64_t size = slat_level_size(&vm->table, level);
+	uint64_t hpa = s->hpa + (base - s->gpa);
+	uint32_t flags = 0;
+	int ret;
+
+	if (vm->cfg.cmo == SLAT_VM_CMO_BEFORE_MAP) {
+		sim_clean(vm, v, s->hva ? s->hva + (base - s->gpa) : NULL, size,
+			  hpa);
+		flags |= SLAT_SKIP_CMO;
+	}
+	ret = slat_map(&vm->table, slat_ipa(base), size, slat_pa(hpa),
+		       perms | SLAT_MT_NORMAL,
+		       SLAT_OP(.flags = flags, .cache = &v->cache));
+	v->st.maps++;
+	if (ret == SLAT_OK)
+		v->st.mapped[level & 3]++;
+	return ret;
+}
+
+/*
+ * arm64 KVM's write fault on a block write-protected for dirty logging:
+ * the fault maps one page, and the map walker meeting the larger block
+ * breaks it (one invalidation by IPA, no clean of what it removes) and installs a new table that holds
+ * only that page; the rest of the block faults again when touched. Our
+ * map would split the block and keep the rest, so the block is unmapped
+ * first, with mmu_lock held for write (the unmap is exclusive).
+ */
+static int break_block_fault(struct slat_vcpu *v, struct sim_slot *s,
+			     uint64_t ipa)
+{
+	struct slat_vm *vm = v->vm;
+	struct slat_table *t = &vm->table;
+	uint64_t page = vm->granule, base = ipa & ~(page - 1);
+	struct slat_leaf leaf;
+	int ret;
+
+	/* Someone may have got here first. */
+	if (slat_lookup(t, slat_ipa(ipa), &leaf) != SLAT_OK ||
+	    leaf.size <= page || (leaf.attrs & SLAT_W))
+		return 0;
+	v->no_unmap_clean = true;
+	ret = slat_unmap(t, leaf.base, leaf.size,
+			 SLAT_OP(.flush = SLAT_FLUSH_ENTRY, .cache = &v->cache));
+	v->no_unmap_clean = false;
+	if (ret < 0)
+		return ret;
+	ret = map_exclusive(v, s, base, SLAT_LAST_LEVEL, SLAT_R | SLAT_W);
+	if (ret >= 0)
+		sim_mark_dirty(vm, v, s, ipa);
+	return ret;
+}
+
+/*
+ * A translation fault, logging off, where a block may go but a table holds
+ * some of its pages (left by logging): KVM's map walker replaces the table
+ * by the block (one invalidation of the table's span, the table freed, its
+ * leaves not cleaned), and cleans the block it installs. This is how
+ * kvm_page_table_test's KVM_ADJUST_MAPPINGS rebuilds blocks (seed 000).
+ */
+static int build_block_fault(struct slat_vcpu *v, struct sim_slot *s,
+			     uint64_t ipa)
+{
+	struct slat_vm *vm = v->vm;
+	struct slat_table *t = &vm->table;
+	int level = sim_max_level(vm, s, ipa);
+	uint64_t size = slat_level_size(t, level), base = ipa & ~(size - 1);
+	void *arg[2] = { vm, s };
+	int ret;
+
+	if (!table_at(t, base, size, level))
+		return 0;
+	v->no_unmap_clean = true;
+	ret = slat_recover(t, slat_ipa(base), size,
+			   SLAT_RECOVERY(.strategy = SLAT_RECOVER_ZAP_TABLE,
+					 .max_level = sim_recover_level,
+					 .arg = arg),
+			   SLAT_OP(.flush = SLAT_FLUSH_RANGE));
+	v->no_unmap_clean = false;
+	if (ret < 0)
+		return ret;
+	return map_exclusive(v, s, base, level,
+			     SLAT_R | (s->flags & SLAT_VM_MEM_READONLY ? 0 : SLAT_W));
+}
+
+/* The fault again, as break_block_fault() with mmu_lock held for write. */
+static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
+{
+	struct slat_vm *vm = v->vm;
+	struct sim_slot *s;
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&vm->mmu_lock);
+	slat_hosted_rcu_read_lock();
+	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
+	/* Logging may have ended, or the slot gone: the guest retries. */
+	if (!s || s->device)
+		ret = 0;
+	else if (what == SIM_BREAK_BLOCK)
+		ret = s->logging && !(s->flags & SLAT_VM_MEM_READONLY)
+			      ? break_block_fault(v, s, ipa) : 0;
+	else
+		ret = s->logging ? 0 : build_block_fault(v, s, ipa);
+	slat_hosted_rcu_read_unlock();
+	pthread_rwlock_unlock(&vm->mmu_lock);
+	if (ret == SLAT_E_NOMEM) {
+		v->st.fault_again++;
+		ret = 0;
+	}
+	return ret < 0 ? sim_err(vm, -EFAULT, "fault at IPA 0x%llx: %s",
+				 (unsigned long long)ipa, slat_strerror(ret))
+		       : 0;
+}
+
 static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		     bool write, const struct slat_hw_result *res)
 {
@@ -58,15 +224,18 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		/*
 		 * The translation is there, only permissions differ. At the
 		 * granule we would map, relax it in place. Under a larger
-		 * leaf (a block write-protected for dirty logging), relax
-		 * just our granule: the block is split around it, as KVM's
-		 * map splits it. Under a smaller one (pages left from
-		 * logging), relax that page.
+		 * leaf (a block write-protected for dirty logging): as arm64
+		 * KVM, break it for a table of our page alone (with mmu_lock
+		 * for write), or, as the x86 TDP MMU, relax just our granule,
+		 * the core splitting the block whole around it. Under a
+		 * smaller one (pages left from logging), relax that page.
 		 */
 		uint64_t granule = slat_level_size(t, res->level);
 
 		if (!writable)
 			return 0;
+		if (granule > size && sim_block_fault(vm) == SLAT_VM_BLOCK_FAULT_LAZY)
+			return SIM_BREAK_BLOCK;
 		if (granule < size) {
 			size = granule;
 			base = ipa & ~(size - 1);
@@ -77,6 +246,10 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		v->st.relaxes++;
 	} else {
 		uint32_t flags = SLAT_SHARED | SLAT_MAP_NO_REPLACE;
+
+		if (level != SLAT_LAST_LEVEL && size > vm->granule &&
+		    table_at(t, base, size, level))
+			return SIM_BUILD_BLOCK;
 		if (vm->cfg.cmo == SLAT_VM_CMO_BEFORE_MAP && !s->device) {
 			sim_clean(vm, v, s->hva ? s->hva + (base - s->gpa) : NULL,
 				  size, hpa);
@@ -141,6 +314,8 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	}
 	slat_hosted_rcu_read_unlock();
 	pthread_rwlock_unlock(&vm->mmu_lock);
+	if (ret == SIM_BREAK_BLOCK || ret == SIM_BUILD_BLOCK)
+		ret = fault_exclusive(v, ipa, ret);
 
 	/* A nearly full dirty ring stops the vCPU until the host resets it
 	 * (KVM_EXIT_DIRTY_RING_FULL, then KVM_RESET_DIRTY_RINGS). */

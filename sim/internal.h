@@ -107,6 +107,9 @@ struct slat_vcpu {
 	uint64_t passes_done;
 	int error;
 	int pcpu;                   /* pinned to; -1: not pinned */
+	/* Set while this vCPU breaks a block to map a page in its place:
+	 * KVM's map walker cleans nothing it removes, so neither do we. */
+	bool no_unmap_clean;
 };
 #define ACTIVE_MARK UINT64_MAX
 
@@ -196,12 +199,16 @@ void sim_tlb_drop_range(struct slat_vcpu *v, uint64_t ipa, uint64_t size);
 /* fault.c */
 int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		     const struct slat_hw_result *res);
+/* The fault behaviour on write-protected blocks, AUTO resolved. */
+enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm);
 
 /* dirty.c */
 void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,
 		    struct sim_slot *s, uint64_t gpa);
 int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s);
 int sim_logging_disable(struct slat_vm *vm, struct sim_slot *s);
+/* slat_recover's max_level for a slot: @arg is { vm, slot }. */
+int sim_recover_level(void *arg, slat_ipa_t ipa);
 /* Before @s's translations go (move): keep their hardware dirty state in
  * the log. mmu_lock held for write. */
 void sim_dirty_save(struct slat_vm *vm, struct sim_slot *s);

@@ -215,6 +215,8 @@ static void vm_dcache_clean(void *ctx, slat_pa_t pa, uint64_t size)
 
 	if (v && v->vm != vm)
 		v = NULL;
+	if (v && v->no_unmap_clean)
+		return;
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_hpa(sim_slots_get(vm), pa.pa);
 	sim_clean(vm, v, s && s->hva ? s->hva + (pa.pa - s->hpa) : NULL, size,

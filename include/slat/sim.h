@@ -64,6 +64,23 @@ enum slat_vm_recovery {
 	SLAT_VM_RECOVER_PROMOTE,       /* slat_recover(SLAT_RECOVER_PROMOTE) */
 };
 
+/*
+ * What a write fault does to a block write-protected for dirty logging
+ * (blocks eager splitting has not split already).
+ */
+enum slat_vm_block_fault {
+	/* The format's KVM: LAZY on Arm stage 2, SPLIT on EPT. */
+	SLAT_VM_BLOCK_FAULT_AUTO = 0,
+	/* arm64 KVM (Linux 5.12 to 6.x): the block is replaced by a new
+	 * table holding only the faulting page; the other pages fault when
+	 * first touched. */
+	SLAT_VM_BLOCK_FAULT_LAZY,
+	/* x86 TDP MMU (Linux 6.1, 6.6 and later) and libslat's slat_relax: the block is
+	 * split into a full table of write-protected pages, then the faulting
+	 * page made writable. */
+	SLAT_VM_BLOCK_FAULT_SPLIT,
+};
+
 /* TLB invalidation policy of the VM's range operations. The default (0)
  * is KVM's: one invalidation by range after the walk. */
 enum slat_vm_flush {
@@ -119,6 +136,12 @@ struct slat_vm_config {
 	 * a real clean, so faults on the same page or block overlap it.
 	 */
 	double synthetic_clean_ns_per_line;
+	enum slat_vm_block_fault block_fault;
+	/* Re-protecting dirty pages (GET_DIRTY_LOG, CLEAR_DIRTY_LOG, ring
+	 * reset) over a block covered in part: false, as KVM, write-protects
+	 * the whole block; true, as libslat's slat_wrprotect, splits the
+	 * block and protects only the pages asked for. */
+	bool wrprotect_split;
 };
 
 /*

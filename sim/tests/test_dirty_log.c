@@ -351,8 +351,148 @@ static void clear_dirty_log_checks_alignment(void)
 	slat_vm_destroy(vm);
 }
 
+/* The leaf at @gpa: its size (0: none) and whether it is writable. */
+static uint64_t leaf_at(struct slat_vm *vm, uint64_t gpa, bool *w)
+{
+	struct slat_leaf l;
+
+	if (slat_lookup(slat_vm_table(vm), slat_ipa(gpa), &l) != SLAT_OK)
+		return 0;
+	if (w)
+		*w = (l.attrs & SLAT_W) != 0;
+	return l.size;
+}
+
+static struct slat_vm_stats since(struct slat_vm *vm, struct slat_vm_stats *a)
+{
+	struct slat_vm_stats b, d;
+
+	slat_vm_stats_read(vm, &b);
+	slat_vm_stats_diff(a, &b, &d);
+	*a = b;
+	return d;
+}
+
+/*
+ * A write to a 2M block write-protected for logging (no eager split; the
+ * other block of the slot keeps their table from emptying). Arm
+ * stage 2, as arm64 KVM: the block is broken (one store making it invalid,
+ * one invalidation by IPA, nothing cleaned but the new page) and a new
+ * table holds only the written page; another page of the block faults on
+ * its own. EPT, as the TDP MMU: the block is split whole. Once logging is
+ * off, a fault in the Arm block rebuilds it: the table is unlinked (one
+ * invalidation by range) and the block mapped (one 2M clean).
+ */
+static void block_faults_under_logging(void)
+{
+	struct slat_vm *vm = new_fmt_vm();
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	bool arm = cur_fmt->format != SLAT_FMT_EPT, w = true;
+	struct slat_vm_stats a, d;
+	uint64_t x = 0;
+
+	G = cur_fmt->granule;
+	if (G != 4096) { /* 2M is a block of 4K granules only */
+		slat_vm_destroy(vm);
+		return;
+	}
+	REQUIRE(add_slot(vm, 0, BASE, 4 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, BASE, &x) == 0 &&
+		      slat_vcpu_read64(v, BASE + 2 * MiB, &x) == 0, "read");
+	REQUIRE(leaf_at(vm, BASE, NULL) == 2 * MiB, "a block");
+	REQUIRE(add_slot(vm, 0, BASE, 4 * MiB, "synthetic_2mb",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	slat_vm_stats_read(vm, &a);
+	CHECK(slat_vcpu_write64(v, BASE + 5 * G, 1) == 0, "write");
+	d = since(vm, &a);
+	CHECK(d.faults[SLAT_VM_FAULT_PERMISSION] == 1, "one permission fault");
+	CHECK(leaf_at(vm, BASE + 5 * G, &w) == G && w, "the page, writable");
+	if (arm) {
+		CHECK(d.table.written[SLAT_WRITE_CLEAR] == 1 &&
+			      d.table.tlbi[SLAT_TLBI_IPA] == 1 &&
+			      d.table.written[SLAT_WRITE_LEAF] == 1 &&
+			      d.table.pages_alloc == 1 && d.cmo_bytes == G,
+		      "break: clear %llu, tlbi %llu, leaves %llu, clean %llu",
+		      (unsigned long long)d.table.written[SLAT_WRITE_CLEAR],
+		      (unsigned long long)d.table.tlbi[SLAT_TLBI_IPA],
+		      (unsigned long long)d.table.written[SLAT_WRITE_LEAF],
+		      (unsigned long long)d.cmo_bytes);
+		CHECK(leaf_at(vm, BASE, NULL) == 0 &&
+			      leaf_at(vm, BASE + 6 * G, NULL) == 0,
+		      "the rest is left to later faults");
+		CHECK(slat_vcpu_read64(v, BASE + 6 * G, &x) == 0, "read");
+		d = since(vm, &a);
+		CHECK(d.faults[SLAT_VM_FAULT_TRANSLATION] == 1 &&
+			      leaf_at(vm, BASE + 6 * G, &w) == G && !w,
+		      "a read maps a read-only page");
+	} else {
+		CHECK(leaf_at(vm, BASE, &w) == G && !w &&
+			      leaf_at(vm, BASE + 2 * MiB - G, NULL) == G,
+		      "split whole, the rest read-only");
+	}
+	REQUIRE(add_slot(vm, 0, BASE, 4 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	slat_vm_stats_read(vm, &a);
+	CHECK(slat_vcpu_read64(v, BASE + 7 * G, &x) == 0, "read");
+	d = since(vm, &a);
+	if (arm) {
+		CHECK(leaf_at(vm, BASE, NULL) == 2 * MiB &&
+			      d.faults[SLAT_VM_FAULT_TRANSLATION] == 1 &&
+			      d.table.tlbi[SLAT_TLBI_RANGE] == 1 &&
+			      d.cmo_bytes == 2 * MiB,
+		      "the block is rebuilt: leaf %llu, tlbi %llu, clean %llu",
+		      (unsigned long long)leaf_at(vm, BASE, NULL),
+		      (unsigned long long)d.table.tlbi[SLAT_TLBI_RANGE],
+		      (unsigned long long)d.cmo_bytes);
+	} else {
+		CHECK(d.faults[SLAT_VM_FAULT_TRANSLATION] == 0 &&
+			      leaf_at(vm, BASE, NULL) == G,
+		      "every page mapped: no fault");
+	}
+	slat_vm_destroy(vm);
+}
+
+/* CLEAR_DIRTY_LOG (initially-set) of a block's first 64 pages protects the
+ * whole block, as KVM; with wrprotect_split, libslat's split. */
+static void partial_wrprotect_of_a_block(void)
+{
+	G = cur_fmt->granule;
+	for (int split = 0; split < 2 && G == 4096; split++) {
+		struct slat_vm_config cfg = fmt_config(0);
+		struct slat_vm *vm;
+		struct slat_vcpu *v;
+		uint64_t bm[1] = { ~0ull };
+		bool w = true;
+
+		cfg.wrprotect_split = split;
+		vm = new_vm(&cfg);
+		v = slat_vm_create_vcpu(vm, 0, NULL);
+		slat_vm_enable_cap(vm, SLAT_VM_CAP_MANUAL_DIRTY_LOG_PROTECT2,
+				   SLAT_VM_MANUAL_PROTECT_ENABLE |
+					   SLAT_VM_INITIALLY_SET);
+		REQUIRE(add_slot(vm, 0, BASE, 2 * MiB, "synthetic_2mb", 0) == 0,
+			"%s", slat_vm_error(vm));
+		CHECK(slat_vcpu_write64(v, BASE, 1) == 0, "write");
+		REQUIRE(add_slot(vm, 0, BASE, 2 * MiB, "synthetic_2mb",
+				 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s",
+			slat_vm_error(vm));
+		CHECK(slat_vm_clear_dirty_log(vm, 0, 0, 64, bm) == 0, "clear");
+		if (!split)
+			CHECK(leaf_at(vm, BASE + 100 * G, &w) == 2 * MiB && !w,
+			      "the whole block protected");
+		else
+			CHECK(leaf_at(vm, BASE + 100 * G, &w) == G && w &&
+				      leaf_at(vm, BASE, &w) == G && !w,
+			      "split: only the pages cleared protected");
+		slat_vm_destroy(vm);
+	}
+}
+
 int main(void)
 {
+	RUN_FMTS(block_faults_under_logging);
+	RUN_FMTS(partial_wrprotect_of_a_block);
 	RUN(clear_dirty_log_checks_alignment);
 	RUN_FMTS(every_write_of_an_iteration_is_logged);
 	RUN_FMTS(nothing_lost_in_every_mode);

@@ -14,7 +14,7 @@
 
 static const char *const switch_names[] = {
 	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
-	"dirty", "clean-time", NULL,
+	"dirty", "clean-time", "block-fault", "wp-partial", NULL,
 };
 
 int perf_switch_index(const char *name)
@@ -134,9 +134,26 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->clean_slept = true;
 		else
 			BAD("--clean-time=%s: use counted or slept", v);
+	} else if (!strcmp(name, "block-fault")) {
+		if (!strcmp(v, "auto"))
+			sw->block_fault = SLAT_VM_BLOCK_FAULT_AUTO;
+		else if (!strcmp(v, "lazy"))
+			sw->block_fault = SLAT_VM_BLOCK_FAULT_LAZY;
+		else if (!strcmp(v, "split"))
+			sw->block_fault = SLAT_VM_BLOCK_FAULT_SPLIT;
+		else
+			BAD("--block-fault=%s: use auto, lazy or split", v);
+	} else if (!strcmp(name, "wp-partial")) {
+		if (!strcmp(v, "block"))
+			sw->wp_split = false;
+		else if (!strcmp(v, "split"))
+			sw->wp_split = true;
+		else
+			BAD("--wp-partial=%s: use block or split", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
-		    "eager-split, mmio-map, dirty or clean-time", name);
+		    "eager-split, mmio-map, dirty, clean-time, block-fault or "
+		    "wp-partial", name);
 	}
 	return 0;
 }
@@ -151,6 +168,7 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 	static const char *const eg[] = { "off", "enable", "clear" };
 	static const char *const mm[] = { "page", "block" };
 	static const char *const di[] = { "wp", "hw", "ring", "ring-hw" };
+	static const char *const bf[] = { "auto", "lazy", "split" };
 
 	if (!strcmp(name, "cmo"))
 		snprintf(buf, len, "%s", cmo[sw->cmo]);
@@ -172,6 +190,10 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 		snprintf(buf, len, "%s", di[sw->dirty]);
 	else if (!strcmp(name, "clean-time"))
 		snprintf(buf, len, "%s", sw->clean_slept ? "slept" : "counted");
+	else if (!strcmp(name, "block-fault"))
+		snprintf(buf, len, "%s", bf[sw->block_fault]);
+	else if (!strcmp(name, "wp-partial"))
+		snprintf(buf, len, "%s", sw->wp_split ? "split" : "block");
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -185,6 +207,8 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 	cfg->cmo = sw->cmo;
 	cfg->recovery = sw->recover;
 	cfg->recovery_flush = sw->flush;
+	cfg->block_fault = sw->block_fault;
+	cfg->wrprotect_split = sw->wp_split;
 	cfg->arena_bytes = 4ull << 30;
 	if (sw->clean_slept)
 		cfg->synthetic_clean_ns_per_line = cost->clean_line;

@@ -65,6 +65,12 @@ static void help(FILE *f)
 "                                 also take their modeled time (cost clean_line\n"
 "                                 per line), slept by the vCPU, so that faults of\n"
 "                                 other vCPUs overlap them as on hardware (000)\n"
+"  --block-fault=auto|lazy|split  a write fault on a block write-protected for\n"
+"                                 dirty logging: a new table with only the page\n"
+"                                 (arm64 KVM), or the block split whole, the page\n"
+"                                 made writable (x86 TDP MMU); auto: by --arch\n"
+"  --wp-partial=block|split       re-protecting pages of a block: the whole block\n"
+"                                 (KVM), or the block split first (libslat)\n"
 "\n"
 "Output and runs:\n"
 "  --compare SWITCH=A,B[,...]     run the same experiment once per value (up to\n"
@@ -186,7 +192,7 @@ static void parse_compare(struct perf_opts *o, const char *val)
 	if (!perf_switch_known(cmpdup))
 		perf_usage_error("--compare: unknown switch '%s' (cmo, recover, flush, "
 				 "split-skip, eager-split, mmio-map, dirty, "
-				 "clean-time)", cmpdup);
+				 "clean-time, block-fault, wp-partial)", cmpdup);
 	o->cmp_name = cmpdup;
 	for (tok = strtok_r(eq + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		probe = o->sw;

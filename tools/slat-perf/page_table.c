@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct pt_state {
 	uint32_t mode_mask;        /* -m: the modes given, by ID */
@@ -22,9 +23,11 @@ struct pt_state {
 
 enum pt_stage { PT_CREATE, PT_UPDATE, PT_ADJUST };
 
+/* A vCPU's view, in the test's own terms: host pages are this host's
+ * (getpagesize()), large pages the backing source's. */
 struct pt_vcpu_arg {
 	enum pt_stage stage;
-	uint64_t gpa, size, guest_page, backing_page;
+	uint64_t gpa, size, host_page, large_page;
 	bool write, anonymous;
 	int err;
 };
@@ -95,6 +98,40 @@ static int pt_prepare(struct perf_opts *o, void **statep)
 	return 0;
 }
 
+/* KVM_UPDATE_MAPPINGS on a source other than plain anonymous memory: per
+ * large page, a write of its first host page (which breaks the block),
+ * then reads of the host_pages_per_lpage / 2 host pages from its middle.
+ * The address runs on as the test's does: after the reads it is half a
+ * large page plus those pages further, which is the next large page
+ * unless a large page is one host page (shmem: then half a page). */
+static int pt_update_lpages(struct slat_vcpu *v, const struct pt_vcpu_arg *a)
+{
+	uint64_t val = 0x0123456789ABCDEFull, g = a->gpa;
+	uint64_t half = a->large_page / a->host_page / 2;
+	int ret = 0;
+
+	for (uint64_t i = 0; i < a->size / a->large_page && !ret; i++) {
+		ret = slat_vcpu_access(v, g, &val, 8, true);
+		g += a->large_page / 2;
+		for (uint64_t j = 0; j < half && !ret; j++, g += a->host_page)
+			ret = slat_vcpu_access(v, g, &val, 8, false);
+	}
+	return ret;
+}
+
+/* Every host page, written or read. */
+static int pt_host_pages(struct slat_vcpu *v, const struct pt_vcpu_arg *a,
+			 bool write)
+{
+	uint64_t val = 0x0123456789ABCDEFull, end = a->gpa + a->size;
+	int ret = 0;
+
+	for (uint64_t g = a->gpa; g < end && !ret; g += a->host_page)
+		ret = slat_vcpu_access(v, g, &val, 8, write);
+	return ret;
+}
+
+/* kvm_page_table_test's guest_code, one stage. */
 static void pt_guest(struct slat_vcpu *v, void *argp)
 {
 	struct pt_vcpu_arg *a = argp;
@@ -103,25 +140,15 @@ static void pt_guest(struct slat_vcpu *v, void *argp)
 
 	switch (a->stage) {
 	case PT_CREATE:
-		for (uint64_t g = a->gpa; g < end && !ret; g += a->backing_page)
+		for (uint64_t g = a->gpa; g < end && !ret; g += a->large_page)
 			ret = slat_vcpu_access(v, g, &val, 8, a->write);
 		break;
 	case PT_UPDATE:
-		if (a->anonymous) {
-			for (uint64_t g = a->gpa; g < end && !ret; g += a->guest_page)
-				ret = slat_vcpu_access(v, g, &val, 8, a->write);
-			break;
-		}
-		for (uint64_t g = a->gpa; g < end && !ret; g += a->backing_page) {
-			ret = slat_vcpu_access(v, g, &val, 8, a->write);
-			if (!ret)
-				ret = slat_vcpu_access(v, g + a->backing_page / 2, &val,
-						       8, false);
-		}
+		ret = a->anonymous ? pt_host_pages(v, a, true)
+				   : pt_update_lpages(v, a);
 		break;
 	case PT_ADJUST:
-		for (uint64_t g = a->gpa; g < end && !ret; g += a->guest_page)
-			ret = slat_vcpu_access(v, g, &val, 8, false);
+		ret = pt_host_pages(v, a, false);
 		break;
 	}
 	a->err = ret;
@@ -160,6 +187,7 @@ struct pt_run {
 	struct slat_vm_memslot m;
 	struct pt_vcpu_arg *args;
 	uint64_t granule, align, size, gpa;
+	uint64_t host_page;        /* getpagesize() */
 };
 
 /* The test memory, aligned and placed as the test does; usage errors for
@@ -170,6 +198,7 @@ static void pt_layout(struct pt_run *r)
 	uint64_t top = 1ull << r->tcfg.ia_bits;
 
 	r->granule = r->tcfg.granule;
+	r->host_page = (uint64_t)sysconf(_SC_PAGESIZE);
 	perf_backing_resolve(s->backing, s->size, &r->back);
 	r->align = r->back.page_size > r->granule ? r->back.page_size : r->granule;
 	if (s->size > UINT64_MAX - r->align)
@@ -228,8 +257,8 @@ static int pt_create(struct pt_run *r, const struct perf_switches *sw)
 		return 1;
 	for (uint32_t i = 0; i < r->s->nr_vcpus; i++) {
 		r->args[i] = (struct pt_vcpu_arg){
-			.gpa = r->gpa, .size = r->size, .guest_page = r->granule,
-			.backing_page = r->align, .write = !(i % 2),
+			.gpa = r->gpa, .size = r->size, .host_page = r->host_page,
+			.large_page = r->back.page_size, .write = !(i % 2),
 			.anonymous = !strcmp(r->back.sim, "anonymous") ||
 				     !strcmp(r->back.sim, "synthetic"),
 		};
@@ -282,13 +311,15 @@ static int pt_logging(struct pt_run *r, bool on)
 /* The guest accesses stage @st makes, for the progress bar. */
 static uint64_t pt_accesses(const struct pt_run *r, enum pt_stage st)
 {
-	uint64_t pages = r->size / r->granule, blocks = r->size / r->align;
+	const struct pt_vcpu_arg *a = &r->args[0];
+	uint64_t host = r->size / a->host_page, large = r->size / a->large_page;
 
 	if (st == PT_CREATE)
-		return blocks * r->s->nr_vcpus;
-	if (st == PT_UPDATE && !r->args[0].anonymous)
-		return 2 * blocks * r->s->nr_vcpus;
-	return pages * r->s->nr_vcpus;
+		return large * r->s->nr_vcpus;
+	if (st == PT_UPDATE && !a->anonymous)
+		return large * (1 + a->large_page / a->host_page / 2) *
+		       r->s->nr_vcpus;
+	return host * r->s->nr_vcpus;
 }
 
 static int pt_stages(struct pt_run *r)

@@ -34,6 +34,8 @@ struct perf_switches {
 	enum slat_vm_mmio_map mmio_map;      /* --mmio-map (004) */
 	enum perf_dirty dirty;               /* --dirty */
 	bool clean_slept;                    /* --clean-time=slept */
+	enum slat_vm_block_fault block_fault; /* --block-fault */
+	bool wp_split;                       /* --wp-partial=split */
 };
 
 /* Parse "NAME=VALUE" of a switch into @sw. Returns 0, or -1 with a message

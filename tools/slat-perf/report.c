@@ -284,7 +284,8 @@ static void json_str(FILE *f, const char *s)
 static void json_switches(FILE *f, const struct perf_switches *sw)
 {
 	static const char *const names[] = { "cmo", "recover", "flush",
-		"split-skip", "eager-split", "mmio-map", "dirty" };
+		"split-skip", "eager-split", "mmio-map", "dirty", "block-fault",
+		"wp-partial" };
 	char b[48];
 
 	fprintf(f, "{");

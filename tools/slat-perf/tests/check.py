@@ -79,7 +79,7 @@ def t_dirty_log_lines(exe):
     for sw in ["--cmo=before-map", "--recover=promote", "--flush=vm",
                "--split-skip=off", "--eager-split=clear:2M", "--dirty=hw",
                "--dirty=ring", "--dirty=ring-hw", "--eager-split=enable",
-               "--clean-time=slept"]:
+               "--clean-time=slept", "--block-fault=split", "--wp-partial=split"]:
         for back in ["synthetic", "synthetic_2mb"]:
             out = run(exe, ["dirty-log", "-b", "4M", "-s", back, "-m", "6", sw]).stdout
             in_order(out, dirty_log_lines(2, manual=True))
@@ -193,6 +193,64 @@ def t_exact_counts(exe):
                    r"written: table +2 +0 +0 +0 +0 +0",
                    r"table pages allocated +2 +0 .*",
                    r"modeled hardware time \(s\) +\d+\.\d{9} .*"])
+    t_page_table_counts(exe)
+
+
+def t_page_table_counts(exe):
+    """kvm_page_table_test's stages on 2 blocks of 2M (4K pages, one
+    writing vCPU, so every count is exact), with arm64 KVM's faults."""
+    if os.sysconf("SC_PAGESIZE") != 4096:
+        return  # the guest code's host pages are this host's
+    d = tempfile.mkdtemp()
+    j = os.path.join(d, "o.json")
+    run(exe, ["page-table", "-b", "4M", "-s", "synthetic_2mb", "-m", "6",
+              "--json", j])
+    ph = {p["name"]: p["counts"] for p in json.load(open(j))["runs"][0]["phases"]}
+    page, block = 4096, 2 << 20
+    want = {
+        # the first 8 bytes of each large page: a fault maps each block
+        "create": {"accesses": 2, ("faults", "translation"): 2,
+                   ("written", "leaf"): 2, ("dcache_clean", "bytes"): 2 * block},
+        # logging write-protects both blocks in place
+        "log-on": {("written", "attr"): 2, ("written", "leaf"): 0},
+        # per block: the write of its first page breaks it (one invalid
+        # store, one TLBI by IPA, a new table holding that page alone),
+        # then 256 reads from its middle fault one read-only page each
+        "update": {"accesses": 2 * (1 + 256), ("faults", "permission"): 2,
+                   ("faults", "translation"): 2 * 256,
+                   ("written", "clear"): 2, ("tlbi", "ipa"): 2,
+                   ("table_pages", "allocated"): 2,
+                   ("written", "leaf"): 2 * 257,
+                   ("dcache_clean", "calls"): 2 * 257,
+                   ("dcache_clean", "bytes"): 2 * 257 * page},
+        # --recover=none: logging off changes no entry
+        "log-off": {("written", "clear"): 0, ("table_pages", "freed"): 0},
+        # every page read: page 1 of each block faults (page 0 is mapped),
+        # its table is unlinked (one TLBI by range; the table is freed after
+        # a grace period, so maybe after the phase) and the block mapped
+        # again (one 2M clean); the other reads hit the block
+        "adjust": {"accesses": 2 * 512, ("faults", "translation"): 2,
+                   ("faults", "permission"): 0, ("written", "clear"): 2,
+                   ("tlbi", "range"): 2,
+                   ("written", "leaf"): 2, ("dcache_clean", "calls"): 2,
+                   ("dcache_clean", "bytes"): 2 * block},
+    }
+    for name, counts in want.items():
+        for k, n in counts.items():
+            got = ph[name][k] if isinstance(k, str) else ph[name][k[0]][k[1]]
+            if got != n:
+                sys.exit(f"FAIL: page-table {name} {k} = {got}, want {n}")
+    # x86 (the TDP MMU): the write splits the block whole, so the middle
+    # reads and the adjust stage find every page mapped and fault nowhere.
+    run(exe, ["--arch", "x86", "page-table", "-b", "4M", "-s", "synthetic_2mb",
+              "--json", j])
+    ph = {p["name"]: p["counts"] for p in json.load(open(j))["runs"][0]["phases"]}
+    if (ph["update"]["faults"]["permission"] != 2 or
+            ph["update"]["faults"]["translation"] != 0 or
+            ph["update"]["written"]["leaf"] != 2 * 512 or
+            ph["adjust"]["faults"]["translation"] != 0):
+        sys.exit(f"FAIL: page-table x86 update {ph['update']}, "
+                 f"adjust {ph['adjust']}")
 
 
 def t_errors(exe):
@@ -266,7 +324,8 @@ def t_help(exe):
     out = run(exe, ["--help"]).stdout
     for opt in ["--cmo", "--recover", "--flush", "--split-skip", "--eager-split",
                 "--mmio-map", "--dirty", "--compare", "--repeat", "--cost",
-                "--json", "--svg", "--ept-levels", "--no-counts"]:
+                "--json", "--svg", "--ept-levels", "--no-counts",
+                "--block-fault", "--wp-partial"]:
         if opt not in out:
             sys.exit(f"FAIL: --help does not explain {opt}")
     out = run(exe, ["dirty-log", "-h"]).stdout
