@@ -54,7 +54,7 @@
  * --rounds: per operation and configuration, rounds in which the two
  * threads met (some access began while the operation ran; default 3000).
  * On a loaded machine the threads may also take turns: such rounds are
- * checked as well but not counted, up to 4 x N rounds in all.
+ * checked as well but not counted, up to 2 x N rounds in all.
  * SLAT_HW_ROUNDS in the environment overrides the default (the
  * ThreadSanitizer run).
  */
@@ -114,6 +114,7 @@ struct group {
 struct leaf {
 	uint64_t ipa, size;
 	bool young;
+	bool dirty;           /* written by the CPU before the round */
 };
 
 struct access {
@@ -407,7 +408,10 @@ static void add_group(struct round *r, uint64_t ipa, uint64_t size, bool pages)
 static void add_leaf(struct round *r, uint64_t ipa, uint64_t size)
 {
 	bool young = r->op->age == AGE_ANY && st_below(&rng, 2);
-	r->leaves[r->nr_leaves++] = (struct leaf){ ipa, size, young };
+	/* Dirty and old is where the CPU still has a bit to set (AF) in a
+	 * leaf with dirty state: a store instead of a CAS loses it. */
+	bool dirty = st_below(&rng, 4) == 0;
+	r->leaves[r->nr_leaves++] = (struct leaf){ ipa, size, young, dirty };
 }
 
 static int by_ipa(const void *a, const void *b)
@@ -533,20 +537,34 @@ static void map_groups(const struct round *r)
 }
 
 /* The leaf at @ipa is mapped, clean, and young as drawn. */
-static void check_start(const struct round *r, uint64_t ipa, bool young)
+static void check_start(const struct round *r, uint64_t ipa, bool young,
+			bool dirty)
 {
 	struct slat_leaf l;
 	int ret = slat_lookup(&S.t, slat_ipa(ipa), &l);
 	ST_CHECK(ret == SLAT_OK, "%s %s round %u: %#" PRIx64 " unmapped at the "
 		 "start", cur->name, r->op->name, r->number, ipa);
-	ST_CHECK(!(l.attrs & SLAT_DIRTY) && !(l.attrs & SLAT_YOUNG) == !young,
+	ST_CHECK(!(l.attrs & SLAT_DIRTY) == !dirty &&
+		 !(l.attrs & SLAT_YOUNG) == !young,
 		 "%s %s round %u: %#" PRIx64 " starts as %#x (pte %#" PRIx64
-		 "), not clean and %s", cur->name, r->op->name, r->number, ipa,
-		 l.attrs, l.pte, young ? "young" : "old");
+		 "), not %s and %s", cur->name, r->op->name, r->number, ipa,
+		 l.attrs, l.pte, dirty ? "dirty" : "clean", young ? "young" : "old");
 }
 
-/* Every leaf mapped afresh, clean (writable ones), old or young as drawn. */
-static void reset_leaves(const struct round *r)
+/* The CPU writes the leaf at @ipa before the round: whether it could (a
+ * read-only leaf stays clean). */
+static bool write_before(uint64_t ipa)
+{
+	struct slat_hw_result res;
+	int ret = slat_hw_access(&S.t, slat_ipa(ipa), SLAT_ACCESS_WRITE, &res);
+	ST_CHECK(ret == SLAT_OK, "%s: slat_hw_access = %s", cur->name,
+		 status(ret));
+	return res.fault == SLAT_FAULT_NONE;
+}
+
+/* Every leaf mapped afresh, clean or (written by the CPU) dirty, old or
+ * young as drawn. */
+static void reset_leaves(struct round *r)
 {
 	topup(8);
 	int ret =
@@ -564,15 +582,27 @@ static void reset_leaves(const struct round *r)
 		ST_CHECK(n >= 0, "%s: dirty_read = %s", cur->name,
 			 status((int)n));
 	}
+	/* A leaf may be a region of pages (promote's): the pages the round
+	 * accesses are written too, before any is made old. */
+	for (unsigned i = 0; i < r->nr_leaves; i++)
+		r->leaves[i].dirty = r->leaves[i].dirty &&
+				     write_before(r->leaves[i].ipa);
+	for (unsigned k = 0; k < r->nr_acc; k++)
+		if (r->leaves[r->acc[k].leaf].dirty)
+			ST_CHECK(write_before(r->acc[k].ipa),
+				 "%s: a page of a writable leaf is read-only",
+				 cur->name);
 	for (unsigned i = 0; i < r->nr_leaves; i++) {
-		const struct leaf *l = &r->leaves[i];
+		struct leaf *l = &r->leaves[i];
 		if (!l->young)
 			slat_test_clear_young(&S.t, slat_ipa(l->ipa), l->size,
 					      true, NULL);
-		check_start(r, l->ipa, l->young);
+		check_start(r, l->ipa, l->young, l->dirty);
 	}
-	for (unsigned k = 0; k < r->nr_acc; k++)
-		check_start(r, r->acc[k].ipa, r->leaves[r->acc[k].leaf].young);
+	for (unsigned k = 0; k < r->nr_acc; k++) {
+		const struct leaf *l = &r->leaves[r->acc[k].leaf];
+		check_start(r, r->acc[k].ipa, l->young, l->dirty);
+	}
 	topup(8);
 }
 
@@ -805,7 +835,7 @@ static void run_op(const struct op *op, unsigned rounds, struct op_stats *os)
 	struct timing tm = { .op_ns = 1000, .lag_ns = 100 };
 	memset(os, 0, sizeof(*os));
 	unsigned i;
-	for (i = 0; os->overlapping < rounds && i < 4 * rounds; i++) {
+	for (i = 0; os->overlapping < rounds && i < 2 * rounds; i++) {
 		one_round(op, ++hw_rounds_started, i, &tm, os);
 		if (i % 512 == 511)
 			check_table(i, os);
