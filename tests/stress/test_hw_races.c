@@ -405,13 +405,17 @@ static void add_group(struct round *r, uint64_t ipa, uint64_t size, bool pages)
 	r->groups[r->nr_groups++] = (struct group){ ipa, size, pages };
 }
 
-static void add_leaf(struct round *r, uint64_t ipa, uint64_t size)
+/* Dirty and old is where the CPU still has a bit to set (AF) in a leaf
+ * with dirty state: a store instead of a CAS loses it. */
+static void add_leaf(struct round *r, uint64_t ipa, uint64_t size, bool dirty)
 {
 	bool young = r->op->age == AGE_ANY && st_below(&rng, 2);
-	/* Dirty and old is where the CPU still has a bit to set (AF) in a
-	 * leaf with dirty state: a store instead of a CAS loses it. */
-	bool dirty = st_below(&rng, 4) == 0;
 	r->leaves[r->nr_leaves++] = (struct leaf){ ipa, size, young, dirty };
+}
+
+static bool draw_dirty(void)
+{
+	return st_below(&rng, 4) == 0;
 }
 
 static int by_ipa(const void *a, const void *b)
@@ -471,23 +475,28 @@ static void lay_out(struct round *r)
 	case LAYOUT_LEAVES:
 		add_group(r, PAGES_AT, NPAGES * G4K, true);
 		add_group(r, BLOCKS_AT, NBLOCKS * 2 * MIB, false);
-		for (unsigned i = 0; i < NPAGES; i++)
-			add_leaf(r, PAGES_AT + i * G4K, G4K);
+		/* Dirty by lines of eight pages: the bulk loops take a line
+		 * whose every leaf is dirty at once. */
+		for (unsigned i = 0, line = 0; i < NPAGES; i++) {
+			if (i % 8 == 0)
+				line = st_below(&rng, 2);
+			add_leaf(r, PAGES_AT + i * G4K, G4K, line);
+		}
 		for (unsigned i = 0; i < NBLOCKS; i++)
-			add_leaf(r, BLOCKS_AT + i * 2 * MIB, 2 * MIB);
+			add_leaf(r, BLOCKS_AT + i * 2 * MIB, 2 * MIB, draw_dirty());
 		add_leaf_accesses(r);
 		break;
 	case LAYOUT_BLOCKS:
 		add_group(r, BLOCKS_AT, NBLOCKS * 2 * MIB, false);
 		for (unsigned i = 0; i < NBLOCKS; i++)
-			add_leaf(r, BLOCKS_AT + i * 2 * MIB, 2 * MIB);
+			add_leaf(r, BLOCKS_AT + i * 2 * MIB, 2 * MIB, draw_dirty());
 		for (unsigned i = 0; i < r->nr_leaves; i++)
 			add_accesses(r, i, 3);
 		break;
 	case LAYOUT_TABLE:
 		add_group(r, TABLE_AT, 2 * MIB, true);
 		/* One "leaf" for the ages: the whole table, all old. */
-		add_leaf(r, TABLE_AT, 2 * MIB);
+		add_leaf(r, TABLE_AT, 2 * MIB, draw_dirty());
 		add_accesses(r, 0, 8);
 		break;
 	}
