@@ -438,6 +438,41 @@ static void shared_needs_free_deferred(void **state)
 	slat_hosted_fini(&h);
 }
 
+/* A fault's memo of the last table it reached dies with the table: after
+ * an unmap frees it (its page free for the next table linked), a fault
+ * through the same cache in its span descends from the root again, as does
+ * one after a shared map replaced the table by a block. */
+static void fault_memo_does_not_outlive_its_table(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(fx_map(f, G1 + i * K4, K4,
+					0x100000000ull + i * K4, SLAT_RW, 0),
+				 SLAT_OK);
+	assert_int_equal(fx_unmap(f, G1, M2, SLAT_FLUSH_VMID), SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 4 * M2, K4, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 3 * K4, K4, 0x100003000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, G1 + 3 * K4, SLAT_LAST_LEVEL, 0x100003000ull);
+	assert_leaf(f, G1 + 4 * M2, SLAT_LAST_LEVEL, 0x200000000ull);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1 + 4 * M2 + 3 * K4, &l), SLAT_E_NOENT);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_E_NOENT);
+
+	/* a shared map of a block over the table the memo holds */
+	assert_int_equal(fx_map(f, G1 + 4 * K4, K4, 0x100004000ull, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_int_equal(fx_map(f, G1, M2, 0x180000000ull, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_leaf(f, G1 + 5 * K4, 2, 0x180005000ull);
+	assert_int_equal(fx_map(f, G1 + 5 * K4, K4, 0x100005000ull, SLAT_RW,
+				SLAT_SHARED | SLAT_MAP_NO_REPLACE), SLAT_E_EXISTS);
+	assert_leaf(f, G1 + 5 * K4, 2, 0x180005000ull);
+	fx_done(f);
+}
+
 /* A page that enters a cache with a stale count word (left from its last
  * use by the platform) still makes a table that is freed when empty. */
 static void stale_count_word_is_reset(void **state)
@@ -1580,6 +1615,7 @@ int main(void)
 		cmocka_unit_test(
 			shared_relax_of_a_relaxed_leaf_invalidates_locally),
 		cmocka_unit_test(op_defaults_and_refused_flags),
+		cmocka_unit_test(fault_memo_does_not_outlive_its_table),
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
 		cmocka_unit_test(init_names_the_missing_hook),

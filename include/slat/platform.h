@@ -47,6 +47,15 @@ struct slat_page_cache {
 		uint32_t attrs;
 		uint32_t cmo;        /* the cache maintenance such leaves need */
 		slat_pte_t leaf[SLAT_LAST_LEVEL + 1]; /* per level, output address 0 */
+		/* The (non-root) table the last fault's entry lay in, while the
+		 * table's unlink count is @unlinks: the next fault inside its
+		 * span starts there, not at the root. */
+		void *table;           /* NULL: none */
+		uint32_t *refcount;    /* its count word */
+		uint64_t table_ipa;    /* the first IPA it translates */
+		uint64_t unlinks;
+		int32_t table_level;   /* the level of its entries */
+		uint32_t table_shift;  /* log2 of the bytes it translates */
 	} memo;
 };
 

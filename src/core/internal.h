@@ -7,7 +7,8 @@
  *  - pte_write() is the only writer of a live entry (pte_try_set() for
  *    what publishes, pte_try_update() for a leaf changed in place);
  *  - leaf_fits() is the only rule for whether a leaf may map an entry;
- *  - core_descend() is the only descent that bypasses the walker;
+ *  - core_descend() is the only descent that bypasses the walker (a fault
+ *    may start it from its memo of the last table: core_descend_memo());
  *  - core_install_leaves(), core_break()/core_make(), core_clear_leaves()
  *    and core_unlink_table() own the counters, the reference counts, the
  *    HAS_BLOCKS note and the cache maintenance of what they write.
@@ -521,22 +522,18 @@ static SLAT_ALWAYS_INLINE void refcount_mark_unknown(uint32_t *rc)
 }
 
 /*
- * @n entries at @ptep, @level became non-zero (@delta > 0) or zero
- * (@delta < 0), @block: leaves above the last level among them; called
- * after they were written (a recount must see them). Keeps the
- * count word of their (non-root) table: the count, and HAS_BLOCKS once a
+ * refcount_note_rc() - entries of the (non-root) table page @table, whose
+ * count word is @rc, became non-zero (@delta > 0) or zero (@delta < 0);
+ * @block: leaves above the last level among them. Called after they were
+ * written (a recount must see them). Keeps the count, and HAS_BLOCKS once a
  * block was written. Shared walkers only add entries and mark the count
  * unknown instead, which implies HAS_BLOCKS; an unknown count recounted
  * here includes @delta.
  */
 static SLAT_ALWAYS_INLINE void
-refcount_note(struct slat_table *t, const slat_pte_t *ptep, int level,
-	      int32_t delta, bool block, bool shared)
+refcount_note_rc(struct slat_table *t, uint32_t *rc, void *table,
+		 int32_t delta, bool block, bool shared)
 {
-	if (is_root_level(t, level) || (delta == 0 && !block))
-		return;
-	void *table = table_page_of(t, ptep);
-	uint32_t *rc = table_refcount(t, table);
 	if (shared) {
 		refcount_mark_unknown(rc);
 		return;
@@ -547,6 +544,19 @@ refcount_note(struct slat_table *t, const slat_pte_t *ptep, int level,
 		*rc += (uint32_t)delta;
 	if (block)
 		*rc |= SLAT_REFCOUNT_HAS_BLOCKS;
+}
+
+/* refcount_note_rc() for @n entries at @ptep, @level: nothing for the root,
+ * which has no count word, or when nothing changed. */
+static SLAT_ALWAYS_INLINE void
+refcount_note(struct slat_table *t, const slat_pte_t *ptep, int level,
+	      int32_t delta, bool block, bool shared)
+{
+	if (is_root_level(t, level) || (delta == 0 && !block))
+		return;
+	void *table = table_page_of(t, ptep);
+	refcount_note_rc(t, table_refcount(t, table), table, delta, block,
+			 shared);
 }
 
 /* The number of non-zero entries of the (non-root) table page @table.
@@ -1238,6 +1248,58 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
 	return descend_loop(t, ipa, stop_level, how, false, level, value, st);
 }
 
+/*
+ * core_descend_memo() - core_descend(DESCEND_FAST) for a fault, starting
+ * from @m's memo of the last table a fault through @m reached.
+ * @t: the table.
+ * @m: the memo (of @t; may be NULL): used, and refilled after a descent
+ *	from the root that reached a table below it.
+ * @ipa, @stop_level, @level, @value, @st: as core_descend().
+ * @rc: receives the count word of the entry's table when the memo holds it
+ *	(then never the root's), else NULL.
+ *
+ * A vCPU faults pages next to each other; the table its last fault ended in
+ * usually holds the next entry, and the descent is most of a fault's work.
+ * The memo holds while no table was unlinked since it was taken: t->unlinks
+ * moves before any unlinked table can be freed or reused (an exclusive call
+ * runs alone; a shared walker's unlink is followed by a grace period, and a
+ * read-side section that began after it sees the count move). A fault
+ * through a memo taken just before a concurrent unlink writes into the
+ * unlinked table, as one whose descent read the entry just before it would.
+ *
+ * Return: the entry.
+ */
+/* core_descend_memo() without a memo that holds: the descent from the
+ * root, which refills @m. Out of line: the fault path's registers are
+ * for the common case. */
+slat_pte_t *core_descend_refill(const struct slat_table *t,
+				struct slat_leaf_memo *m, uint64_t ipa,
+				int stop_level, uint64_t unlinks, int *level,
+				slat_pte_t *value, uint32_t **rc,
+				struct slat_stats *st) SLAT_INTERNAL;
+
+static SLAT_ALWAYS_INLINE slat_pte_t *
+core_descend_memo(const struct slat_table *t, struct slat_leaf_memo *m,
+		  uint64_t ipa, int stop_level, int *level, slat_pte_t *value,
+		  uint32_t **rc, struct slat_stats *st)
+{
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(m && m->table && m->unlinks == unlinks &&
+			     m->table_level == stop_level &&
+			     ((ipa - m->table_ipa) >> m->table_shift) == 0, 1)) {
+		unsigned shift = m->table_shift - t->geo.bits_per_level;
+		slat_pte_t *ptep = &((slat_pte_t *)m->table)[
+			(ipa - m->table_ipa) >> shift];
+		st->visited++;
+		*level = stop_level;
+		*value = pte_read(ptep);
+		*rc = m->refcount;
+		return ptep;
+	}
+	return core_descend_refill(t, m, ipa, stop_level, unlinks, level,
+				   value, rc, st);
+}
+
 /* ---- Entry primitives (entry.c and below) ---- */
 
 /**
@@ -1251,6 +1313,8 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
  * @pa: its output address.
  * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
  * @shared: other walkers may run.
+ * @rc: the count word of @ptep's table when the caller knows it (a fault's
+ *	memo, never the root's), else NULL.
  * @st: the operation's counters.
  *
  * The memory is cleaned (and the I-cache invalidated) before any leaf is
@@ -1264,9 +1328,10 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
 static SLAT_ALWAYS_INLINE int
 core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		    int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
-		    unsigned cmo, bool shared, struct slat_stats *st)
+		    unsigned cmo, bool shared, uint32_t *rc, struct slat_stats *st)
 {
 	slat_pte_t was;
+	const bool block = level < SLAT_LAST_LEVEL;
 
 	if (shared) {
 		slat_pte_t claim = cmo ? t->fmt->locked : leaf;
@@ -1279,7 +1344,10 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		 * shared note only marks the count unknown, and no exclusive
 		 * recount can run meanwhile. */
 		st->written[SLAT_WRITE_LEAF]++;
-		refcount_note(t, ptep, level, 1, level < SLAT_LAST_LEVEL, true);
+		if (rc)
+			refcount_note_rc(t, rc, NULL, 1, block, true);
+		else
+			refcount_note(t, ptep, level, 1, block, true);
 		if (cmo) {
 			cmo_do(t, pa, size, cmo, st);
 			pte_store(ptep, leaf);
@@ -1299,7 +1367,11 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 					slat_pa(pa.pa + i * size)), &was);
 	}
 	st->written[SLAT_WRITE_LEAF] += n;
-	refcount_note(t, ptep, level, (int32_t)n, level < SLAT_LAST_LEVEL, false);
+	if (rc)
+		refcount_note_rc(t, rc, table_page_of(t, ptep), (int32_t)n,
+				 block, false);
+	else
+		refcount_note(t, ptep, level, (int32_t)n, block, false);
 	return SLAT_OK;
 }
 

@@ -62,13 +62,14 @@ static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
  * its address. Returns the memo, or NULL (and the memo empty) when the
  * format places the address otherwise.
  */
-static __attribute__((noinline)) const struct slat_leaf_memo *
+static __attribute__((noinline)) struct slat_leaf_memo *
 memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
 	  uint32_t attrs)
 {
 	struct slat_leaf_memo *m = &cache->memo;
 
 	m->table_id = 0;
+	m->table = NULL;
 	if (!t->oa_mask)
 		return NULL;
 	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
@@ -81,8 +82,8 @@ memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
 }
 
 /* @cache's memo when it holds @attrs for @t (already checked), else NULL. */
-static inline const struct slat_leaf_memo *
-memo_hit(const struct slat_table *t, const struct slat_page_cache *cache,
+static inline struct slat_leaf_memo *
+memo_hit(const struct slat_table *t, struct slat_page_cache *cache,
 	 uint32_t attrs)
 {
 	if (cache && cache->memo.table_id == t->id && cache->memo.attrs == attrs)
@@ -193,7 +194,7 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 				      level_size(t, ctx->level),
 				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
 				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
-				      shared, ctx->stats);
+				      shared, NULL, ctx->stats);
 	if (ret)
 		return op_fail(&d->op, ctx->addr, ret);
 	d->wrote = true;
@@ -298,37 +299,26 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 		       ? 1 : SLAT_E_EXISTS;
 }
 
-/* A map call's arguments: one pointer for the fault path to keep while it
- * descends, in place of seven registers. */
-struct map_req {
-	uint64_t ipa, size, pa;
-	uint32_t attrs, flags;
-	struct slat_op *op;     /* the caller's, or NULL */
-};
-
-static inline struct slat_page_cache *rq_cache(const struct map_req *rq)
-{
-	return rq->op ? rq->op->cache : NULL;
-}
-
 /* Any range, any layout, through the walker. Not inlined, so that the
  * fault path stays short. */
 static __attribute__((noinline)) int
-map_walk(struct slat_table *t, const struct map_req *rq)
+map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	 uint32_t attrs, struct slat_op *op)
 {
+	uint32_t flags = op ? op->flags : 0;
 	/* Set field by field: an initializer would zero the op's counters
 	 * with a memset, which the freestanding core does not have. */
 	struct map_data d;
-	d.pa = rq->pa;
-	d.attrs = rq->attrs;
-	d.cap_shift = map_cap_shift(rq->flags);
-	d.cmo = cmo_for_attrs(t, rq->attrs);
-	d.no_replace = (rq->flags & SLAT_MAP_NO_REPLACE) != 0;
+	d.pa = pa;
+	d.attrs = attrs;
+	d.cap_shift = map_cap_shift(flags);
+	d.cmo = cmo_for_attrs(t, attrs);
+	d.no_replace = (flags & SLAT_MAP_NO_REPLACE) != 0;
 	d.wrote = false;
 	/* A replaced translation is invalidated before its replacement is
 	 * made: map has no use for a flush policy. */
-	struct slat_op args = { rq->flags, SLAT_FLUSH_NONE, rq_cache(rq), 0 };
-	int ret = core_op_begin(&d.op, t, slat_ipa(rq->ipa), rq->size, &args,
+	struct slat_op args = { flags, SLAT_FLUSH_NONE, op ? op->cache : NULL, 0 };
+	int ret = core_op_begin(&d.op, t, slat_ipa(ipa), size, &args,
 				CORE_FLAGS_MAP);
 	if (ret)
 		return ret;
@@ -336,15 +326,15 @@ map_walk(struct slat_table *t, const struct map_req *rq)
 		ret = core_op_walk(&d.op, no_replace_visitor, &d,
 				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);
 		if (ret)
-			op_fail(&d.op, rq->ipa, ret);
+			op_fail(&d.op, ipa, ret);
 	}
 	if (ret == SLAT_OK)
 		ret = core_op_walk(&d.op, map_visitor, &d,
 				   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE,
 				   SLAT_LAST_LEVEL);
 	ret = core_op_end(&d.op, ret);
-	if (rq->op)
-		rq->op->done = args.done;
+	if (op)
+		op->done = args.done;
 	return ret ? ret : d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }
 
@@ -352,35 +342,35 @@ map_walk(struct slat_table *t, const struct map_req *rq)
 
 /*
  * The fault path: one leaf of exactly the request's size into an empty
- * entry under existing tables, through the one descent, leaf_fits() and
- * core_install_leaves(). Anything else (a size no leaf has, a leaf that
- * does not fit, a missing table, an entry in use) returns MAP_WALK.
+ * entry under existing tables, through the one descent (from the memo's
+ * last table when it holds), leaf_fits() and core_install_leaves().
+ * Anything else (a size no leaf has, a leaf that does not fit, a missing
+ * table, an entry in use) returns MAP_WALK.
  */
 static SLAT_ALWAYS_INLINE int
-map_one_leaf(struct slat_table *t, const struct map_req *rq,
-	     const struct slat_leaf_memo *m, struct slat_stats *st)
+map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	     uint32_t attrs, uint32_t flags, struct slat_leaf_memo *m,
+	     struct slat_stats *st)
 {
-	uint64_t size = rq->size, pa = rq->pa;
 	if (size & (size - 1))
 		return MAP_WALK;
 	unsigned shift = (unsigned)__builtin_ctzll(size);
 	int level = t->leaf_level[shift], at;
-	if (level < 0 || !leaf_fits_shift(t, level, shift, rq->ipa, pa, size,
-					  map_cap_shift(rq->flags)))
+	if (level < 0 || !leaf_fits_shift(t, level, shift, ipa, pa, size,
+					  map_cap_shift(flags)))
 		return MAP_WALK;
 	slat_pte_t old;
-	slat_pte_t *ptep = core_descend(t, rq->ipa, level, DESCEND_FAST, &at,
-					&old, st);
+	uint32_t *rc;
+	slat_pte_t *ptep = core_descend_memo(t, m, ipa, level, &at, &old, &rc,
+					     st);
 	if (at != level || old != 0)
 		return MAP_WALK;
 	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
-	pa = rq->pa;
 	slat_pte_t leaf = m ? m->leaf[level] | pa
-			    : t->fmt->make_leaf(t, slat_pa(pa), rq->attrs, level);
-	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, rq->attrs),
-			       rq->flags, st);
+			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
+	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, attrs), flags, st);
 	return core_install_leaves(t, ptep, 1, level, size, leaf, slat_pa(pa),
-				   cmo, (rq->flags & SLAT_SHARED) != 0, st);
+				   cmo, (flags & SLAT_SHARED) != 0, rc, st);
 }
 
 /*
@@ -389,59 +379,56 @@ map_one_leaf(struct slat_table *t, const struct map_req *rq,
  * general path.
  */
 static SLAT_ALWAYS_INLINE int
-map_checked(struct slat_table *t, const struct map_req *rq,
-	    const struct slat_leaf_memo *m)
+map_checked(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	    uint32_t attrs, struct slat_op *op, struct slat_leaf_memo *m)
 {
-	struct slat_stats *st = !(rq->flags & SLAT_SHARED) ? &t->stats
-				: rq_cache(rq) ? rq_cache(rq)->stats : NULL;
+	uint32_t flags = op ? op->flags : 0;
+	struct slat_stats *st = !(flags & SLAT_SHARED) ? &t->stats
+				: op->cache ? op->cache->stats : NULL;
 	if (st) {
-		int ret = map_one_leaf(t, rq, m, st);
+		int ret = map_one_leaf(t, ipa, size, pa, attrs, flags, m, st);
 		if (ret != MAP_WALK) {
-			if (rq->op && ret == SLAT_OK)
-				rq->op->done = rq->size;
+			if (op && ret == SLAT_OK)
+				op->done = size;
 			return ret;
 		}
 	}
-	return map_walk(t, rq);
+	return map_walk(t, ipa, size, pa, attrs, op);
 }
 
 /* Attributes the cache's memo does not hold: checked, then remembered. */
 static __attribute__((noinline)) int
-map_new_attrs(struct slat_table *t, const struct map_req *rq)
+map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	      uint32_t attrs, struct slat_op *op)
 {
 	if (!table_live(t))
 		return SLAT_E_INVAL;
-	int ret = check_map_input(t, rq->ipa, rq->size, rq->pa, rq->attrs,
-				  rq->flags, false);
+	uint32_t flags = op ? op->flags : 0;
+	int ret = check_map_input(t, ipa, size, pa, attrs, flags, false);
 	if (ret)
 		return ret;
-	const struct slat_leaf_memo *m =
-		rq_cache(rq) ? memo_fill(t, rq_cache(rq), rq->attrs) : NULL;
-	return map_checked(t, rq, m);
+	struct slat_page_cache *cache = op ? op->cache : NULL;
+	struct slat_leaf_memo *m = cache ? memo_fill(t, cache, attrs) : NULL;
+	return map_checked(t, ipa, size, pa, attrs, op, m);
 }
 
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
 {
-	uint32_t flags = op ? op->flags : 0;
-	struct slat_page_cache *cache = op ? op->cache : NULL;
-	const struct map_req rq = {
-		.ipa = ipa.ipa, .size = size, .pa = pa.pa, .attrs = attrs,
-		.flags = flags, .op = op,
-	};
 	if (op)
 		op->done = 0;
 	if (!t)
 		return SLAT_E_INVAL;
 	/* A vCPU's faults repeat the attributes, which the cache's memo holds
 	 * checked and encoded; it never holds them for a destroyed table. */
-	const struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
+	struct slat_leaf_memo *m = memo_hit(t, op ? op->cache : NULL, attrs);
 	if (!m)
-		return map_new_attrs(t, &rq);
-	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, flags, true);
+		return map_new_attrs(t, ipa.ipa, size, pa.pa, attrs, op);
+	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, op->flags,
+				  true);
 	if (ret)
 		return ret;
-	return map_checked(t, &rq, m);
+	return map_checked(t, ipa.ipa, size, pa.pa, attrs, op, m);
 }
 
 /* ---- unmap ---- */

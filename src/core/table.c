@@ -157,6 +157,7 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 		if (leaf_allowed(t, level))
 			t->leaf_level[level_shift(t, level)] = (int8_t)level;
 	t->id = __atomic_add_fetch(&table_ids, 1, __ATOMIC_RELAXED);
+	t->unlinks = 0;
 	core_stats_clear(&t->stats);
 	if (!format_self_check(t)) {
 		mm->free_root(mm_ctx, root, bytes);

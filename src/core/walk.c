@@ -193,3 +193,26 @@ void *slat_pte_table(const struct slat_table *t, slat_pte_t pte)
 {
 	return table_va(t, pte);
 }
+
+slat_pte_t *core_descend_refill(const struct slat_table *t,
+				struct slat_leaf_memo *m, uint64_t ipa,
+				int stop_level, uint64_t unlinks, int *level,
+				slat_pte_t *value, uint32_t **rc,
+				struct slat_stats *st)
+{
+	slat_pte_t *ptep = core_descend(t, ipa, stop_level, DESCEND_FAST,
+					level, value, st);
+	*rc = NULL;
+	if (m && *level == stop_level && !is_root_level(t, stop_level)) {
+		unsigned span = level_shift(t, stop_level) +
+				t->geo.bits_per_level;
+		m->table = table_page_of(t, ptep);
+		m->refcount = table_refcount(t, m->table);
+		m->table_ipa = ipa & ~((1ull << span) - 1);
+		m->table_level = stop_level;
+		m->table_shift = span;
+		m->unlinks = unlinks;
+		*rc = m->refcount;
+	}
+	return ptep;
+}
