@@ -450,6 +450,10 @@ static void fault_memo_does_not_outlive_its_table(void **state)
 		assert_int_equal(fx_map(f, G1 + i * K4, K4,
 					0x100000000ull + i * K4, SLAT_RW, 0),
 				 SLAT_OK);
+	/* next to the memo's table, past its span */
+	assert_int_equal(fx_map(f, G1 + M2 + K4, K4, 0x100201000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, G1 + M2 + K4, SLAT_LAST_LEVEL, 0x100201000ull);
 	assert_int_equal(fx_unmap(f, G1, M2, SLAT_FLUSH_VMID), SLAT_OK);
 	assert_int_equal(fx_map(f, G1 + 4 * M2, K4, 0x200000000ull, SLAT_RW, 0),
 			 SLAT_OK);
