@@ -472,6 +472,17 @@ void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s)
 }
 
 
+int perf_modes_select(struct perf_opts *o, uint32_t mask, int *modes)
+{
+	int n = 0;
+
+	perf_arch_from_modes(o, mask);
+	for (int m = 0; m < perf_nr_modes; m++)
+		if (mask & (1u << m))
+			modes[n++] = m;
+	return n ? n : perf_modes_all(o, modes);
+}
+
 double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p)
 {
 	return p->model_ns >= 0 ? p->model_ns : perf_modeled_ns(c, &p->st);

@@ -181,6 +181,18 @@ int perf_parse_mode(const char *s);
 void perf_arch_from_modes(struct perf_opts *o, uint32_t mask);
 /* All supported modes of the architecture into @modes; returns how many. */
 int perf_modes_all(const struct perf_opts *o, int *modes);
+/**
+ * perf_modes_select() - the modes a command line runs
+ * @o: the options (the architecture is set from @mask without --arch)
+ * @mask: bit i set for each -m i given
+ * @modes: filled with the mode IDs, in ID order
+ *
+ * The -m modes, or every supported mode of the architecture when none
+ * was given, as the real tools run them.
+ *
+ * Return: the number of modes in @modes.
+ */
+int perf_modes_select(struct perf_opts *o, uint32_t mask, int *modes);
 /* The real tools' assertion when mode @id is not supported. */
 void perf_mode_check(const struct perf_opts *o, int id);
 
