@@ -233,6 +233,9 @@ void perf_cost_default(struct perf_cost *c)
 	c->fault_exit = 1500;
 	c->entry_visit = 0.3;
 	c->entry_write = 0.3;
+	c->ipi_send = 200;
+	c->ipi_exit = 1500;
+	c->mem_bw = 204.8;
 }
 
 /* One `key = value` line of a cost file: 0, or -1 after a message. */
@@ -243,7 +246,8 @@ static int cost_line(struct perf_cost *c, const char *path, int lineno,
 #define K(n) { #n, offsetof(struct perf_cost, n) }
 		K(tlbi_ipa), K(tlbi_ipa_local), K(tlbi_range), K(tlbi_vmid),
 		K(dsb), K(clean_line), K(cache_line), K(fault_exit),
-		K(entry_visit), K(entry_write),
+		K(entry_visit), K(entry_write), K(ipi_send), K(ipi_exit),
+		K(mem_bw),
 #undef K
 	};
 	char key[64], *eq, *end;
@@ -471,6 +475,17 @@ void perf_stats(struct slat_vm *vm, struct slat_vm_stats *s)
 	slat_vm_stats_read(vm, s);
 }
 
+
+int perf_modes_select(struct perf_opts *o, uint32_t mask, int *modes)
+{
+	int n = 0;
+
+	perf_arch_from_modes(o, mask);
+	for (int m = 0; m < perf_nr_modes; m++)
+		if (mask & (1u << m))
+			modes[n++] = m;
+	return n ? n : perf_modes_all(o, modes);
+}
 
 double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p)
 {

@@ -205,13 +205,7 @@ static int dl_prepare(struct perf_opts *o, void **statep)
 	if (s->vcpu_bytes > UINT64_MAX / s->nr_vcpus)
 		perf_usage_error("-b 0x%llx x -v %u does not fit in 64 bits",
 				 (unsigned long long)s->vcpu_bytes, s->nr_vcpus);
-	s->nr_modes = 0;
-	perf_arch_from_modes(o, s->mode_mask);
-	for (int m = 0; m < perf_nr_modes; m++)
-		if (s->mode_mask & (1u << m))
-			s->modes[s->nr_modes++] = m;
-	if (!s->nr_modes)
-		s->nr_modes = perf_modes_all(o, s->modes);
+	s->nr_modes = perf_modes_select(o, s->mode_mask, s->modes);
 	if (s->pcpus)
 		dl_pin_list(s);
 	*statep = s;

@@ -88,12 +88,7 @@ static int pt_prepare(struct perf_opts *o, void **statep)
 	if (!s->size)
 		perf_usage_error("-b 0: the test memory size must be at least one "
 				 "guest page (e.g. -b 4K, -b 1G)");
-	perf_arch_from_modes(o, s->mode_mask);
-	for (int m = 0; m < perf_nr_modes; m++)
-		if (s->mode_mask & (1u << m))
-			s->modes[s->nr_modes++] = m;
-	if (!s->nr_modes)
-		s->nr_modes = perf_modes_all(o, s->modes);
+	s->nr_modes = perf_modes_select(o, s->mode_mask, s->modes);
 	*statep = s;
 	return 0;
 }

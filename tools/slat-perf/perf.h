@@ -59,6 +59,12 @@ struct perf_cost {
 	double fault_exit;    /* ns per stage-2 fault: exit, handler entry, return */
 	double entry_visit;   /* ns per descriptor read by a walk */
 	double entry_write;   /* ns per descriptor store */
+	double ipi_send;      /* ns the initiator of an IPI shootdown spends
+				 per vCPU it interrupts (x86) */
+	double ipi_exit;      /* ns an interrupted vCPU loses: exit, ack,
+				 re-entry; the initiator waits for it */
+	double mem_bw;        /* bytes per ns (GB/s) the memory takes from
+				 D-cache cleans of all CPUs together */
 };
 
 void perf_cost_default(struct perf_cost *c);
@@ -75,6 +81,7 @@ struct perf_phase {
 	uint64_t wall_ns;     /* measured on this host */
 	double model_ns;      /* >= 0: the command's own model (tlbi-trap's
 				 guest time); < 0: the cost table's */
+	uint32_t vcpus;       /* vCPUs of the VM during the phase */
 	struct slat_vm_stats st;
 };
 
@@ -98,6 +105,35 @@ uint64_t perf_vm_tlbi(const struct slat_vm_stats *s);
 double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *st);
 /* The modeled time of phase @p: its own model or the cost table's. */
 double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p);
+
+/* A phase's modeled elapsed time and what a guest feels in it. */
+struct perf_elapsed {
+	double elapsed_ns;        /* virtual time from start to the last end */
+	double work_ns;           /* total work: counts x costs, summed */
+	uint64_t faults;
+	double lat_p50_ns, lat_p99_ns, lat_max_ns; /* worst vCPU's */
+	double stall_host_ns;     /* worst vCPU's time held up by host work */
+	double lock_wait_ns;      /* worst vCPU's time waiting for mmu_lock */
+	double max_write_hold_ns; /* longest exclusive mmu_lock hold */
+};
+
+struct perf_opts;
+
+/**
+ * perf_phase_elapsed() - the modeled elapsed time of a phase
+ * @o: the options (cost table, architecture)
+ * @sw: the run's switches (where cleans happen)
+ * @p: the phase, with its counts and vCPU count
+ * @e: the result
+ *
+ * Replays the phase's counts in virtual time (vtime.h): with faults, the
+ * vCPUs share them evenly; without, one host operation does the work.
+ * A phase with its own model (tlbi-trap) keeps it.
+ *
+ * Return: 0, or -1 when memory runs out.
+ */
+int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw,
+		       const struct perf_phase *p, struct perf_elapsed *e);
 
 /* ---- common options ---- */
 
@@ -181,6 +217,18 @@ int perf_parse_mode(const char *s);
 void perf_arch_from_modes(struct perf_opts *o, uint32_t mask);
 /* All supported modes of the architecture into @modes; returns how many. */
 int perf_modes_all(const struct perf_opts *o, int *modes);
+/**
+ * perf_modes_select() - the modes a command line runs
+ * @o: the options (the architecture is set from @mask without --arch)
+ * @mask: bit i set for each -m i given
+ * @modes: filled with the mode IDs, in ID order
+ *
+ * The -m modes, or every supported mode of the architecture when none
+ * was given, as the real tools run them.
+ *
+ * Return: the number of modes in @modes.
+ */
+int perf_modes_select(struct perf_opts *o, uint32_t mask, int *modes);
 /* The real tools' assertion when mode @id is not supported. */
 void perf_mode_check(const struct perf_opts *o, int id);
 

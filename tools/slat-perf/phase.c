@@ -131,13 +131,20 @@ uint64_t perf_phase_end(struct perf_timer *t, struct perf_run *run,
 {
 	uint64_t wall = ns >= 0 ? (uint64_t)ns : slat_vm_now_ns() - t->t0;
 	struct slat_vm_stats b, d;
+	struct perf_phase *p;
+	uint32_t vcpus = 0;
 
 	ticker_stop(t->ticker);
 	t->ticker = NULL;
 	perf_progress_end(t->o);
 	perf_stats(t->vm, &b);
 	slat_vm_stats_diff(&t->a, &b, &d);
-	perf_run_add(run, name, iteration, wall, &d);
+	/* the vCPUs the modeled elapsed time shares the faults among */
+	for (uint32_t i = 0; i < 512; i++)
+		vcpus += slat_vm_vcpu(t->vm, i) != NULL;
+	p = perf_run_add(run, name, iteration, wall, &d);
+	if (p)
+		p->vcpus = vcpus;
 	return wall;
 }
 

@@ -3,42 +3,69 @@
 #include "perf.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-/* The phases named @name of @r summed: wall time, counts, and (when @model
- * is not NULL) modeled time. Returns false when there is none. */
-static bool agg_model(const struct perf_run *r, const char *name, uint64_t *wall,
-		      struct slat_vm_stats *st, const struct perf_cost *c,
-		      double *model)
+/* Phase @p's modeled elapsed time into @e (exits on running out of memory:
+ * nothing sensible can be printed then). */
+static void phase_elapsed(const struct perf_opts *o, const struct perf_run *r,
+			  const struct perf_phase *p, struct perf_elapsed *e)
+{
+	if (perf_phase_elapsed(o, &r->sw, p, e)) {
+		fprintf(stderr, "slat-perf: out of memory\n");
+		exit(1);
+	}
+}
+
+/* Iteration phases: times and counts add up, what a guest feels is the
+ * worst of them. */
+static void elapsed_add(struct perf_elapsed *sum, const struct perf_elapsed *e)
+{
+	sum->elapsed_ns += e->elapsed_ns;
+	sum->work_ns += e->work_ns;
+	sum->faults += e->faults;
+#define MAX(f) if (e->f > sum->f) sum->f = e->f
+	MAX(lat_p50_ns);
+	MAX(lat_p99_ns);
+	MAX(lat_max_ns);
+	MAX(stall_host_ns);
+	MAX(lock_wait_ns);
+	MAX(max_write_hold_ns);
+#undef MAX
+}
+
+/* The phases named @name of @r summed: wall time, counts, and (when @el
+ * is not NULL) the modeled elapsed time. Returns false when there is none. */
+static bool agg_model(const struct perf_opts *o, const struct perf_run *r,
+		      const char *name, uint64_t *wall, struct slat_vm_stats *st,
+		      struct perf_elapsed *el)
 {
 	bool found = false;
 
 	*wall = 0;
-	if (model)
-		*model = 0;
+	if (el)
+		memset(el, 0, sizeof(*el));
 	memset(st, 0, sizeof(*st));
 	for (int i = 0; i < r->nph; i++) {
 		const struct perf_phase *p = &r->ph[i];
 		const uint64_t *src = (const uint64_t *)&p->st;
 		uint64_t *dst = (uint64_t *)st;
+		struct perf_elapsed e;
 
 		if (strcmp(p->name, name))
 			continue;
 		found = true;
 		*wall += p->wall_ns;
-		if (model)
-			*model += perf_phase_model(c, p);
+		if (el) {
+			phase_elapsed(o, r, p, &e);
+			elapsed_add(el, &e);
+		}
 		/* every field of the stats is a uint64_t counter */
 		for (size_t k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
 			dst[k] += src[k];
 	}
 	return found;
-}
-
-static bool agg(const struct perf_run *r, const char *name, uint64_t *wall,
-		struct slat_vm_stats *st)
-{
-	return agg_model(r, name, wall, st, NULL, NULL);
 }
 
 _Static_assert(sizeof(struct slat_vm_stats) % sizeof(uint64_t) == 0,
@@ -113,6 +140,38 @@ static void secs(char *buf, size_t n, double ns)
 	snprintf(buf, n, "%.9f", ns / 1e9);
 }
 
+/* The modeled rows of the counts table: elapsed time, total work, and
+ * what a guest feels, one column per phase. */
+static void print_elapsed_rows(FILE *f, const struct perf_elapsed *e, int n)
+{
+	static const struct { const char *label; size_t off; double div; } r[] = {
+#define R(l, f, d) { l, offsetof(struct perf_elapsed, f), d }
+		R("modeled elapsed time (s)", elapsed_ns, 1e9),
+		R("total work (s)", work_ns, 1e9),
+		R("fault latency p50 (us)", lat_p50_ns, 1e3),
+		R("fault latency p99 (us)", lat_p99_ns, 1e3),
+		R("fault latency max (us)", lat_max_ns, 1e3),
+		R("stalled by host ops (us)", stall_host_ns, 1e3),
+		R("mmu_lock wait (us)", lock_wait_ns, 1e3),
+		R("longest write hold (us)", max_write_hold_ns, 1e3),
+#undef R
+	};
+	char b[40];
+
+	for (size_t k = 0; k < sizeof(r) / sizeof(r[0]); k++) {
+		fprintf(f, "%-30s", r[k].label);
+		for (int j = 0; j < n; j++) {
+			double v = *(const double *)(const void *)
+				   ((const char *)&e[j] + r[k].off);
+
+			snprintf(b, sizeof(b), r[k].div > 1e6 ? "%.9f" : "%.3f",
+				 v / r[k].div);
+			fprintf(f, " %16s", b);
+		}
+		fprintf(f, "\n");
+	}
+}
+
 void perf_print_counts(FILE *f, const struct perf_opts *o,
 		       const struct perf_cmd *cmd, const struct perf_run *runs,
 		       int nruns)
@@ -120,13 +179,15 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 	const char *names[16];
 	uint64_t wall[16];
 	struct slat_vm_stats st[16];
+	struct perf_elapsed el[16];
 	int n = 0;
 	char b[40];
 
 	if (!nruns)
 		return;
 	for (int i = 0; cmd->table_phases[i] && n < 16; i++)
-		if (agg(&runs[0], cmd->table_phases[i], &wall[n], &st[n]))
+		if (agg_model(o, &runs[0], cmd->table_phases[i], &wall[n], &st[n],
+			      &el[n]))
 			names[n++] = cmd->table_phases[i];
 	fprintf(f, "\nCounts per phase (exact; iteration phases summed over "
 		   "iterations):\n");
@@ -145,12 +206,12 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 		secs(b, sizeof(b), (double)wall[j]);
 		fprintf(f, " %16s", b);
 	}
-	fprintf(f, "\n%-30s", "modeled hardware time (s)");
-	for (int j = 0; j < n; j++) {
-		secs(b, sizeof(b), perf_modeled_ns(&o->cost, &st[j]));
-		fprintf(f, " %16s", b);
-	}
-	fprintf(f, "\n(modeled: counts x the cost table%s%s; see docs/slat-perf.md)\n",
+	fprintf(f, "\n");
+	print_elapsed_rows(f, el, n);
+	fprintf(f, "(modeled elapsed: the counts replayed in virtual time, vCPUs "
+		   "and host operations contending; total work: counts x the cost "
+		   "table%s%s, summed; latencies: the worst vCPU's; see "
+		   "docs/slat-perf.md)\n",
 		o->cost_file ? " from " : ", defaults",
 		o->cost_file ? o->cost_file : "");
 }
@@ -159,15 +220,16 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
  * each phase over the repeats of one value; counts of its first run. */
 static void value_agg(const struct perf_opts *o, const struct perf_run *runs,
 		      int nruns, int v, const char *name, uint64_t *wall,
-		      struct slat_vm_stats *st, double *model, bool *found)
+		      struct slat_vm_stats *st, struct perf_elapsed *model,
+		      bool *found)
 {
 	*found = false;
 	for (int r = v; r < nruns; r += o->cmp_n) {
 		uint64_t w;
 		struct slat_vm_stats s;
-		double m;
+		struct perf_elapsed m;
 
-		if (!agg_model(&runs[r], name, &w, &s, &o->cost, &m))
+		if (!agg_model(o, &runs[r], name, &w, &s, &m))
 			continue;
 		if (!*found) {
 			*st = s;
@@ -190,17 +252,38 @@ static void ratio(char *buf, size_t n, double a, double b)
 		snprintf(buf, n, "%.4gx", b / a);
 }
 
+/* One row of the comparison: @label, the values (seconds when @ns, else
+ * counts) and their ratios to the first. */
+static void cmp_row(FILE *f, const struct perf_opts *o, const char *phase,
+		    const char *label, const double *val, bool ns)
+{
+	char b[48];
+
+	fprintf(f, "%-10s %-16s", phase, label);
+	for (int v = 0; v < o->cmp_n; v++) {
+		if (ns)
+			secs(b, sizeof(b), val[v]);
+		else
+			snprintf(b, sizeof(b), "%llu", (unsigned long long)val[v]);
+		fprintf(f, " %16s", b);
+	}
+	for (int v = 1; v < o->cmp_n; v++) {
+		ratio(b, sizeof(b), val[0], val[v]);
+		fprintf(f, " %9s", b);
+	}
+	fprintf(f, "\n");
+}
+
 void perf_print_compare(FILE *f, const struct perf_opts *o,
 			const struct perf_cmd *cmd, const struct perf_run *runs,
 			int nruns)
 {
-	char b[48];
-
 	fprintf(f, "\nCompare --%s:", o->cmp_name);
 	for (int v = 0; v < o->cmp_n; v++)
 		fprintf(f, " %s%s", v ? "vs " : "", o->cmp_vals[v]);
 	fprintf(f, " (wall: best of %d run%s each on this host, values "
-		   "alternating; modeled: counts x cost table; ratio: value / %s)\n",
+		   "alternating; modeled: elapsed in virtual time; total work: "
+		   "counts x cost table; ratio: value / %s)\n",
 		o->repeat, o->repeat > 1 ? "s" : "", o->cmp_vals[0]);
 	fprintf(f, "%-10s %-16s", "phase", "");
 	for (int v = 0; v < o->cmp_n; v++)
@@ -210,58 +293,34 @@ void perf_print_compare(FILE *f, const struct perf_opts *o,
 	fprintf(f, "\n");
 	for (int i = 0; cmd->table_phases[i]; i++) {
 		const char *name = cmd->table_phases[i];
-		uint64_t wall[8];
-		struct slat_vm_stats st[8];
-		double mod[8];
-		bool found = true, fv;
+		double wall[8], mod[8], work[8], c[4][8];
+		bool found = true;
 
 		for (int v = 0; v < o->cmp_n; v++) {
-			value_agg(o, runs, nruns, v, name, &wall[v], &st[v], &mod[v],
-				  &fv);
+			struct slat_vm_stats st;
+			struct perf_elapsed e;
+			uint64_t w;
+			bool fv;
+
+			value_agg(o, runs, nruns, v, name, &w, &st, &e, &fv);
 			found &= fv;
-			mod[v] = fv ? mod[v] : 0;
+			wall[v] = (double)w;
+			mod[v] = fv ? e.elapsed_ns : 0;
+			work[v] = fv ? e.work_ns : 0;
+			c[0][v] = (double)g_written(&st);
+			c[1][v] = (double)g_visited(&st);
+			c[2][v] = (double)g_tlbis(&st);
+			c[3][v] = (double)g_faults(&st);
 		}
 		if (!found)
 			continue;
-		fprintf(f, "%-10s %-16s", name, "wall (s)");
-		for (int v = 0; v < o->cmp_n; v++) {
-			secs(b, sizeof(b), (double)wall[v]);
-			fprintf(f, " %16s", b);
-		}
-		for (int v = 1; v < o->cmp_n; v++) {
-			ratio(b, sizeof(b), (double)wall[0], (double)wall[v]);
-			fprintf(f, " %9s", b);
-		}
-		fprintf(f, "\n%-10s %-16s", "", "modeled (s)");
-		for (int v = 0; v < o->cmp_n; v++) {
-			secs(b, sizeof(b), mod[v]);
-			fprintf(f, " %16s", b);
-		}
-		for (int v = 1; v < o->cmp_n; v++) {
-			ratio(b, sizeof(b), mod[0], mod[v]);
-			fprintf(f, " %9s", b);
-		}
-		static const struct { const char *l; int k; } extra[] = {
-			{ "entries written", 0 }, { "entries visited", 1 },
-			{ "TLBIs", 2 }, { "faults", 3 },
-		};
-		for (size_t e = 0; e < sizeof(extra) / sizeof(extra[0]); e++) {
-			uint64_t c[8];
-
-			for (int v = 0; v < o->cmp_n; v++)
-				c[v] = extra[e].k == 0 ? g_written(&st[v]) :
-				       extra[e].k == 1 ? g_visited(&st[v]) :
-				       extra[e].k == 2 ? g_tlbis(&st[v]) :
-							 g_faults(&st[v]);
-			fprintf(f, "\n%-10s %-16s", "", extra[e].l);
-			for (int v = 0; v < o->cmp_n; v++)
-				fprintf(f, " %16llu", (unsigned long long)c[v]);
-			for (int v = 1; v < o->cmp_n; v++) {
-				ratio(b, sizeof(b), (double)c[0], (double)c[v]);
-				fprintf(f, " %9s", b);
-			}
-		}
-		fprintf(f, "\n");
+		cmp_row(f, o, name, "wall (s)", wall, true);
+		cmp_row(f, o, "", "modeled (s)", mod, true);
+		cmp_row(f, o, "", "total work (s)", work, true);
+		cmp_row(f, o, "", "entries written", c[0], false);
+		cmp_row(f, o, "", "entries visited", c[1], false);
+		cmp_row(f, o, "", "TLBIs", c[2], false);
+		cmp_row(f, o, "", "faults", c[3], false);
 	}
 }
 
@@ -326,6 +385,27 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 #undef U
 }
 
+/* One phase: times, what a guest feels, counts. */
+static void json_phase(FILE *f, const struct perf_opts *o,
+		       const struct perf_run *r, const struct perf_phase *p)
+{
+	struct perf_elapsed e;
+
+	phase_elapsed(o, r, p, &e);
+	fprintf(f, "       {\"name\": ");
+	json_str(f, p->name);
+	fprintf(f, ", \"iteration\": %d, \"wall_ns\": %llu, \"modeled_ns\": %.1f, "
+		"\"total_work_ns\": %.1f, \"vcpus\": %u,\n        \"guest\": "
+		"{\"faults\": %llu, \"fault_latency_ns\": {\"p50\": %.1f, "
+		"\"p99\": %.1f, \"max\": %.1f}, \"stalled_by_host_ns\": %.1f, "
+		"\"mmu_lock_wait_ns\": %.1f, \"longest_write_hold_ns\": %.1f},\n"
+		"        \"counts\": ", p->iteration, (unsigned long long)p->wall_ns,
+		e.elapsed_ns, e.work_ns, p->vcpus, (unsigned long long)e.faults,
+		e.lat_p50_ns, e.lat_p99_ns, e.lat_max_ns, e.stall_host_ns,
+		e.lock_wait_ns, e.max_write_hold_ns);
+	json_counts(f, &p->st);
+}
+
 /*
  * fclose, and also report a write that failed before the last flush (it
  * leaves only the stream's error flag). Returns 0, or -1 with errno set.
@@ -359,9 +439,11 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 	fprintf(f, "  \"cost_ns\": {\"tlbi_ipa\": %g, \"tlbi_ipa_local\": %g, "
 		"\"tlbi_range\": %g, \"tlbi_vmid\": %g, \"dsb\": %g, \"clean_line\": %g, "
 		"\"cache_line\": %g, \"fault_exit\": %g, \"entry_visit\": %g, "
-		"\"entry_write\": %g},\n", c->tlbi_ipa, c->tlbi_ipa_local,
+		"\"entry_write\": %g, \"ipi_send\": %g, \"ipi_exit\": %g, "
+		"\"mem_bw\": %g},\n", c->tlbi_ipa, c->tlbi_ipa_local,
 		c->tlbi_range, c->tlbi_vmid, c->dsb, c->clean_line, c->cache_line,
-		c->fault_exit, c->entry_visit, c->entry_write);
+		c->fault_exit, c->entry_visit, c->entry_write, c->ipi_send,
+		c->ipi_exit, c->mem_bw);
 	fprintf(f, "  \"compare\": ");
 	if (o->cmp_name) {
 		fprintf(f, "{\"switch\": ");
@@ -385,13 +467,7 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		for (int i = 0; i < runs[r].nph; i++) {
 			const struct perf_phase *p = &runs[r].ph[i];
 
-			fprintf(f, "       {\"name\": ");
-			json_str(f, p->name);
-			fprintf(f, ", \"iteration\": %d, \"wall_ns\": %llu, "
-				"\"modeled_ns\": %.1f, \"counts\": ", p->iteration,
-				(unsigned long long)p->wall_ns,
-				perf_phase_model(c, p));
-			json_counts(f, &p->st);
+			json_phase(f, o, &runs[r], p);
 			fprintf(f, "}%s\n", i + 1 < runs[r].nph ? "," : "");
 		}
 		fprintf(f, "     ]}%s\n", r + 1 < nruns ? "," : "");
@@ -425,16 +501,18 @@ static void chart_data(struct chart *c, const struct perf_opts *o,
 
 		for (int v = 0; v < c->nval; v++) {
 			struct slat_vm_stats st;
+			struct perf_elapsed e;
 			uint64_t w = 0;
-			double m = 0;
+			double m;
 			bool fv;
 
 			if (o->cmp_name)
 				value_agg(o, runs, nruns, v, cmd->table_phases[i], &w,
-					  &st, &m, &fv);
+					  &st, &e, &fv);
 			else
-				fv = agg_model(&runs[0], cmd->table_phases[i], &w, &st,
-					       &o->cost, &m);
+				fv = agg_model(o, &runs[0], cmd->table_phases[i], &w,
+					       &st, &e);
+			m = fv ? e.elapsed_ns : 0;
 			all &= fv;
 			c->wall[c->n][v] = fv ? (double)w : 0;
 			c->mod[c->n][v] = fv ? m : 0;

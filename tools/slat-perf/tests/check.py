@@ -192,7 +192,8 @@ def t_exact_counts(exe):
     in_order(out, [r"written: leaf +512 +0 +0 +0 +0 +0",
                    r"written: table +2 +0 +0 +0 +0 +0",
                    r"table pages allocated +2 +0 .*",
-                   r"modeled hardware time \(s\) +\d+\.\d{9} .*"])
+                   r"modeled elapsed time \(s\) +\d+\.\d{9} .*",
+                   r"total work \(s\) +\d+\.\d{9} .*"])
     t_page_table_counts(exe)
 
 
@@ -300,7 +301,17 @@ def t_errors(exe):
                                "entry_write"]) + "fault_exit = 1000000\n")
     out = run(exe, ["dirty-log", "-b", "2M", "-s", "synthetic", "-m", "6",
                     "--cost", cf]).stdout
-    in_order(out, [r"modeled hardware time \(s\) +0\.512000000 .*"])
+    # one vCPU: its 512 faults one after the other, nothing to contend for
+    in_order(out, [r"modeled elapsed time \(s\) +0\.512000000 .*",
+                   r"total work \(s\) +0\.512000000 .*",
+                   r"fault latency p50 \(us\) +1000\.000 .*",
+                   r"fault latency max \(us\) +1000\.000 .*"])
+    # four vCPUs share the faults: a quarter of the elapsed time, the
+    # same total work
+    out = run(exe, ["dirty-log", "-b", "2M", "-v", "4", "-s", "synthetic",
+                    "-m", "6", "--cost", cf]).stdout
+    in_order(out, [r"modeled elapsed time \(s\) +0\.512000000 .*",
+                   r"total work \(s\) +2\.048000000 .*"])
 
 
 def t_stdout_full(exe):
