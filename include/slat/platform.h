@@ -55,7 +55,8 @@ struct slat_page_cache {
 		uint64_t table_ipa;    /* the first IPA it translates */
 		uint64_t unlinks;
 		int32_t table_level;   /* the level of its entries */
-		uint32_t table_shift;  /* log2 of the bytes it translates */
+		uint32_t table_shift;  /* log2 of the bytes it translates, kept
+					  for the fault path's one test */
 	} memo;
 };
 

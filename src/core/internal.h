@@ -559,6 +559,19 @@ refcount_note(struct slat_table *t, const slat_pte_t *ptep, int level,
 			 shared);
 }
 
+/* refcount_note() through @rc when the caller knows the count word of
+ * @ptep's table (a fault's memo), else through the lookup. */
+static SLAT_ALWAYS_INLINE void
+refcount_note_known(struct slat_table *t, uint32_t *rc, const slat_pte_t *ptep,
+		    int level, int32_t delta, bool block, bool shared)
+{
+	if (rc)
+		refcount_note_rc(t, rc, table_page_of(t, ptep), delta, block,
+				 shared);
+	else
+		refcount_note(t, ptep, level, delta, block, shared);
+}
+
 /* The number of non-zero entries of the (non-root) table page @table.
  * Exclusive use. */
 uint32_t core_refcount_get(const struct slat_table *t, void *table) SLAT_INTERNAL;
@@ -1248,6 +1261,15 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
 	return descend_loop(t, ipa, stop_level, how, false, level, value, st);
 }
 
+/* core_descend_memo() without a memo that holds: the descent from the
+ * root, which refills @m. Out of line: the fault path's registers are
+ * for the common case. */
+slat_pte_t *core_descend_refill(const struct slat_table *t,
+				struct slat_leaf_memo *m, uint64_t ipa,
+				int stop_level, uint64_t unlinks, int *level,
+				slat_pte_t *value, uint32_t **rc,
+				struct slat_stats *st) SLAT_INTERNAL;
+
 /*
  * core_descend_memo() - core_descend(DESCEND_FAST) for a fault, starting
  * from @m's memo of the last table a fault through @m reached.
@@ -1269,15 +1291,6 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
  *
  * Return: the entry.
  */
-/* core_descend_memo() without a memo that holds: the descent from the
- * root, which refills @m. Out of line: the fault path's registers are
- * for the common case. */
-slat_pte_t *core_descend_refill(const struct slat_table *t,
-				struct slat_leaf_memo *m, uint64_t ipa,
-				int stop_level, uint64_t unlinks, int *level,
-				slat_pte_t *value, uint32_t **rc,
-				struct slat_stats *st) SLAT_INTERNAL;
-
 static SLAT_ALWAYS_INLINE slat_pte_t *
 core_descend_memo(const struct slat_table *t, struct slat_leaf_memo *m,
 		  uint64_t ipa, int stop_level, int *level, slat_pte_t *value,
@@ -1287,6 +1300,7 @@ core_descend_memo(const struct slat_table *t, struct slat_leaf_memo *m,
 	if (__builtin_expect(m && m->table && m->unlinks == unlinks &&
 			     m->table_level == stop_level &&
 			     ((ipa - m->table_ipa) >> m->table_shift) == 0, 1)) {
+		/* An entry maps bits_per_level less than the table spans. */
 		unsigned shift = m->table_shift - t->geo.bits_per_level;
 		slat_pte_t *ptep = &((slat_pte_t *)m->table)[
 			(ipa - m->table_ipa) >> shift];
@@ -1344,10 +1358,7 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		 * shared note only marks the count unknown, and no exclusive
 		 * recount can run meanwhile. */
 		st->written[SLAT_WRITE_LEAF]++;
-		if (rc)
-			refcount_note_rc(t, rc, NULL, 1, block, true);
-		else
-			refcount_note(t, ptep, level, 1, block, true);
+		refcount_note_known(t, rc, ptep, level, 1, block, true);
 		if (cmo) {
 			cmo_do(t, pa, size, cmo, st);
 			pte_store(ptep, leaf);
@@ -1367,11 +1378,7 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 					slat_pa(pa.pa + i * size)), &was);
 	}
 	st->written[SLAT_WRITE_LEAF] += n;
-	if (rc)
-		refcount_note_rc(t, rc, table_page_of(t, ptep), (int32_t)n,
-				 block, false);
-	else
-		refcount_note(t, ptep, level, (int32_t)n, block, false);
+	refcount_note_known(t, rc, ptep, level, (int32_t)n, block, false);
 	return SLAT_OK;
 }
 

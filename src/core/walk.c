@@ -204,8 +204,8 @@ slat_pte_t *core_descend_refill(const struct slat_table *t,
 					level, value, st);
 	*rc = NULL;
 	if (m && *level == stop_level && !is_root_level(t, stop_level)) {
-		unsigned span = level_shift(t, stop_level) +
-				t->geo.bits_per_level;
+		/* A non-root table translates what one entry above maps. */
+		unsigned span = level_shift(t, stop_level - 1);
 		m->table = table_page_of(t, ptep);
 		m->refcount = table_refcount(t, m->table);
 		m->table_ipa = ipa & ~((1ull << span) - 1);
