@@ -249,3 +249,11 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 	free(g.a);
 	return 0;
 }
+
+int perf_run_elapsed(const struct perf_opts *o, struct perf_run *r)
+{
+	for (int i = 0; i < r->nph; i++)
+		if (perf_phase_elapsed(o, &r->sw, &r->ph[i], &r->ph[i].el))
+			return -1;
+	return 0;
+}

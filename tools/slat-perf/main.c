@@ -451,6 +451,10 @@ static int run_all(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
 		}
 		fflush(stdout);
 		rc = cmd->run(state, o, &run->sw, run, stdout);
+		if (!rc && perf_run_elapsed(o, run)) {
+			fprintf(stderr, "slat-perf: out of memory\n");
+			rc = 1;
+		}
 	}
 	return rc;
 }

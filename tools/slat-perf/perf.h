@@ -75,6 +75,17 @@ int perf_cost_load(struct perf_cost *c, const char *path);
 
 /* ---- phases and runs ---- */
 
+/* A phase's modeled elapsed time and what a guest feels in it. */
+struct perf_elapsed {
+	double elapsed_ns;        /* virtual time from start to the last end */
+	double work_ns;           /* total work: counts x costs, summed */
+	uint64_t faults;
+	double lat_p50_ns, lat_p99_ns, lat_max_ns; /* worst vCPU's */
+	double stall_host_ns;     /* worst vCPU's time held up by host work */
+	double lock_wait_ns;      /* worst vCPU's time waiting for mmu_lock */
+	double max_write_hold_ns; /* longest exclusive mmu_lock hold */
+};
+
 struct perf_phase {
 	char name[48];        /* "populate", "enable", "dirty", "get", ... */
 	int iteration;        /* 0: not an iteration phase */
@@ -83,6 +94,7 @@ struct perf_phase {
 				 guest time); < 0: the cost table's */
 	uint32_t vcpus;       /* vCPUs of the VM during the phase */
 	struct slat_vm_stats st;
+	struct perf_elapsed el; /* set by perf_run_elapsed() after the run */
 };
 
 struct perf_run {
@@ -106,17 +118,6 @@ double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *st
 /* The modeled time of phase @p: its own model or the cost table's. */
 double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p);
 
-/* A phase's modeled elapsed time and what a guest feels in it. */
-struct perf_elapsed {
-	double elapsed_ns;        /* virtual time from start to the last end */
-	double work_ns;           /* total work: counts x costs, summed */
-	uint64_t faults;
-	double lat_p50_ns, lat_p99_ns, lat_max_ns; /* worst vCPU's */
-	double stall_host_ns;     /* worst vCPU's time held up by host work */
-	double lock_wait_ns;      /* worst vCPU's time waiting for mmu_lock */
-	double max_write_hold_ns; /* longest exclusive mmu_lock hold */
-};
-
 struct perf_opts;
 
 /**
@@ -134,6 +135,16 @@ struct perf_opts;
  */
 int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw,
 		       const struct perf_phase *p, struct perf_elapsed *e);
+
+/**
+ * perf_run_elapsed() - perf_phase_elapsed() of every phase of @r, kept in
+ * its phase (p->el) for every report to read
+ * @o: the options
+ * @r: the run, complete
+ *
+ * Return: 0, or -1 when memory runs out.
+ */
+int perf_run_elapsed(const struct perf_opts *o, struct perf_run *r);
 
 /* ---- common options ---- */
 

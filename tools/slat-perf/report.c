@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Phase @p's modeled elapsed time into @e (exits on running out of memory:
- * nothing sensible can be printed then). */
-static void phase_elapsed(const struct perf_opts *o, const struct perf_run *r,
-			  const struct perf_phase *p, struct perf_elapsed *e)
-{
-	if (perf_phase_elapsed(o, &r->sw, p, e)) {
-		fprintf(stderr, "slat-perf: out of memory\n");
-		exit(1);
-	}
-}
-
 /* Iteration phases: times and counts add up, what a guest feels is the
  * worst of them. */
 static void elapsed_add(struct perf_elapsed *sum, const struct perf_elapsed *e)
@@ -37,7 +26,7 @@ static void elapsed_add(struct perf_elapsed *sum, const struct perf_elapsed *e)
 
 /* The phases named @name of @r summed: wall time, counts, and (when @el
  * is not NULL) the modeled elapsed time. Returns false when there is none. */
-static bool agg_model(const struct perf_opts *o, const struct perf_run *r,
+static bool agg_model(const struct perf_run *r,
 		      const char *name, uint64_t *wall, struct slat_vm_stats *st,
 		      struct perf_elapsed *el)
 {
@@ -51,16 +40,12 @@ static bool agg_model(const struct perf_opts *o, const struct perf_run *r,
 		const struct perf_phase *p = &r->ph[i];
 		const uint64_t *src = (const uint64_t *)&p->st;
 		uint64_t *dst = (uint64_t *)st;
-		struct perf_elapsed e;
-
 		if (strcmp(p->name, name))
 			continue;
 		found = true;
 		*wall += p->wall_ns;
-		if (el) {
-			phase_elapsed(o, r, p, &e);
-			elapsed_add(el, &e);
-		}
+		if (el)
+			elapsed_add(el, &p->el);
 		/* every field of the stats is a uint64_t counter */
 		for (size_t k = 0; k < sizeof(*st) / sizeof(uint64_t); k++)
 			dst[k] += src[k];
@@ -186,7 +171,7 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 	if (!nruns)
 		return;
 	for (int i = 0; cmd->table_phases[i] && n < 16; i++)
-		if (agg_model(o, &runs[0], cmd->table_phases[i], &wall[n], &st[n],
+		if (agg_model(&runs[0], cmd->table_phases[i], &wall[n], &st[n],
 			      &el[n]))
 			names[n++] = cmd->table_phases[i];
 	fprintf(f, "\nCounts per phase (exact; iteration phases summed over "
@@ -229,7 +214,7 @@ static void value_agg(const struct perf_opts *o, const struct perf_run *runs,
 		struct slat_vm_stats s;
 		struct perf_elapsed m;
 
-		if (!agg_model(o, &runs[r], name, &w, &s, &m))
+		if (!agg_model(&runs[r], name, &w, &s, &m))
 			continue;
 		if (!*found) {
 			*st = s;
@@ -386,12 +371,10 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 }
 
 /* One phase: times, what a guest feels, counts. */
-static void json_phase(FILE *f, const struct perf_opts *o,
-		       const struct perf_run *r, const struct perf_phase *p)
+static void json_phase(FILE *f, const struct perf_phase *p)
 {
-	struct perf_elapsed e;
+	const struct perf_elapsed e = p->el;
 
-	phase_elapsed(o, r, p, &e);
 	fprintf(f, "       {\"name\": ");
 	json_str(f, p->name);
 	fprintf(f, ", \"iteration\": %d, \"wall_ns\": %llu, \"modeled_ns\": %.1f, "
@@ -467,7 +450,7 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		for (int i = 0; i < runs[r].nph; i++) {
 			const struct perf_phase *p = &runs[r].ph[i];
 
-			json_phase(f, o, &runs[r], p);
+			json_phase(f, p);
 			fprintf(f, "}%s\n", i + 1 < runs[r].nph ? "," : "");
 		}
 		fprintf(f, "     ]}%s\n", r + 1 < nruns ? "," : "");
@@ -510,7 +493,7 @@ static void chart_data(struct chart *c, const struct perf_opts *o,
 				value_agg(o, runs, nruns, v, cmd->table_phases[i], &w,
 					  &st, &e, &fv);
 			else
-				fv = agg_model(o, &runs[0], cmd->table_phases[i], &w,
+				fv = agg_model(&runs[0], cmd->table_phases[i], &w,
 					       &st, &e);
 			m = fv ? e.elapsed_ns : 0;
 			all &= fv;
