@@ -477,6 +477,61 @@ static void fault_memo_does_not_outlive_its_table(void **state)
 	fx_done(f);
 }
 
+/* A fault the memo's table could serve is still checked as any request:
+ * each bad one gets the general path's error and changes nothing, and a
+ * leaf that does not fit (a PA or IPA not aligned to a block, a cap, another
+ * size) is mapped by the general path with the leaves that do. */
+static void fault_memo_checks_each_fault(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	const uint64_t pa = 0x100000000ull, pa_end = 1ull << 48;
+	assert_int_equal(fx_map(f, G1, K4, pa, SLAT_RW, SLAT_SHARED), SLAT_OK);
+	struct { uint64_t ipa, size, pa; uint32_t flags; int ret; } bad[] = {
+		{ G1 + K4, K4, pa_end, SLAT_SHARED, SLAT_E_RANGE },
+		{ G1 + K4, K4, pa_end - K4 + (1ull << 60), 0, SLAT_E_RANGE },
+		{ G1 + K4, K4, pa + 0x800, SLAT_SHARED, SLAT_E_ALIGN },
+		{ G1 + K4 + 0x800, K4, pa, SLAT_SHARED, SLAT_E_ALIGN },
+		{ G1 + K4, K4, pa, SLAT_SHARED | (1u << 20), SLAT_E_INVAL },
+		{ G1 + K4, 0, pa, SLAT_SHARED, SLAT_E_RANGE },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct slat_op op = { .flags = bad[i].flags, .cache = &f->cache,
+				      .done = 77 };
+		int ret = slat_map(&f->t, slat_ipa(bad[i].ipa), bad[i].size,
+				   slat_pa(bad[i].pa), SLAT_RW, &op);
+		if (ret != bad[i].ret || op.done != 0)
+			fail_msg("case %zu: %s done %llu, expected %s", i,
+				 check_status_name(ret),
+				 (unsigned long long)op.done,
+				 check_status_name(bad[i].ret));
+		assert_hole(f, G1 + K4);
+	}
+	/* a cap the page is within, two pages at once: the general path */
+	assert_int_equal(fx_map(f, G1 + K4, K4, pa + K4, SLAT_RW,
+				SLAT_SHARED | SLAT_MAP_CAP(12)), SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 2 * K4, 2 * K4, pa + 2 * K4, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	for (uint64_t i = 0; i < 4; i++)
+		assert_leaf(f, G1 + i * K4, SLAT_LAST_LEVEL, pa + i * K4);
+
+	/* the memo at a level-2 table: blocks only where both are aligned */
+	const uint64_t b = 4 * G1;
+	assert_int_equal(fx_map(f, b, M2, pa, SLAT_RW, SLAT_SHARED), SLAT_OK);
+	assert_int_equal(fx_map(f, b + M2, M2, pa + M2 + K4, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_int_equal(fx_map(f, b + 2 * M2, M2, pa + 2 * M2, SLAT_RW,
+				SLAT_SHARED | SLAT_MAP_CAP(12)), SLAT_OK);
+	assert_int_equal(fx_map(f, b + 3 * M2, M2, pa + 3 * M2, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_leaf(f, b, 2, pa);
+	assert_leaf(f, b + M2, SLAT_LAST_LEVEL, pa + M2 + K4);
+	assert_leaf(f, b + 2 * M2 - K4, SLAT_LAST_LEVEL, pa + 2 * M2);
+	assert_leaf(f, b + 2 * M2 + K4, SLAT_LAST_LEVEL, pa + 2 * M2 + K4);
+	assert_leaf(f, b + 3 * M2, 2, pa + 3 * M2);
+	fx_done(f);
+}
+
 /* A page that enters a cache with a stale count word (left from its last
  * use by the platform) still makes a table that is freed when empty. */
 static void stale_count_word_is_reset(void **state)
@@ -1620,6 +1675,7 @@ int main(void)
 			shared_relax_of_a_relaxed_leaf_invalidates_locally),
 		cmocka_unit_test(op_defaults_and_refused_flags),
 		cmocka_unit_test(fault_memo_does_not_outlive_its_table),
+		cmocka_unit_test(fault_memo_checks_each_fault),
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
 		cmocka_unit_test(init_names_the_missing_hook),

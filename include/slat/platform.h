@@ -49,14 +49,16 @@ struct slat_page_cache {
 		slat_pte_t leaf[SLAT_LAST_LEVEL + 1]; /* per level, output address 0 */
 		/* The (non-root) table the last fault's entry lay in, while the
 		 * table's unlink count is @unlinks: the next fault inside its
-		 * span starts there, not at the root. */
+		 * span, of its leaf size, reads one entry there. The shifts and
+		 * the size are kept, not derived: the fault path's tests. */
 		void *table;           /* NULL: none */
 		uint32_t *refcount;    /* its count word */
 		uint64_t table_ipa;    /* the first IPA it translates */
 		uint64_t unlinks;
+		uint64_t leaf_size;    /* the bytes a leaf in it maps */
 		int32_t table_level;   /* the level of its entries */
-		uint32_t table_shift;  /* log2 of the bytes it translates, kept
-					  for the fault path's one test */
+		uint8_t leaf_shift;    /* log2 of @leaf_size */
+		uint8_t table_shift;   /* log2 of the bytes it translates */
 	} memo;
 };
 

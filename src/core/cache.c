@@ -5,6 +5,13 @@
  */
 #include "internal.h"
 
+void core_cmo_kinds(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		    unsigned kinds, struct slat_stats *st)
+{
+	cmo_count(st, bytes, kinds);
+	cmo_call(t, pa, bytes, kinds);
+}
+
 /* What the clean needs of every entry, in locals: the loops read every
  * entry of a table being freed. */
 struct cmo_masks {

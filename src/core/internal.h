@@ -7,8 +7,9 @@
  *  - pte_write() is the only writer of a live entry (pte_try_set() for
  *    what publishes, pte_try_update() for a leaf changed in place);
  *  - leaf_fits() is the only rule for whether a leaf may map an entry;
- *  - core_descend() is the only descent that bypasses the walker (a fault
- *    may start it from its memo of the last table: core_descend_memo());
+ *  - core_descend() is the only descent that bypasses the walker; a fault
+ *    whose memo proves where its entry is reads that entry instead
+ *    (core_descend_fault(), map_fault_memo());
  *  - core_install_leaves(), core_break()/core_make(), core_clear_leaves()
  *    and core_unlink_table() own the counters, the reference counts, the
  *    HAS_BLOCKS note and the cache maintenance of what they write.
@@ -175,6 +176,14 @@ static inline uint64_t granule_mask(const struct slat_table *t)
  * leaf never maps an IPA or a PA outside what was asked. leaf_fits_shift()
  * is the same rule for a caller that knows the level's shift.
  */
+/* Non-zero when a leaf of @size bytes (a power of two) at @ipa would map
+ * another IPA or PA than @ipa and @pa: its bits below the leaf's size. */
+static inline uint64_t leaf_misaligned(uint64_t ipa, uint64_t pa,
+				       uint64_t size)
+{
+	return (ipa | pa) & (size - 1);
+}
+
 static inline bool leaf_fits_shift(const struct slat_table *t, int level,
 				   unsigned shift, uint64_t ipa, uint64_t pa,
 				   uint64_t remaining, unsigned cap_shift)
@@ -182,7 +191,7 @@ static inline bool leaf_fits_shift(const struct slat_table *t, int level,
 	uint64_t size = 1ull << shift;
 	bool capped = level < SLAT_LAST_LEVEL && shift > cap_shift;
 	return leaf_allowed(t, level) && !capped &&
-	       ((ipa | pa) & (size - 1)) == 0 && remaining >= size;
+	       !leaf_misaligned(ipa, pa, size) && remaining >= size;
 }
 
 static inline bool leaf_fits(const struct slat_table *t, int level,
@@ -653,19 +662,46 @@ static inline bool cmo_needed(const struct slat_table *t)
 	return t->fmt->cache_maintenance && !(t->cfg.features & SLAT_FEAT_FWB);
 }
 
-static SLAT_ALWAYS_INLINE void cmo_do(struct slat_table *t, slat_pa_t pa,
-				      uint64_t bytes,
-			  unsigned kinds, struct slat_stats *st)
+/* Count the CORE_CMO_* @kinds of maintenance of @bytes in @st. */
+static SLAT_ALWAYS_INLINE void cmo_count(struct slat_stats *st, uint64_t bytes,
+					 unsigned kinds)
 {
 	if (kinds & CORE_CMO_DCACHE) {
 		st->dcache_calls++;
 		st->dcache_bytes += bytes;
-		t->mm->dcache_clean_inval_poc(t->mm_ctx, pa, bytes);
 	}
 	if (kinds & CORE_CMO_ICACHE) {
 		st->icache_calls++;
 		st->icache_bytes += bytes;
+	}
+}
+
+/* The hooks for @kinds over [pa, pa+bytes): the D-cache clean first, which
+ * the I-cache invalidation needs done. Uncounted. */
+static SLAT_ALWAYS_INLINE void cmo_call(struct slat_table *t, slat_pa_t pa,
+					uint64_t bytes, unsigned kinds)
+{
+	if (kinds & CORE_CMO_DCACHE)
+		t->mm->dcache_clean_inval_poc(t->mm_ctx, pa, bytes);
+	if (kinds & CORE_CMO_ICACHE)
 		t->mm->icache_inval_pou(t->mm_ctx, pa, bytes);
+}
+
+/* cmo_do() of more than a D-cache clean, out of line. */
+void core_cmo_kinds(struct slat_table *t, slat_pa_t pa, uint64_t bytes,
+		    unsigned kinds, struct slat_stats *st) SLAT_INTERNAL;
+
+/* Counted maintenance: a D-cache clean alone, the common case, inline;
+ * across its one call only the caller's live values remain. */
+static SLAT_ALWAYS_INLINE void cmo_do(struct slat_table *t, slat_pa_t pa,
+				      uint64_t bytes, unsigned kinds,
+				      struct slat_stats *st)
+{
+	if (kinds == CORE_CMO_DCACHE) {
+		cmo_count(st, bytes, CORE_CMO_DCACHE);
+		cmo_call(t, pa, bytes, CORE_CMO_DCACHE);
+	} else if (kinds) {
+		core_cmo_kinds(t, pa, bytes, kinds, st);
 	}
 }
 
@@ -1261,58 +1297,34 @@ core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
 	return descend_loop(t, ipa, stop_level, how, false, level, value, st);
 }
 
-/* core_descend_memo() without a memo that holds: the descent from the
- * root, which refills @m. Out of line: the fault path's registers are
- * for the common case. */
-slat_pte_t *core_descend_refill(const struct slat_table *t,
-				struct slat_leaf_memo *m, uint64_t ipa,
-				int stop_level, uint64_t unlinks, int *level,
-				slat_pte_t *value, uint32_t **rc,
-				struct slat_stats *st) SLAT_INTERNAL;
-
 /*
- * core_descend_memo() - core_descend(DESCEND_FAST) for a fault, starting
- * from @m's memo of the last table a fault through @m reached.
+ * core_descend_fault() - core_descend(DESCEND_FAST) for a fault, from the
+ * root, remembering in @m the table it ended in.
  * @t: the table.
- * @m: the memo (of @t; may be NULL): used, and refilled after a descent
- *	from the root that reached a table below it.
+ * @m: the memo (of @t; may be NULL), refilled when the descent reached
+ *	@stop_level in a table below the root.
  * @ipa, @stop_level, @level, @value, @st: as core_descend().
- * @rc: receives the count word of the entry's table when the memo holds it
- *	(then never the root's), else NULL.
+ * @rc: receives the count word of the entry's table when @m was refilled
+ *	(never the root's), else NULL.
  *
  * A vCPU faults pages next to each other; the table its last fault ended in
- * usually holds the next entry, and the descent is most of a fault's work.
- * The memo holds while no table was unlinked since it was taken: t->unlinks
- * moves before any unlinked table can be freed or reused (an exclusive call
- * runs alone; a shared walker's unlink is followed by a grace period, and a
- * read-side section that began after it sees the count move). A fault
- * through a memo taken just before a concurrent unlink writes into the
- * unlinked table, as one whose descent read the entry just before it would.
+ * usually holds the next entry, and the descent is most of a fault's work:
+ * map's fault path reads one entry of the memo's table instead
+ * (map_fault_memo()). The memo holds while no table was unlinked since it
+ * was taken: t->unlinks moves before any unlinked table can be freed or
+ * reused (an exclusive call runs alone; a shared walker's unlink is
+ * followed by a grace period, and a read-side section that began after it
+ * sees the count move). A fault through a memo taken just before a
+ * concurrent unlink writes into the unlinked table, as one whose descent
+ * read the entry just before it would. Out of line: the fault path's
+ * registers are for the memo's case.
  *
  * Return: the entry.
  */
-static SLAT_ALWAYS_INLINE slat_pte_t *
-core_descend_memo(const struct slat_table *t, struct slat_leaf_memo *m,
-		  uint64_t ipa, int stop_level, int *level, slat_pte_t *value,
-		  uint32_t **rc, struct slat_stats *st)
-{
-	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(m && m->table && m->unlinks == unlinks &&
-			     m->table_level == stop_level &&
-			     ((ipa - m->table_ipa) >> m->table_shift) == 0, 1)) {
-		/* An entry maps bits_per_level less than the table spans. */
-		unsigned shift = m->table_shift - t->geo.bits_per_level;
-		slat_pte_t *ptep = &((slat_pte_t *)m->table)[
-			(ipa - m->table_ipa) >> shift];
-		st->visited++;
-		*level = stop_level;
-		*value = pte_read(ptep);
-		*rc = m->refcount;
-		return ptep;
-	}
-	return core_descend_refill(t, m, ipa, stop_level, unlinks, level,
-				   value, rc, st);
-}
+slat_pte_t *core_descend_fault(const struct slat_table *t,
+			       struct slat_leaf_memo *m, uint64_t ipa,
+			       int stop_level, int *level, slat_pte_t *value,
+			       uint32_t **rc, struct slat_stats *st) SLAT_INTERNAL;
 
 /* ---- Entry primitives (entry.c and below) ---- */
 

@@ -70,6 +70,7 @@ memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
 
 	m->table_id = 0;
 	m->table = NULL;
+	m->refcount = NULL;
 	if (!t->oa_mask)
 		return NULL;
 	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
@@ -341,11 +342,11 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 /* ---- the fault path ---- */
 
 /*
- * The fault path: one leaf of exactly the request's size into an empty
- * entry under existing tables, through the one descent (from the memo's
- * last table when it holds), leaf_fits() and core_install_leaves().
- * Anything else (a size no leaf has, a leaf that does not fit, a missing
- * table, an entry in use) returns MAP_WALK.
+ * One leaf of exactly the request's size into an empty entry under existing
+ * tables, through the one descent, leaf_fits() and core_install_leaves():
+ * a fault that map_fault_memo() could not serve. Anything else (a size no
+ * leaf has, a leaf that does not fit, a missing table, an entry in use)
+ * returns MAP_WALK.
  */
 static SLAT_ALWAYS_INLINE int
 map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
@@ -361,8 +362,8 @@ map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 		return MAP_WALK;
 	slat_pte_t old;
 	uint32_t *rc;
-	slat_pte_t *ptep = core_descend_memo(t, m, ipa, level, &at, &old, &rc,
-					     st);
+	slat_pte_t *ptep = core_descend_fault(t, m, ipa, level, &at, &old, &rc,
+					      st);
 	if (at != level || old != 0)
 		return MAP_WALK;
 	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
@@ -401,6 +402,8 @@ static __attribute__((noinline)) int
 map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	      uint32_t attrs, struct slat_op *op)
 {
+	if (op)
+		op->done = 0;
 	if (!table_live(t))
 		return SLAT_E_INVAL;
 	uint32_t flags = op ? op->flags : 0;
@@ -412,23 +415,102 @@ map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	return map_checked(t, ipa, size, pa, attrs, op, m);
 }
 
+/* Attributes the cache's memo holds, for a request its last table does not
+ * serve. Out of line: the fault path's registers are for the memo's case. */
+static __attribute__((noinline)) int
+map_memo_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	       uint32_t attrs, struct slat_op *op)
+{
+	struct slat_leaf_memo *m = &op->cache->memo;
+	op->done = 0;
+	int ret = check_map_input(t, ipa, size, pa, attrs, op->flags, true);
+	if (ret)
+		return ret;
+	return map_checked(t, ipa, size, pa, attrs, op, m);
+}
+
+/* map_fault_memo()'s install for an exclusive caller, out of line: the
+ * shared fault then keeps no value live across its clean's call but the
+ * entry and the leaf. */
+static __attribute__((noinline)) int
+map_memo_alone(struct slat_table *t, const struct slat_leaf_memo *m,
+	       slat_pte_t *ptep, uint64_t size, uint64_t pa, struct slat_op *op)
+{
+	int level = m->table_level;
+	op->done = size;
+	return core_install_leaves(t, ptep, 1, level, size,
+				   m->leaf[level] | pa, slat_pa(pa),
+				   map_cmo(m->cmo, op->flags, &t->stats),
+				   false, m->refcount, &t->stats);
+}
+
+/*
+ * The fault path: a leaf of the memo table's leaf size into an empty entry
+ * of the table the cache's last fault ended in. The memo proves what the
+ * input check and leaf_fits() establish for other requests: the table is
+ * still linked (no unlink since), so all it translates is inside the input
+ * address size; a leaf of its entries' size is allowed there (a descent for
+ * one ended there); the attributes were checked when the memo was filled.
+ * Left to test is what each fault brings: its flags (a cap, or a flag the
+ * table refuses, takes the general path), the IPA inside the table, the
+ * alignment and the PA's size. Anything else goes to map_memo_attrs().
+ * Every way out is a return or a tail call: the shared install's clean is
+ * the one call that returns here.
+ */
+static SLAT_ALWAYS_INLINE int
+map_fault_memo(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
+	       uint64_t size, uint64_t pa, uint32_t attrs, struct slat_op *op)
+{
+	uint32_t flags = op->flags;
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
+	uint64_t off = ipa - m->table_ipa;
+	/* In locals: the counters' stores may alias the memo. @refcount is set
+	 * and cleared with @table. */
+	uint32_t *rc = m->refcount;
+
+	if (!rc || m->unlinks != unlinks || size != m->leaf_size)
+		return map_memo_attrs(t, ipa, size, pa, attrs, op);
+	/* Aligned to its size, the leaf's last byte is pa | (size - 1). */
+	uint64_t bad = (flags & t->fault_flags_refused) |
+		       (off >> m->table_shift) | leaf_misaligned(ipa, pa, size) |
+		       ((pa | (size - 1)) >> t->geo.pa_bits);
+	struct slat_stats *st = (flags & SLAT_SHARED) ? op->cache->stats
+						      : &t->stats;
+	if (bad || !st)
+		return map_memo_attrs(t, ipa, size, pa, attrs, op);
+	slat_pte_t *ptep = &((slat_pte_t *)m->table)[off >> m->leaf_shift];
+	st->visited++;
+	if (pte_read(ptep) != 0)
+		return map_memo_attrs(t, ipa, size, pa, attrs, op);
+	if (!(flags & SLAT_SHARED))
+		return map_memo_alone(t, m, ptep, size, pa, op);
+	int level = m->table_level;
+	/* Set first: then nothing of @op is live across the clean's call. */
+	op->done = size;
+	int ret = core_install_leaves(t, ptep, 1, level, size,
+				      m->leaf[level] | pa, slat_pa(pa),
+				      map_cmo(m->cmo, flags, st), true, rc,
+				      st);
+	if (ret != SLAT_OK)
+		op->done = 0;
+	return ret;
+}
+
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
 {
-	if (op)
-		op->done = 0;
-	if (!t)
+	/* Every way on sets op->done: the fault path once. */
+	if (!t) {
+		if (op)
+			op->done = 0;
 		return SLAT_E_INVAL;
+	}
 	/* A vCPU's faults repeat the attributes, which the cache's memo holds
 	 * checked and encoded; it never holds them for a destroyed table. */
 	struct slat_leaf_memo *m = memo_hit(t, op ? op->cache : NULL, attrs);
 	if (!m)
 		return map_new_attrs(t, ipa.ipa, size, pa.pa, attrs, op);
-	int ret = check_map_input(t, ipa.ipa, size, pa.pa, attrs, op->flags,
-				  true);
-	if (ret)
-		return ret;
-	return map_checked(t, ipa.ipa, size, pa.pa, attrs, op, m);
+	return map_fault_memo(t, m, ipa.ipa, size, pa.pa, attrs, op);
 }
 
 /* ---- unmap ---- */

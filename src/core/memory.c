@@ -14,6 +14,8 @@ void slat_page_cache_init(struct slat_page_cache *c, void **pages,
 	c->stats = NULL;
 	c->memo.table_id = 0;
 	c->memo.table = NULL;
+	c->memo.refcount = NULL;
+	c->memo.leaf_size = 0;
 	c->memo.attrs = 0;
 	c->memo.cmo = 0;
 	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
@@ -110,7 +112,7 @@ void core_release_unlinked(struct slat_table *t, void *table, int level,
 	if (cmo)
 		core_cmo_subtree(t, table, level, cmo, st);
 	/* Before the page can be freed: no fault may start from a memo of it
-	 * (core_descend_memo()). */
+	 * (core_descend_fault()). */
 	__atomic_add_fetch(&t->unlinks, 1, __ATOMIC_RELEASE);
 	if (t->mm->free_deferred) {
 		/* Counted when freed: walkers inside may still link tables. */

@@ -194,24 +194,29 @@ void *slat_pte_table(const struct slat_table *t, slat_pte_t pte)
 	return table_va(t, pte);
 }
 
-slat_pte_t *core_descend_refill(const struct slat_table *t,
-				struct slat_leaf_memo *m, uint64_t ipa,
-				int stop_level, uint64_t unlinks, int *level,
-				slat_pte_t *value, uint32_t **rc,
-				struct slat_stats *st)
+slat_pte_t *core_descend_fault(const struct slat_table *t,
+			       struct slat_leaf_memo *m, uint64_t ipa,
+			       int stop_level, int *level, slat_pte_t *value,
+			       uint32_t **rc, struct slat_stats *st)
 {
+	/* Read before the descent: an unlink during it moves the count past
+	 * what the memo holds, and the memo is not used. */
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
 	slat_pte_t *ptep = core_descend(t, ipa, stop_level, DESCEND_FAST,
 					level, value, st);
 	*rc = NULL;
 	if (m && *level == stop_level && !is_root_level(t, stop_level)) {
 		/* A non-root table translates what one entry above maps. */
 		unsigned span = level_shift(t, stop_level - 1);
+		unsigned shift = level_shift(t, stop_level);
 		m->table = table_page_of(t, ptep);
 		m->refcount = table_refcount(t, m->table);
 		m->table_ipa = ipa & ~((1ull << span) - 1);
-		m->table_level = stop_level;
-		m->table_shift = span;
 		m->unlinks = unlinks;
+		m->leaf_size = 1ull << shift;
+		m->table_level = stop_level;
+		m->leaf_shift = (uint8_t)shift;
+		m->table_shift = (uint8_t)span;
 		*rc = m->refcount;
 	}
 	return ptep;
