@@ -88,26 +88,47 @@ static SLAT_ALWAYS_INLINE void clean_line_alone(const struct slat_table *t,
 			       &was);
 }
 
+/* The dirty leaves [run, end) of c's run, when @run is not NULL, are
+ * reported; returns how many. */
+static SLAT_ALWAYS_INLINE uint32_t dirty_run_end(const struct slat_walk_ctx *c,
+						 struct dirty_data *d,
+						 const slat_pte_t *run,
+						 const slat_pte_t *end)
+{
+	if (!run)
+		return 0;
+	report_dirty(c, d, c->addr + ((uint64_t)(run - c->ptep) <<
+				      c->t->geo.granule_shift),
+		     (uint32_t)(end - run));
+	return (uint32_t)(end - run);
+}
+
+/* What dirty_groups() does with a group of dirty leaves: report them;
+ * report and clean them (exclusive), with a constant 0 to set (Arm stage 2,
+ * EPT) or not; or leave each to the step (a shared walker may lose any). */
+enum dirty_mode { DIRTY_REPORT, DIRTY_CLEAN, DIRTY_CLEAN_SET, DIRTY_STEP };
+
 /*
- * Whole groups for dirty_read: none dirty (a bit leaf_dirty() wants that
- * no entry has, or one it must not have that every entry has), or every one
- * valid and dirty: its pages reported at once, and cleaned when asked.
- * Stops at the first group that is neither, as walk_leaf_groups() wants.
+ * dirty_groups() for one @mode, a constant: the loop then tests nothing
+ * per group that is the same for every group. None dirty: a bit
+ * leaf_dirty() wants that no entry has, or one it must not have that every
+ * entry has. All dirty: every entry valid, with every wanted bit and no
+ * refused one (a present bit all share: valid).
  */
 static SLAT_ALWAYS_INLINE uint32_t
-dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
-	     uint32_t *changed)
+dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
+		struct dirty_data *d, uint32_t *changed, const enum dirty_mode mode)
 {
-	struct dirty_data *d = arg;
 	const struct slat_table *t = c->t;
 	const slat_pte_t present = t->fmt->present_mask;
 	const slat_pte_t want = t->fmt->dirty_match;
 	const slat_pte_t refuse = t->fmt->dirty_mask & ~want;
 	const slat_pte_t young = t->fmt->young_bit;
 	const enum pte_writers who = walk_writers(c);
-	const unsigned g = t->geo.granule_shift;
 	slat_pte_t clear, set, was;
-	uint32_t n, run = 0, run_first = 0; /* dirty groups in a row */
+	slat_pte_t *run = NULL; /* the first of the dirty groups in a row */
+	uint32_t dirty = 0; /* leaves in the runs reported */
+	size_t n; /* pointer-sized: no widening per group */
 
 	clean_change(t, &clear, &set);
 	for (n = 0; n + LEAF_GROUP <= max; n += LEAF_GROUP) {
@@ -118,40 +139,54 @@ dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
 			all &= v;
 			any |= v;
 		}
-		if ((~any & want) || (all & refuse)) {
-			if (run)
-				report_dirty(c, d, c->addr + ((uint64_t)run_first << g),
-					     run);
-			run = 0;
+		if ((((all & want) ^ want) | (any & refuse)) || !(all & present)) {
+			if (!((~any & want) | (all & refuse)))
+				break; /* some dirty: the step's */
+			dirty += dirty_run_end(c, d, run, p);
+			run = NULL;
 			continue;
 		}
-		/* A shared walker may lose any entry: each takes the step. */
-		if (!(all & present) || (all & want) != want || (any & refuse) ||
-		    (d->clear && who == PTE_SHARED))
+		if (mode == DIRTY_STEP)
 			break;
 		if (!run)
-			run_first = n;
-		run += LEAF_GROUP;
-		if (!d->clear)
+			run = p;
+		if (mode == DIRTY_REPORT)
 			continue;
 		/* Young and dirty, they are entries the CPU is done with
 		 * (cpu_done_with()): nothing changes them under a store. */
 		if (all & young) {
-			/* A constant 0 (Arm stage 2, EPT) saves an OR per leaf. */
-			if (set)
-				clean_line_alone(t, p, clear, set);
-			else
-				clean_line_alone(t, p, clear, 0);
+			clean_line_alone(t, p, clear,
+					 mode == DIRTY_CLEAN_SET ? set : 0);
 		} else {
 			for (int j = 0; j < LEAF_GROUP; j++)
 				pte_try_update(t, who, &p[j], pte_peek(&p[j]), clear,
 					       set, &was);
 		}
-		*changed += LEAF_GROUP;
 	}
-	if (run)
-		report_dirty(c, d, c->addr + ((uint64_t)run_first << g), run);
-	return n;
+	dirty += dirty_run_end(c, d, run, &c->ptep[n]);
+	/* Every group of a run was cleaned, when cleaning. */
+	if (mode == DIRTY_CLEAN || mode == DIRTY_CLEAN_SET)
+		*changed += dirty;
+	return (uint32_t)n;
+}
+
+/*
+ * Whole groups for dirty_read: none dirty, skipped; or every one valid and
+ * dirty: its pages reported at once, and cleaned when asked. Stops at the
+ * first group that is neither, as walk_leaf_groups() wants.
+ */
+static SLAT_ALWAYS_INLINE uint32_t
+dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
+	     uint32_t *changed)
+{
+	struct dirty_data *d = arg;
+	if (!d->clear)
+		return dirty_groups_as(c, max, d, changed, DIRTY_REPORT);
+	if (walk_writers(c) == PTE_SHARED)
+		return dirty_groups_as(c, max, d, changed, DIRTY_STEP);
+	if (c->t->fmt->dirty_bit_clear)
+		return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN_SET);
+	return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN);
 }
 
 static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
