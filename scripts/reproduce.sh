@@ -8,7 +8,10 @@
 # NAMEs: 000-anon 000-thp 000-hugetlb-1g 001 001-arm 002-enable-4k 002-enable-thp
 # 002-enable-1g 002-clear-4k 002-clear-thp 002-clear-1g 003 004-map
 # 004-flush. Synthetic backings stand in for host memory, so every run fits
-# a 2-core, 24 GiB machine; all of them take about 20 minutes there.
+# a 2-core, 24 GiB machine; all of them take about 8 minutes there.
+# SLAT_PERF_COST=FILE passes --cost FILE to every run (scripts/seed_ratios.py
+# --sensitivity uses it); scripts/seed_ratios.py OUT prints the seeds'
+# elapsed ratios beside the modeled ones.
 set -eu
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +32,8 @@ run() {
 	fi
 	echo "== $name: slat-perf $*" >&2
 	start=$(date +%s)
-	if "$perf" "$@" --json "$out/$name.json" >"$out/$name.txt" 2>&1; then
+	if "$perf" "$@" ${SLAT_PERF_COST:+--cost "$SLAT_PERF_COST"} \
+		--json "$out/$name.json" >"$out/$name.txt" 2>&1; then
 		echo "   done in $(($(date +%s) - start)) s: $out/$name.txt" >&2
 	else
 		echo "   FAILED (exit $?), see $out/$name.txt" >&2

@@ -621,6 +621,40 @@ def t_golden_page_table(exe):
     golden(exe, "kptt_")
 
 
+def t_seed_ratios(exe):
+    """scripts/seed_ratios.py: the seeds' rows from reproduce.sh's JSON, and
+    --sensitivity's rerun at half and double a cost."""
+    top = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    script = os.path.join(top, "scripts", "seed_ratios.py")
+    d = tempfile.mkdtemp()
+    env = dict(os.environ, SLAT_PERF=os.path.abspath(exe))
+    subprocess.run([os.path.join(top, "scripts", "reproduce.sh"), d, "003",
+                    "004-map"], env=env, check=True, capture_output=True,
+                   timeout=120)
+    out = subprocess.run([sys.executable, script, d], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    # 2,101,256 entries and invalidations against 8: 8.805 us / 2.313 s
+    in_order(out, [r"\| 003 precise / untrapped \| 1\.016 \| 1\.004 \| yes \| 1\.004 \|",
+                   r"\| 003 flush-all / untrapped \| 1\.077 \| 1\.043 \| yes \| 1\.043 \|",
+                   r"\| 004 unmap 8 GiB, pages -> blocks \| <= 5\.27e-04 \| "
+                   r"3\.81e-06 \| no \| 3\.81e-06 \|"])
+    if "000 " in out or "001 " in out:
+        sys.exit("FAIL: rows of experiments that did not run:\n" + out)
+    out = subprocess.run([sys.executable, script, "--sensitivity", "tlbi_ipa",
+                          d, "004-map"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    in_order(out, [r"\| seed result \| tlbi_ipa = 50 \| 100 \(default\) \| 200 \|",
+                   r"\|---\|---\|---\|---\|",
+                   r"\| 004 unmap 8 GiB, pages -> blocks \| 3\.81e-06 \| "
+                   r"3\.81e-06 \| 3\.81e-06 \|"])
+    # the reruns ran with the cost; both unmaps invalidate by IPA, one per
+    # entry, so the ratio stays the count ratio, 8 / 2,101,256
+    for tag, want in (("half", 50), ("double", 200)):
+        doc = json.load(open(os.path.join(d, "tlbi_ipa-" + tag, "004-map.json")))
+        if doc["cost_ns"]["tlbi_ipa"] != want:
+            sys.exit("FAIL: %s run: tlbi_ipa %r" % (tag, doc["cost_ns"]))
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]](sys.argv[2])
     print("ok")
