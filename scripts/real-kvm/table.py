@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Helpers of run.sh.
+
+table.py --slat-args SLAT_PERF SUB PHASES.TSV ARGS...
+    ARGS for slat-perf SUB: the test's -m options replaced by slat-perf's
+    IDs of the modes the real test ran (matched by mode string: Linux 6.1
+    and slat-perf number the modes differently).
+table.py --table SUB PHASES.TSV [SLAT.JSON]
+    The side-by-side table: per phase, the real KVM's stage-2 faults (from
+    the guest's RK phase lines) and slat-perf's (from its --json).
+"""
+import json
+import re
+import subprocess
+import sys
+
+# The real test's line that ends a phase -> slat-perf's phase name.
+PHASES = [
+    (r"^Populate memory time", "populate"),
+    (r"^Enabling dirty logging time", "enable"),
+    (r"^Iteration (\d+) dirty memory time", "dirty"),
+    (r"^Iteration (\d+) get dirty log time", "get"),
+    (r"^Iteration (\d+) clear dirty log time", "clear"),
+    (r"^Disabling dirty logging time", "disable"),
+    (r"^KVM_CREATE_MAPPINGS:", "create"),
+    (r"^KVM_UPDATE_MAPPINGS:", "update"),
+    (r"^KVM_ADJUST_MAPPINGS:", "adjust"),
+]
+MODE_LINE = "Testing guest mode: "
+
+
+def norm_mode(s):
+    """A mode string without spacing, and PA-bits:ANY's VA part dropped."""
+    s = re.sub(r"\s+", "", s.replace("(supported)", ""))
+    return re.sub(r"^PA-bits:ANY,VA-bits:[^,]*,", "PA-bits:ANY,", s)
+
+
+def read_phases(path):
+    """RK phase lines -> rows (counts dict, text)."""
+    rows = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 8 or parts[0] != "RK phase":
+                continue
+            keys = ("faults", "translation", "permission", "access", "mmio", "exits")
+            counts = dict(zip(keys, (int(p) for p in parts[1:7])))
+            rows.append((counts, "\t".join(parts[7:])))
+    return rows
+
+
+def slat_args(slat, sub, tsv, args):
+    help_text = subprocess.run([slat, sub, "-h"], capture_output=True,
+                               text=True).stdout
+    ids = {}
+    for m in re.finditer(r"^\s*(\d+):\s+(PA-bits:.*)$", help_text, re.M):
+        ids.setdefault(norm_mode(m.group(2)), m.group(1))
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "-m":
+            skip = True
+            continue
+        if a.startswith("-m") and len(a) > 2:
+            continue
+        out.append(a)
+    for counts, text in read_phases(tsv):
+        if text.startswith(MODE_LINE):
+            mode = norm_mode(text[len(MODE_LINE):])
+            if mode not in ids:
+                sys.exit("table.py: slat-perf has no mode '%s'" % text)
+            out += ["-m", ids[mode]]
+    print(" ".join(out))
+
+
+def real_rows(tsv):
+    """(mode index, phase, iteration, counts) per phase line of the run, and
+    the lines that are not phases but had faults before them."""
+    mode = -1
+    for counts, text in read_phases(tsv):
+        if text.startswith(MODE_LINE):
+            mode += 1
+        for pat, name in PHASES:
+            m = re.match(pat, text)
+            if m:
+                it = int(m.group(1)) if m.groups() else 0
+                yield mode, name, it, counts
+                break
+        else:
+            if counts["faults"] or counts["mmio"]:
+                yield mode, text, None, counts
+
+
+def slat_faults(path):
+    """(mode index, phase, iteration) -> faults by kind, from --json."""
+    with open(path) as f:
+        doc = json.load(f)
+    res = {}
+    for run in doc["runs"][:1]:
+        mode, first = -1, None
+        for p in run["phases"]:
+            if first is None:
+                first = p["name"]
+            if p["name"] == first:
+                mode += 1
+            res[(mode, p["name"], p["iteration"])] = p["counts"]["faults"]
+    return res
+
+
+def fmt_kinds(t, p, a):
+    parts = []
+    for n, k in ((t, "T"), (p, "P"), (a, "A")):
+        if n:
+            parts.append("%d%s" % (n, k))
+    return " ".join(parts) or "0"
+
+
+def table(sub, tsv, json_path):
+    slat = slat_faults(json_path) if json_path else {}
+    rows = list(real_rows(tsv))
+    nmodes = max((r[0] for r in rows), default=0) + 1
+    print("%-22s %9s %-22s %6s %6s %9s %-16s %7s" % (
+        "phase", "real KVM", "(kinds)", "ucall", "exits",
+        "slat-perf", "(kinds)", "ratio"))
+    for mode, name, it, c in rows:
+        label = name if it is None or it == 0 else "%s %d" % (name, it)
+        if it is None:
+            label = label[:22]
+        if nmodes > 1 and mode >= 0:
+            label = "m%d %s" % (mode, label)
+        real_k = fmt_kinds(c["translation"], c["permission"], c["access"])
+        line = "%-22s %9d %-22s %6d %6d" % (label, c["faults"], real_k,
+                                           c["mmio"], c["exits"])
+        s = slat.get((max(mode, 0), name, it)) if it is not None else None
+        if s is not None:
+            n = s["translation"] + s["permission"] + s["access_flag"]
+            kinds = fmt_kinds(s["translation"], s["permission"], s["access_flag"])
+            ratio = "%.3f" % (n / c["faults"]) if c["faults"] else (
+                "-" if n == 0 else "inf")
+            line += " %9d %-16s %7s" % (n, kinds, ratio)
+        elif slat:
+            line += " %9s %-16s %7s" % ("-", "", "")
+        print(line.rstrip())
+    print("(faults: stage-2 aborts KVM handled, kvm:kvm_guest_fault, the "
+          "ucalls' MMIO aborts taken out and shown as ucall; kinds: T "
+          "translation, P permission, A access flag, from the ESR; ratio: "
+          "slat-perf / real)")
+
+
+def main(argv):
+    if len(argv) >= 4 and argv[0] == "--slat-args":
+        slat_args(argv[1], argv[2], argv[3], argv[4:])
+    elif len(argv) in (3, 4) and argv[0] == "--table":
+        table(argv[1], argv[2], argv[3] if len(argv) == 4 else None)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
