@@ -1,9 +1,11 @@
 # Count the stage-2 events of a trace (tracefs's `trace` file) between its
-# markers. For every marker (one line the selftest printed) one output line:
-#   RK phase<TAB>faults<TAB>translation<TAB>permission<TAB>access flag<TAB>mmio<TAB>exits<TAB>text
-# where the counts are those since the marker before. faults are the
-# kvm_guest_fault events that were not MMIO (a kvm_mmio event on the same
-# CPU right after the abort), split by the ESR's fault status code.
+# markers. For every marker (one line the selftest printed) one output line,
+# RK phase, then tab-separated: the counts since the marker before (the
+# names in KEYS below), then the line's text. fault: the kvm_guest_fault
+# events that were not MMIO (a kvm_mmio event on the same CPU right after
+# the abort), split by the ESR's fault status code; outside: those of them
+# whose IPA is not in the test memory (the test prints where it is); the
+# kprobe counts: calls of KVM's stage-2 functions (init.sh's probes).
 function hex(s,    i, c, v) {
 	sub(/^0x/, "", s)
 	v = 0
@@ -15,22 +17,43 @@ function hex(s,    i, c, v) {
 	}
 	return v
 }
-function reset() {
-	n["fault"] = n["translation"] = n["permission"] = n["access"] = 0
-	n["mmio"] = n["exit"] = 0
+function reset(    i) {
+	for (i = 1; i <= nkeys; i++)
+		n[keys[i]] = 0
 }
-function emit(text) {
-	printf "RK phase\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", n["fault"], \
-		n["translation"], n["permission"], n["access"], n["mmio"], \
-		n["exit"], text
+function emit(text,    i) {
+	printf "RK phase"
+	for (i = 1; i <= nkeys; i++)
+		printf "\t%d", n[keys[i]]
+	printf "\t%s\n", text
 	reset()
+}
+# Where the test memory is, from the lines both tests print.
+function test_memory(text) {
+	if (match(text, /^guest physical test memory: \[0x[0-9a-f]+, 0x[0-9a-f]+\)/)) {
+		split(substr(text, 30), r, /[\[, )]+/)
+		lo = hex(r[1])
+		hi = hex(r[2])
+	}
+	if (text ~ /^Testing memory size\(aligned\): 0x/)
+		size = hex(substr(text, 31))
+	if (text ~ /^Guest physical test memory offset: 0x/) {
+		lo = hex(substr(text, 36))
+		hi = lo + size
+	}
 }
 function cpu_of(line) {
 	if (match(line, /\[[0-9]+\]/))
 		return substr(line, RSTART + 1, RLENGTH - 2) + 0
 	return -1
 }
-BEGIN { reset(); started = 0 }
+BEGIN {
+	nkeys = split("fault translation permission access mmio exit outside " \
+		"map unmap wrprotect relax tlbi_ipa tlbi_vmid", keys, " ")
+	reset()
+	started = 0
+	lo = hi = size = 0
+}
 /^#/ { next }
 {
 	p = index($0, ": tracing_mark_write: ")
@@ -41,6 +64,7 @@ BEGIN { reset(); started = 0 }
 			reset()
 			next
 		}
+		test_memory(text)
 		emit(text)
 		next
 	}
@@ -57,9 +81,17 @@ BEGIN { reset(); started = 0 }
 			kind = "access"
 		else if (fsc >= 12 && fsc < 16)
 			kind = "permission"
+		out = 0
+		if (match($0, /ipa 0x[0-9a-fA-F]+/)) {
+			ipa = hex(substr($0, RSTART + 4, RLENGTH - 4))
+			out = (ipa < lo || ipa >= hi)
+		}
 		n["fault"]++
 		n[kind]++
-		last[cpu_of($0)] = kind
+		n["outside"] += out
+		c = cpu_of($0)
+		last[c] = kind
+		last_out[c] = out
 		next
 	}
 	if (index($0, ": kvm_mmio: ")) {
@@ -67,6 +99,7 @@ BEGIN { reset(); started = 0 }
 		if (last[c] != "") {
 			n["fault"]--
 			n[last[c]]--
+			n["outside"] -= last_out[c]
 			n["mmio"]++
 			last[c] = ""
 		}
@@ -77,8 +110,13 @@ BEGIN { reset(); started = 0 }
 		last[cpu_of($0)] = ""
 		next
 	}
+	if (match($0, /: rk_[a-z_]+: \(/)) {
+		n[substr($0, RSTART + 5, RLENGTH - 8)]++
+		next
+	}
 	# The second line of a marker that held two: a line of its own.
 	if (started && $0 != "" && $0 !~ /^ *[^ ].*\[[0-9]+\] /)
 		emit($0)
 }
-END { emit("(after the last line: teardown)") }
+# After the test's last line: the VM's teardown (and the test's exit).
+END { emit("(teardown)") }

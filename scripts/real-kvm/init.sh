@@ -35,6 +35,18 @@ echo > $T/trace
 for e in kvm_guest_fault kvm_mmio kvm_exit; do
 	echo 1 > $T/events/kvm/$e/enable
 done
+# KVM's stage-2 operations, by kprobes (VHE: the TLB flushes run in the
+# kernel and can be probed). One that cannot be probed is left out.
+for p in map:kvm_pgtable_stage2_map unmap:kvm_pgtable_stage2_unmap \
+	wrprotect:kvm_pgtable_stage2_wrprotect \
+	relax:kvm_pgtable_stage2_relax_perms \
+	tlbi_ipa:__kvm_tlb_flush_vmid_ipa tlbi_vmid:__kvm_tlb_flush_vmid; do
+	if echo "p:rk/rk_${p%%:*} ${p#*:}" >> $T/kprobe_events 2>/dev/null; then
+		echo 1 > $T/events/rk/rk_${p%%:*}/enable
+	else
+		out "note no kprobe on ${p#*:}"
+	fi
+done
 echo 1 > $T/tracing_on
 echo "real-kvm: start" > $T/trace_marker
 
@@ -50,8 +62,7 @@ for s in $T/per_cpu/cpu*/stats; do
 done
 out "lost $lost"
 
-# Per marker: the faults since the marker before, by kind (DFSC of the
-# ESR: translation, access flag, permission), MMIO aborts apart, and exits.
+# Per marker: the events since the marker before (count.awk).
 awk -f /real-kvm/count.awk $T/trace
 out "end"
 poweroff -f

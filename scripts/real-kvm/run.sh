@@ -136,6 +136,6 @@ fi
 
 # 4. The test's own lines, then the table.
 echo "### $test $* on $(awk '/^RK kernel/ { print $3 }' "$log"), $(grep -a '^RK kvm' "$log" | cut -d' ' -f3-) (exit $(awk '/^RK rc/ { print $3 }' "$log"))"
-cut -f8 "$work/real-phases.tsv" | grep -v '^(after'
+cut -f15- "$work/real-phases.tsv" | grep -v '^(teardown)$'
 echo
 python3 "$here/table.py" --table "$sub" "$work/real-phases.tsv" $json

@@ -25,8 +25,14 @@ PHASES = [
     (r"^KVM_CREATE_MAPPINGS:", "create"),
     (r"^KVM_UPDATE_MAPPINGS:", "update"),
     (r"^KVM_ADJUST_MAPPINGS:", "adjust"),
+    (r"^\(teardown\)", "teardown"),
 ]
 MODE_LINE = "Testing guest mode: "
+# The counts of an RK phase line, in count.awk's order.
+KEYS = ("faults", "translation", "permission", "access", "mmio", "exits",
+        "outside", "map", "unmap", "wrprotect", "relax", "tlbi_ipa",
+        "tlbi_vmid")
+CALLS = KEYS[7:]
 
 
 def norm_mode(s):
@@ -41,11 +47,10 @@ def read_phases(path):
     with open(path, errors="replace") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) < 8 or parts[0] != "RK phase":
+            if len(parts) < len(KEYS) + 2 or parts[0] != "RK phase":
                 continue
-            keys = ("faults", "translation", "permission", "access", "mmio", "exits")
-            counts = dict(zip(keys, (int(p) for p in parts[1:7])))
-            rows.append((counts, "\t".join(parts[7:])))
+            counts = dict(zip(KEYS, (int(p) for p in parts[1:len(KEYS) + 1])))
+            rows.append((counts, "\t".join(parts[len(KEYS) + 1:])))
     return rows
 
 
@@ -89,7 +94,7 @@ def real_rows(tsv):
                 yield mode, name, it, counts
                 break
         else:
-            if counts["faults"] or counts["mmio"]:
+            if any(counts[k] for k in KEYS if k != "exits"):
                 yield mode, text, None, counts
 
 
@@ -121,32 +126,43 @@ def table(sub, tsv, json_path):
     slat = slat_faults(json_path) if json_path else {}
     rows = list(real_rows(tsv))
     nmodes = max((r[0] for r in rows), default=0) + 1
-    print("%-22s %9s %-22s %6s %6s %9s %-16s %7s" % (
-        "phase", "real KVM", "(kinds)", "ucall", "exits",
+    print("%-22s %9s %-20s %7s %5s %6s %9s %-14s %6s" % (
+        "phase", "real KVM", "(kinds)", "outside", "ucall", "exits",
         "slat-perf", "(kinds)", "ratio"))
+    labels = []
     for mode, name, it, c in rows:
+        if it is None and not (c["faults"] or c["mmio"]):
+            labels.append(name[:22])
+            continue
         label = name if it is None or it == 0 else "%s %d" % (name, it)
         if it is None:
             label = label[:22]
         if nmodes > 1 and mode >= 0:
             label = "m%d %s" % (mode, label)
+        labels.append(label)
         real_k = fmt_kinds(c["translation"], c["permission"], c["access"])
-        line = "%-22s %9d %-22s %6d %6d" % (label, c["faults"], real_k,
-                                           c["mmio"], c["exits"])
+        line = "%-22s %9d %-20s %7d %5d %6d" % (
+            label, c["faults"], real_k, c["outside"], c["mmio"], c["exits"])
         s = slat.get((max(mode, 0), name, it)) if it is not None else None
         if s is not None:
             n = s["translation"] + s["permission"] + s["access_flag"]
             kinds = fmt_kinds(s["translation"], s["permission"], s["access_flag"])
             ratio = "%.3f" % (n / c["faults"]) if c["faults"] else (
                 "-" if n == 0 else "inf")
-            line += " %9d %-16s %7s" % (n, kinds, ratio)
+            line += " %9d %-14s %6s" % (n, kinds, ratio)
         elif slat:
-            line += " %9s %-16s %7s" % ("-", "", "")
+            line += " %9s" % "-"
         print(line.rstrip())
-    print("(faults: stage-2 aborts KVM handled, kvm:kvm_guest_fault, the "
-          "ucalls' MMIO aborts taken out and shown as ucall; kinds: T "
-          "translation, P permission, A access flag, from the ESR; ratio: "
-          "slat-perf / real)")
+    print("(real KVM: stage-2 aborts KVM handled, kvm:kvm_guest_fault, the "
+          "ucalls' MMIO aborts taken out and shown as ucall; outside: of "
+          "them, those outside the test memory (guest code, stack, page "
+          "tables); kinds: T translation, P permission, A access flag, from "
+          "the ESR; exits: kvm:kvm_exit; ratio: slat-perf / real KVM)")
+    print()
+    print("Real KVM's stage-2 calls per phase (kprobes):")
+    print("%-22s" % "phase" + "".join("%10s" % k for k in CALLS))
+    for label, (mode, name, it, c) in zip(labels, rows):
+        print("%-22s" % label + "".join("%10d" % c[k] for k in CALLS))
 
 
 def main(argv):
