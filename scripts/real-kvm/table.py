@@ -86,6 +86,10 @@ def real_rows(tsv):
     mode = -1
     for counts, text in read_phases(tsv):
         if text.startswith(MODE_LINE):
+            # Since the last line of the mode before: its VM's teardown.
+            if mode >= 0:
+                yield mode, "teardown", 0, counts
+                counts = dict.fromkeys(KEYS, 0)
             mode += 1
         for pat, name in PHASES:
             m = re.match(pat, text)
@@ -95,7 +99,20 @@ def real_rows(tsv):
                 break
         else:
             if any(counts[k] for k in KEYS if k != "exits"):
-                yield mode, text, None, counts
+                what = "setup"
+                if text.startswith("Started all vCPUs"):
+                    what = "vCPUs start"
+                yield mode, what, None, counts
+
+
+def mode_names(tsv):
+    """Short names of the modes the test ran, in order: PA40/4K."""
+    names = []
+    for counts, text in read_phases(tsv):
+        if text.startswith(MODE_LINE):
+            m = re.search(r"PA-bits:(\w+).*?(\d+K) pages", text)
+            names.append("PA%s/%s" % m.groups() if m else "?")
+    return names
 
 
 def slat_faults(path):
@@ -125,20 +142,19 @@ def fmt_kinds(t, p, a):
 def table(sub, tsv, json_path):
     slat = slat_faults(json_path) if json_path else {}
     rows = list(real_rows(tsv))
-    nmodes = max((r[0] for r in rows), default=0) + 1
+    names = mode_names(tsv)
     print("%-22s %9s %-20s %7s %5s %6s %9s %-14s %6s" % (
         "phase", "real KVM", "(kinds)", "outside", "ucall", "exits",
         "slat-perf", "(kinds)", "ratio"))
     labels = []
     for mode, name, it, c in rows:
         if it is None and not (c["faults"] or c["mmio"]):
-            labels.append(name[:22])
+            labels.append(name if mode < 0 or len(names) < 2
+                          else "%s %s" % (names[mode], name))
             continue
         label = name if it is None or it == 0 else "%s %d" % (name, it)
-        if it is None:
-            label = label[:22]
-        if nmodes > 1 and mode >= 0:
-            label = "m%d %s" % (mode, label)
+        if len(names) > 1 and mode >= 0:
+            label = "%s %s" % (names[mode], label)
         labels.append(label)
         real_k = fmt_kinds(c["translation"], c["permission"], c["access"])
         line = "%-22s %9d %-20s %7d %5d %6d" % (
