@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the real-KVM guest: run one selftest command line (from
 # /real-kvm/cmd) under tracing and print, per line the test printed, the
 # stage-2 events that happened since the line before.
@@ -30,7 +31,7 @@ out "kernel $(uname -r)"
 echo 0 > $T/tracing_on
 echo global > $T/trace_clock
 echo 0 > $T/options/overwrite
-echo "$(cat /real-kvm/buffer_kb)" > $T/buffer_size_kb
+cat /real-kvm/buffer_kb > $T/buffer_size_kb
 echo > $T/trace
 for e in kvm_guest_fault kvm_mmio kvm_exit; do
 	echo 1 > $T/events/kvm/$e/enable
@@ -50,13 +51,13 @@ done
 echo 1 > $T/tracing_on
 echo "real-kvm: start" > $T/trace_marker
 
-cd /real-kvm
+cd /real-kvm || poweroff -f
 rc=0
 sh -c "exec ./$(cat cmd)" > $T/trace_marker || rc=$?
 echo 0 > $T/tracing_on
 out "rc $rc"
 lost=0
-for s in $T/per_cpu/cpu*/stats; do
+for s in "$T"/per_cpu/cpu*/stats; do
 	n=$(awk '/^(overrun|dropped events):/ { s += $NF } END { print s + 0 }' "$s")
 	lost=$((lost + n))
 done

@@ -65,7 +65,9 @@ kvm_page_table_test) sub=page-table ;;
 esac
 for a in "$@"; do
 	case $a in
-	*[!A-Za-z0-9_.,:=+-]*) die "argument '$a': only plain words (the guest's /init runs the line as it is)" ;;
+	*[!A-Za-z0-9_.,:=+-]*)
+		echo "run.sh: argument '$a': only plain words (the guest's /init runs the line as it is)" >&2
+		exit 2 ;;
 	esac
 done
 
@@ -121,21 +123,23 @@ fi
 lost=$(awk '/^RK lost/ { print $3 }' "$log")
 [ "$lost" = 0 ] || say "warning: the trace lost $lost events (--buffer-kb larger)"
 grep -a '^RK phase' "$log" >"$work/real-phases.tsv"
+test_rc=$(awk '/^RK rc/ { print $3 }' "$log")
+[ "$test_rc" = 0 ] || say "warning: $test exited $test_rc in the guest; its stderr is in $log"
 
-json=""
+json=()
 if [ $no_slat = 0 ]; then
-	json=$work/slat-perf.json
+	json=("$work/slat-perf.json")
 	line=$(python3 "$here/table.py" --slat-args "$slat" "$sub" \
 		"$work/real-phases.tsv" "$@") ||
 		die "cannot translate the command line for slat-perf"
 	read -r -a sargs <<<"$line"
 	say "slat-perf $sub ${sargs[*]}"
-	"$slat" "$sub" "${sargs[@]}" --json "$json" >"$work/slat-perf.out" ||
+	"$slat" "$sub" "${sargs[@]}" --json "${json[0]}" >"$work/slat-perf.out" ||
 		die "slat-perf failed: see $work/slat-perf.out"
 fi
 
 # 4. The test's own lines, then the table.
-echo "### $test $* on $(awk '/^RK kernel/ { print $3 }' "$log"), $(grep -a '^RK kvm' "$log" | cut -d' ' -f3-) (exit $(awk '/^RK rc/ { print $3 }' "$log"))"
+echo "### $test $* on $(awk '/^RK kernel/ { print $3 }' "$log"), $(grep -a '^RK kvm' "$log" | cut -d' ' -f3-) (exit $test_rc)"
 cut -f15- "$work/real-phases.tsv" | grep -v '^(teardown)$'
 echo
-python3 "$here/table.py" --table "$sub" "$work/real-phases.tsv" $json
+python3 "$here/table.py" --table "$sub" "$work/real-phases.tsv" "${json[@]}"
