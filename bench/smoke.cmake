@@ -105,7 +105,7 @@ foreach(i RANGE ${last})
   string(JSON fe GET "${sc}" floor entries)
   expect("fe GREATER_EQUAL leaves" "scenario ${id}: a floor sample of ${fe} entries")
   string(JSON fk GET "${sc}" floor kind)
-  expect("\"${fk}\" MATCHES \"^(store|store-zero|load)$\"" "scenario ${id}: floor kind ${fk}")
+  expect("\"${fk}\" MATCHES \"^(store|store-zero|load|claim|call-store)$\"" "scenario ${id}: floor kind ${fk}")
 
   string(JSON peer TYPE "${sc}" peer)
   if(peer_expected AND id MATCHES "^([1-9]|1[0345])$")

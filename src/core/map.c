@@ -479,9 +479,9 @@ map_fault_memo(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
 	if (bad || !st)
 		return map_memo_attrs(t, ipa, size, pa, attrs, op);
 	slat_pte_t *ptep = &((slat_pte_t *)m->table)[off >> m->leaf_shift];
-	st->visited++;
 	if (pte_read(ptep) != 0)
 		return map_memo_attrs(t, ipa, size, pa, attrs, op);
+	st->visited++;
 	if (!(flags & SLAT_SHARED))
 		return map_memo_alone(t, m, ptep, size, pa, op);
 	int level = m->table_level;
