@@ -27,7 +27,7 @@ import time
 MUTATIONS = [
     ("ipa-align", "src/core/internal.h",
      "\treturn (ipa | pa) & (size - 1);",
-     "\treturn pa & (size - 1);",
+     "\treturn (ipa & 0) | (pa & (size - 1));",
      "a leaf fits when only its PA is aligned (the fault-path bug)"),
     ("leaf-covers", "src/core/internal.h",
      "!leaf_misaligned(ipa, pa, size) && remaining >= size;",
