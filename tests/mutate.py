@@ -127,7 +127,7 @@ MUTATIONS = [
      "unmap does not decrement the table's count"),
     ("has-blocks", "src/core/internal.h",
      "\tif (block)\n\t\t*rc |= SLAT_REFCOUNT_HAS_BLOCKS;",
-     "",
+     "\t(void)block;",
      "a block installed without HAS_BLOCKS in its table's word"),
     ("page-leak", "src/core/memory.c",
      "\t*table_refcount(t, table) = 0;\n\tt->mm->free_page(t->mm_ctx, table);",
