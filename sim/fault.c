@@ -86,15 +86,16 @@ enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm)
 						    : SLAT_VM_BLOCK_FAULT_LAZY;
 }
 
-/* The map that follows a break or an unlink, mmu_lock held for write:
- * the cleans as the fault path does them, the counts as a fault's map. */
+/* The map that follows an unlink, or breaks a block (@flags), mmu_lock
+ * held for write: the cleans as the fault path does them, the counts as a
+ * fault's map. */
 static int map_exclusive(struct slat_vcpu *v, struct sim_slot *s,
-			 uint64_t base, int level, uint32_t perms)
+			 uint64_t base, int level, uint32_t perms,
+			 uint32_t flags)
 {
 	struct slat_vm *vm = v->vm;
 	uint64_t size = slat_level_size(&vm->table, level);
 	uint64_t hpa = s->hpa + (base - s->gpa);
-	uint32_t flags = 0;
 	int ret;
 
 	if (vm->cfg.cmo == SLAT_VM_CMO_BEFORE_MAP) {
@@ -114,10 +115,10 @@ static int map_exclusive(struct slat_vcpu *v, struct sim_slot *s,
 /*
  * arm64 KVM's write fault on a block write-protected for dirty logging:
  * the fault maps one page, and the map walker meeting the larger block
- * breaks it (one invalidation by IPA, no clean of what it removes) and installs a new table that holds
- * only that page; the rest of the block faults again when touched. Our
- * map would split the block and keep the rest, so the block is unmapped
- * first, with mmu_lock held for write (the unmap is exclusive).
+ * breaks it (one invalidation by IPA, no clean of what it removes) and
+ * installs a new table that holds only that page; the rest of the block
+ * faults again when touched: SLAT_MAP_BREAK_BLOCK, with mmu_lock held for
+ * write.
  */
 static int break_block_fault(struct slat_vcpu *v, struct sim_slot *s,
 			     uint64_t ipa)
@@ -132,13 +133,8 @@ static int break_block_fault(struct slat_vcpu *v, struct sim_slot *s,
 	if (slat_lookup(t, slat_ipa(ipa), &leaf) != SLAT_OK ||
 	    leaf.size <= page || (leaf.attrs & SLAT_W))
 		return 0;
-	v->no_unmap_clean = true;
-	ret = slat_unmap(t, leaf.base, leaf.size,
-			 SLAT_OP(.flush = SLAT_FLUSH_ENTRY, .cache = &v->cache));
-	v->no_unmap_clean = false;
-	if (ret < 0)
-		return ret;
-	ret = map_exclusive(v, s, base, SLAT_LAST_LEVEL, SLAT_R | SLAT_W);
+	ret = map_exclusive(v, s, base, SLAT_LAST_LEVEL, SLAT_R | SLAT_W,
+			    SLAT_MAP_BREAK_BLOCK);
 	if (ret >= 0)
 		sim_mark_dirty(vm, v, s, ipa);
 	return ret;
@@ -173,7 +169,8 @@ static int build_block_fault(struct slat_vcpu *v, struct sim_slot *s,
 	if (ret < 0)
 		return ret;
 	return map_exclusive(v, s, base, level,
-			     SLAT_R | (s->flags & SLAT_VM_MEM_READONLY ? 0 : SLAT_W));
+			     SLAT_R | (s->flags & SLAT_VM_MEM_READONLY ? 0 : SLAT_W),
+			     0);
 }
 
 /* The fault again, as break_block_fault() with mmu_lock held for write. */

@@ -532,6 +532,67 @@ static void fault_memo_checks_each_fault(void **state)
 	fx_done(f);
 }
 
+static int64_t need_map(struct fx *f, uint64_t ipa, uint64_t size,
+			uint64_t pa, uint32_t flags)
+{
+	return slat_pages_needed(&f->t, SLAT_NEED(.kind = SLAT_OP_MAP,
+		.ipa = slat_ipa(ipa), .size = size, .pa = slat_pa(pa),
+		.attrs = SLAT_RW, .flags = flags));
+}
+
+/* SLAT_MAP_BREAK_BLOCK: a page mapped into a block breaks it into a table
+ * that holds only that page (one invalidation by IPA, the pages counted
+ * beforehand exactly), whether or not the block translated it the same;
+ * the rest is unmapped. With NO_REPLACE a block that translates as asked
+ * stays; a leaf the block's size can replace is replaced, not broken. */
+static void map_break_block_keeps_only_the_new_leaves(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new(&arm40);
+	const uint64_t pa = 0x100000000ull, brk = SLAT_MAP_BREAK_BLOCK;
+	assert_int_equal(fx_map(f, G1, M2, pa, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(need_map(f, G1 + 5 * K4, K4, pa + 5 * K4, 0), 0);
+	assert_int_equal(need_map(f, G1 + 5 * K4, K4, pa + 5 * K4, brk), 1);
+	assert_int_equal(fx_map(f, G1 + 5 * K4, K4, pa + 5 * K4, SLAT_RW,
+				brk | SLAT_MAP_NO_REPLACE), SLAT_NOTHING_TO_DO);
+	assert_leaf(f, G1, 2, pa);
+	uint64_t pages = slat_hosted_table_pages(&f->h);
+	struct slat_stats s0 = f->t.stats;
+	assert_int_equal(fx_map(f, G1 + 5 * K4, K4, pa + 5 * K4, SLAT_RW, brk),
+			 SLAT_OK);
+	assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_IPA] - s0.tlbi[SLAT_TLBI_IPA],
+			 1);
+	assert_int_equal(f->t.stats.dcache_calls - s0.dcache_calls, 1);
+	assert_int_equal(slat_hosted_table_pages(&f->h), pages + 1);
+	assert_leaf(f, G1 + 5 * K4, SLAT_LAST_LEVEL, pa + 5 * K4);
+	assert_hole(f, G1);
+	assert_hole(f, G1 + 4 * K4);
+	assert_hole(f, G1 + 6 * K4);
+	assert_hole(f, G1 + M2 - K4);
+
+	/* a 1 GiB block: the level-2 table and the page's table, shared */
+	assert_int_equal(fx_map(f, 2 * G1, G1, 0x200000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_leaf(f, 2 * G1, 1, 0x200000000ull);
+	assert_int_equal(need_map(f, 2 * G1 + M2 + K4, K4, 0x300000000ull,
+				  brk | SLAT_SHARED), 2);
+	pages = slat_hosted_table_pages(&f->h);
+	assert_int_equal(fx_map(f, 2 * G1 + M2 + K4, K4, 0x300000000ull,
+				SLAT_RW, brk | SLAT_SHARED), SLAT_OK);
+	assert_int_equal(slat_hosted_table_pages(&f->h), pages + 2);
+	assert_leaf(f, 2 * G1 + M2 + K4, SLAT_LAST_LEVEL, 0x300000000ull);
+	assert_hole(f, 2 * G1);
+	assert_hole(f, 2 * G1 + M2);
+	assert_hole(f, 2 * G1 + G1 - K4);
+
+	/* a block the request covers whole is replaced by one */
+	assert_int_equal(fx_map(f, G1 + M2, M2, pa + M2, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + M2, M2, 0x180000000ull, SLAT_RW, brk),
+			 SLAT_OK);
+	assert_leaf(f, G1 + M2 + K4, 2, 0x180001000ull);
+	fx_done(f);
+}
+
 /* A page that enters a cache with a stale count word (left from its last
  * use by the platform) still makes a table that is freed when empty. */
 static void stale_count_word_is_reset(void **state)
@@ -1676,6 +1737,7 @@ int main(void)
 		cmocka_unit_test(op_defaults_and_refused_flags),
 		cmocka_unit_test(fault_memo_does_not_outlive_its_table),
 		cmocka_unit_test(fault_memo_checks_each_fault),
+		cmocka_unit_test(map_break_block_keeps_only_the_new_leaves),
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
 		cmocka_unit_test(init_names_the_missing_hook),

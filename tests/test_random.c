@@ -234,7 +234,7 @@ struct rt {
 	uint64_t nomem, nothing, exists, noent, bad_ok;
 	uint64_t shapes[8], shape_premaps; /* op_map_shape's draws */
 	uint64_t map_bounds_checked;
-	uint64_t blocks_split, promoted, zapped;
+	uint64_t blocks_split, promoted, zapped, blocks_broken;
 	struct { uint64_t base, size; } recent[8]; /* blocks split lately */
 	unsigned nrecent;
 	uint64_t faults[4];     /* hw_access results by enum slat_fault */
@@ -977,10 +977,30 @@ static int first_run_cb(void *arg, const struct model_run *r)
  * A pre-op leaf's pages in the map range are left alone when it already
  * translates to the same pa + offset with the same memory type.
  */
+/* The map in progress, when it has SLAT_MAP_BREAK_BLOCK without
+ * SLAT_MAP_NO_REPLACE: size 0 otherwise. */
+static struct {
+	uint64_t ipa, size, pa;
+	uint32_t flags;
+} B;
+
+/* The pre-op block @l that B's map breaks: one it meets (only in part, or
+ * whole where its PA or cap allows no leaf of the block's size). */
+static bool map_breaks(const struct check_leaf *l)
+{
+	uint64_t e = B.ipa + B.size;
+	if (!B.size || l->size <= R.G || l->base + l->size <= B.ipa ||
+	    l->base >= e)
+		return false;
+	bool inside = l->base >= B.ipa && l->base + l->size <= e;
+	bool aligned = ((B.pa + (l->base - B.ipa)) & (l->size - 1)) == 0;
+	return !inside || !aligned || l->size > cap_size(B.flags);
+}
+
 static bool leaf_kept(const struct check_leaf *l, uint64_t ipa, uint64_t pa,
 		      uint32_t attrs)
 {
-	return l->oa - l->base == pa - ipa &&
+	return !map_breaks(l) && l->oa - l->base == pa - ipa &&
 	       MODEL_MEMTYPE(l->attrs) == MODEL_MEMTYPE(attrs);
 }
 
@@ -1171,6 +1191,12 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 	R.post.n = 0;
 	bool conflict = (flags & SLAT_MAP_NO_REPLACE) &&
 			model_map_conflicts(R.m, ipa, e, pa, attrs);
+	bool brk = (flags & SLAT_MAP_BREAK_BLOCK) &&
+		   !(flags & SLAT_MAP_NO_REPLACE);
+	B.ipa = ipa;
+	B.size = brk ? size : 0;
+	B.pa = pa;
+	B.flags = flags;
 	uint64_t kept = 0;
 	collect_kept(ipa, pa, attrs);
 	for (size_t i = 0; i < R.pre.n; i++) {
@@ -1298,6 +1324,16 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 		       "TLB invalidation although no valid leaf was replaced");
 	check_stats_delta(&st0, nr0 - R.cur->nr);
 
+	/* A block broken goes whole, once the walk reached it; the map then
+	 * maps its part of the range. */
+	for (size_t i = 0; i < R.pre.n; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		if (map_breaks(l) && in_done(l, ipa, de)) {
+			model_remove(R.m, l->base, l->base + l->size);
+			R.blocks_broken++;
+		}
+	}
+	B.size = 0;
 	model_map(R.m, ipa, done, pa, attrs);
 	check_range(ts, te);
 }
@@ -1318,6 +1354,8 @@ static uint32_t gen_map_flags(void)
 	}
 	if (chance(10))
 		flags |= SLAT_MAP_NO_REPLACE;
+	if (chance(10))
+		flags |= SLAT_MAP_BREAK_BLOCK;
 	if (chance(10))
 		flags |= SLAT_SHARED;
 	return flags;
@@ -3711,7 +3749,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       "; at the end %" PRIu64 " tables %" PRIu64 " leaves"
 	       "; maps bounds-checked %" PRIu64 ", of awkward shapes %" PRIu64
 	       " (%" PRIu64 " after a page in the parent entry); blocks split %"
-	       PRIu64 ", promoted %" PRIu64 ", zapped %" PRIu64 "\n",
+	       PRIu64 ", broken by map %" PRIu64 ", promoted %" PRIu64
+	       ", zapped %" PRIu64 "\n",
 	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
 	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
@@ -3722,7 +3761,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       R.max_runs, tables, leaves, R.map_bounds_checked,
 	       R.shapes[0] + R.shapes[1] + R.shapes[2] + R.shapes[3] +
 		       R.shapes[4] + R.shapes[5],
-	       R.shape_premaps, R.blocks_split, R.promoted, R.zapped);
+	       R.shape_premaps, R.blocks_split, R.blocks_broken, R.promoted,
+	       R.zapped);
 	fflush(stdout);
 
 	slat_hosted_cache_fini(&R.cache);

@@ -241,6 +241,12 @@ SLAT_API void slat_stats_read(const struct slat_table *t,
 /* map, relax: no cache maintenance: the caller cleaned (and invalidated)
  * the memory itself, as KVM's KVM_PGTABLE_WALK_SKIP_CMO. */
 #define SLAT_SKIP_CMO       (1u << 3)
+/* map: a block the range covers only in part, or that a leaf of its size
+ * cannot replace, is broken (break-before-make, one invalidation) into a
+ * table that holds only the new leaves: the rest of it is unmapped, not
+ * cleaned, and faults again when touched (arm64 KVM's map over a block:
+ * "mapped lazily"). Without it the block is split and the rest kept. */
+#define SLAT_MAP_BREAK_BLOCK (1u << 4)
 /* map: no leaf larger than 1 << shift bytes (shift 0: no cap). */
 #define SLAT_MAP_CAP(shift) (((uint32_t)(shift) & 0x3fu) << 8)
 #define SLAT_MAP_CAP_SHIFT(flags) (((flags) >> 8) & 0x3fu)
@@ -285,11 +291,14 @@ struct slat_op {
  * SLAT_SW(n)). Uses the largest leaf that the level, the alignment of IPA
  * and PA, the remaining size and SLAT_MAP_CAP allow. A different existing
  * translation is replaced with break-before-make; a block only partly
- * covered is first split so that the rest of it keeps its translation.
+ * covered is first split so that the rest of it keeps its translation
+ * (with SLAT_MAP_BREAK_BLOCK it is broken, and the rest unmapped).
  * Leaves that already translate to the same PA with the same memory type
  * are left alone, even when their permissions differ.
  *
- * @op: flags SLAT_SHARED, SLAT_MAP_NO_REPLACE, SLAT_MAP_CAP(), SLAT_SKIP_CMO;
+ * @op: flags SLAT_SHARED, SLAT_MAP_NO_REPLACE, SLAT_MAP_CAP(), SLAT_SKIP_CMO,
+ * SLAT_MAP_BREAK_BLOCK (with SLAT_MAP_NO_REPLACE, a block that translates
+ * as asked is kept, as without it);
  * the cache supplies table pages; the flush policy is unused (a replaced
  * translation is invalidated before its replacement is made).
  *

@@ -373,6 +373,22 @@ static struct slat_vm_stats since(struct slat_vm *vm, struct slat_vm_stats *a)
 	return d;
 }
 
+/* A slot of @bytes of THP at BASE, read by @v a block at a time (each
+ * mapped as one), then logged: every block write-protected. */
+static void blocks_then_logging(struct slat_vm *vm, struct slat_vcpu *v,
+				uint64_t bytes)
+{
+	uint64_t x = 0;
+
+	REQUIRE(add_slot(vm, 0, BASE, bytes, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	for (uint64_t off = 0; off < bytes; off += 2 * MiB)
+		CHECK(slat_vcpu_read64(v, BASE + off, &x) == 0, "read");
+	REQUIRE(leaf_at(vm, BASE, NULL) == 2 * MiB, "a block");
+	REQUIRE(add_slot(vm, 0, BASE, bytes, "synthetic_2mb",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+}
+
 /*
  * A write to a 2M block write-protected for logging (no eager split; the
  * other block of the slot keeps their table from emptying). Arm
@@ -396,25 +412,21 @@ static void block_faults_under_logging(void)
 		slat_vm_destroy(vm);
 		return;
 	}
-	REQUIRE(add_slot(vm, 0, BASE, 4 * MiB, "synthetic_2mb", 0) == 0, "%s",
-		slat_vm_error(vm));
-	CHECK(slat_vcpu_read64(v, BASE, &x) == 0 &&
-		      slat_vcpu_read64(v, BASE + 2 * MiB, &x) == 0, "read");
-	REQUIRE(leaf_at(vm, BASE, NULL) == 2 * MiB, "a block");
-	REQUIRE(add_slot(vm, 0, BASE, 4 * MiB, "synthetic_2mb",
-			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	blocks_then_logging(vm, v, 4 * MiB);
 	slat_vm_stats_read(vm, &a);
 	CHECK(slat_vcpu_write64(v, BASE + 5 * G, 1) == 0, "write");
 	d = since(vm, &a);
 	CHECK(d.faults[SLAT_VM_FAULT_PERMISSION] == 1, "one permission fault");
 	CHECK(leaf_at(vm, BASE + 5 * G, &w) == G && w, "the page, writable");
 	if (arm) {
-		CHECK(d.table.written[SLAT_WRITE_CLEAR] == 1 &&
+		CHECK(d.table.written[SLAT_WRITE_BREAK] == 1 &&
+			      d.table.written[SLAT_WRITE_CLEAR] == 0 &&
 			      d.table.tlbi[SLAT_TLBI_IPA] == 1 &&
+			      d.table.tlbi[SLAT_TLBI_RANGE] == 0 &&
 			      d.table.written[SLAT_WRITE_LEAF] == 1 &&
 			      d.table.pages_alloc == 1 && d.cmo_bytes == G,
-		      "break: clear %llu, tlbi %llu, leaves %llu, clean %llu",
-		      (unsigned long long)d.table.written[SLAT_WRITE_CLEAR],
+		      "break: break %llu, tlbi %llu, leaves %llu, clean %llu",
+		      (unsigned long long)d.table.written[SLAT_WRITE_BREAK],
 		      (unsigned long long)d.table.tlbi[SLAT_TLBI_IPA],
 		      (unsigned long long)d.table.written[SLAT_WRITE_LEAF],
 		      (unsigned long long)d.cmo_bytes);
@@ -455,6 +467,40 @@ static void block_faults_under_logging(void)
 
 /* CLEAR_DIRTY_LOG (initially-set) of a block's first 64 pages protects the
  * whole block, as KVM; with wrprotect_split, libslat's split. */
+/*
+ * arm64: a block alone in its table is broken in place, as KVM's map
+ * walker does: one invalidation by IPA and one table page, where unmapping
+ * it first would free its table and take two.
+ */
+static void lone_block_breaks_in_place(void)
+{
+	struct slat_vm *vm = new_fmt_vm();
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	struct slat_vm_stats a, d;
+
+	G = cur_fmt->granule;
+	if (G != 4096 || cur_fmt->format == SLAT_FMT_EPT) {
+		slat_vm_destroy(vm);
+		return;
+	}
+	blocks_then_logging(vm, v, 2 * MiB);
+	slat_vm_stats_read(vm, &a);
+	CHECK(slat_vcpu_write64(v, BASE + 9 * G, 1) == 0, "write");
+	d = since(vm, &a);
+	CHECK(d.table.tlbi[SLAT_TLBI_IPA] + d.table.tlbi[SLAT_TLBI_RANGE] +
+			      d.table.tlbi[SLAT_TLBI_VMID] == 1 &&
+		      d.table.pages_alloc == 1 && d.table.pages_freed == 0,
+	      "break in place: tlbi %llu + %llu, pages +%llu -%llu",
+	      (unsigned long long)d.table.tlbi[SLAT_TLBI_IPA],
+	      (unsigned long long)d.table.tlbi[SLAT_TLBI_RANGE],
+	      (unsigned long long)d.table.pages_alloc,
+	      (unsigned long long)d.table.pages_freed);
+	CHECK(leaf_at(vm, BASE + 9 * G, NULL) == G &&
+		      leaf_at(vm, BASE + 8 * G, NULL) == 0,
+	      "the page alone");
+	slat_vm_destroy(vm);
+}
+
 static void partial_wrprotect_of_a_block(void)
 {
 	G = cur_fmt->granule;
@@ -492,6 +538,7 @@ static void partial_wrprotect_of_a_block(void)
 int main(void)
 {
 	RUN_FMTS(block_faults_under_logging);
+	RUN_FMTS(lone_block_breaks_in_place);
 	RUN_FMTS(partial_wrprotect_of_a_block);
 	RUN(clear_dirty_log_checks_alignment);
 	RUN_FMTS(every_write_of_an_iteration_is_logged);

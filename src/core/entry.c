@@ -212,6 +212,24 @@ static void unfill(struct slat_table *t, slat_pte_t *page)
 	*table_refcount(t, page) = 0;
 }
 
+int core_break_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache, uint64_t pages)
+{
+	struct slat_table *t = ctx->t;
+	int ret = core_cache_check(t, cache, pages);
+	if (ret)
+		return ret;
+	slat_pte_t *page = core_cache_pop(t, cache, ctx->stats);
+	ret = core_break(ctx, NULL, NULL);
+	if (ret) {
+		core_cache_unpop(cache, page, ctx->stats);
+		return ret;
+	}
+	core_make(ctx, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx,
+								 page)));
+	return SLAT_OK;
+}
+
 int core_split_block(const struct slat_walk_ctx *ctx,
 		     struct slat_page_cache *cache)
 {

@@ -137,7 +137,7 @@ extern const struct slat_format core_format_arm_s1 SLAT_INTERNAL;
 
 /* Every flag an operation may take; each refuses those it does not use. */
 #define CORE_FLAGS_MAP (SLAT_SHARED | SLAT_MAP_NO_REPLACE | SLAT_SKIP_CMO | \
-			SLAT_MAP_CAP(0x3f))
+			SLAT_MAP_BREAK_BLOCK | SLAT_MAP_CAP(0x3f))
 
 /* ---- Geometry ---- */
 
@@ -1415,6 +1415,16 @@ void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new) SLAT_INTERNAL;
  */
 int core_take_block(const struct slat_walk_ctx *ctx,
 		    slat_pte_t *block) SLAT_INTERNAL;
+
+/*
+ * Replace ctx's block by an empty table with break-before-make (its
+ * translation goes: invalidated by IPA, not cleaned), from @cache, which
+ * must hold @pages (the table and those that go below it) so that no empty
+ * table is left behind. SLAT_E_NOMEM, or SLAT_E_AGAIN when a shared walker
+ * lost the entry: nothing changed.
+ */
+int core_break_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache, uint64_t pages) SLAT_INTERNAL;
 
 /* Replace ctx's valid entry by @new in place (exclusive, no break-before-
  * make: the same translation); returns the value replaced. */

@@ -114,6 +114,7 @@ struct map_data {
 	unsigned cap_shift;     /* largest leaf allowed, log2 bytes */
 	unsigned cmo;           /* what new leaves need, before SKIP_CMO */
 	bool no_replace;        /* SLAT_MAP_NO_REPLACE */
+	bool break_block;       /* SLAT_MAP_BREAK_BLOCK, without NO_REPLACE */
 	bool wrote;
 };
 
@@ -248,6 +249,20 @@ static int map_new_table(const struct slat_walk_ctx *ctx, struct map_data *d)
 	return 0;
 }
 
+/* SLAT_MAP_BREAK_BLOCK: ctx's block, which no leaf of its size can
+ * replace, gives way to an empty table; the walk goes on into it. */
+static int map_break_block(const struct slat_walk_ctx *ctx, struct map_data *d)
+{
+	struct slat_table *t = ctx->t;
+	uint64_t addr = walk_first_addr(ctx);
+	int chain = target_level(t, d, ctx->level, addr, ctx->end) - ctx->level;
+	int ret = core_break_block(ctx, d->op.cache, (uint64_t)chain);
+	if (ret)
+		return op_fail(&d->op, addr, ret);
+	d->wrote = true;
+	return 0;
+}
+
 static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 {
 	struct map_data *d = ctx->arg;
@@ -270,6 +285,9 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 		return map_install_run(ctx, d);
 	if (!fits && !pte_valid(t, ctx->old))
 		return map_new_table(ctx, d);
+	/* A block to break goes whatever it translates. */
+	if (!fits && d->break_block)
+		return map_break_block(ctx, d);
 	/* A valid leaf: keep it if it already translates the covered part. */
 	if (same_translation(t, d, ctx->old, ctx->addr, walk_first_addr(ctx)))
 		return 1;
@@ -315,6 +333,7 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	d.cap_shift = map_cap_shift(flags);
 	d.cmo = cmo_for_attrs(t, attrs);
 	d.no_replace = (flags & SLAT_MAP_NO_REPLACE) != 0;
+	d.break_block = (flags & SLAT_MAP_BREAK_BLOCK) && !d.no_replace;
 	d.wrote = false;
 	/* A replaced translation is invalidated before its replacement is
 	 * made: map has no use for a flush policy. */

@@ -105,8 +105,12 @@ static bool gets_table(const struct need_walk *n, const struct slat_walk_ctx *ct
 	bool valid = pte_valid(t, ctx->old) && !pte_locked(t, ctx->old);
 	if (n->req->kind != SLAT_OP_MAP)
 		return valid && splits_block(n, ctx->old);
-	/* Map keeps a leaf that translates as asked, splits another. */
+	/* Map keeps a leaf that translates as asked, splits another; with
+	 * SLAT_MAP_BREAK_BLOCK (and not NO_REPLACE) it breaks any. */
 	uint64_t a = walk_first_addr(ctx);
+	uint32_t f = n->req->flags;
+	if ((f & SLAT_MAP_BREAK_BLOCK) && !(f & SLAT_MAP_NO_REPLACE))
+		return true;
 	return !valid || !leaf_translates(t, ctx->old, ctx->addr, a,
 					  need_pa(n, a), n->req->attrs);
 }

@@ -51,7 +51,7 @@ static const struct op_syntax {
 	  "granule=4k|16k|64k ia=BITS pa=BITS hwdirty=on|off, or config ept "
 	  "levels=4|5 ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
 	{ "map", OP_MAP, 4, 8, ARG_IPA | ARG_SIZE,
-	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]" },
+	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|break-block|skip-cmo]" },
 	{ "unmap", OP_UNMAP, 2, 3, ARG_IPA | ARG_SIZE,
 	  "unmap IPA SIZE [flush=entry|range|vmid|none]" },
 	{ "wrprotect", OP_WRPROTECT, 2, 3, ARG_IPA | ARG_SIZE,
@@ -1251,6 +1251,8 @@ static int parse_map_args(struct script *s, struct op *op, char **tok, int n)
 			op->flags |= SLAT_MAP_PAGES;
 		} else if (!strcmp(tok[a], "noreplace")) {
 			op->flags |= SLAT_MAP_NO_REPLACE;
+		} else if (!strcmp(tok[a], "break-block")) {
+			op->flags |= SLAT_MAP_BREAK_BLOCK;
 		} else if (!strcmp(tok[a], "skip-cmo")) {
 			op->flags |= SLAT_SKIP_CMO;
 		} else if (!strncmp(tok[a], "cap=", 4)) {
@@ -1266,7 +1268,8 @@ static int parse_map_args(struct script *s, struct op *op, char **tok, int n)
 		} else {
 			return error(s, name, "unknown flag",
 				     "\"%s\": map flags are pages, cap=SIZE, "
-				     "noreplace and skip-cmo", tok[a]);
+				     "noreplace, break-block and skip-cmo",
+				     tok[a]);
 		}
 	}
 	return 0;

@@ -61,7 +61,7 @@ static const char usage[] =
 "                                    Intel EPT (levels=5: ia=57 unless given)\n"
 "  config arm-s1 granule=4k ia=48 pa=48 hwdirty=off\n"
 "                                    Armv8 stage 1, a guest's own tables\n"
-"  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|skip-cmo]\n"
+"  map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|break-block|skip-cmo]\n"
 "  unmap IPA SIZE [flush=entry|range|vmid|none]     (default entry)\n"
 "  wrprotect IPA SIZE [flush=entry|range|vmid|none]\n"
 "  relax IPA SIZE PERMS [flush=...] [skip-cmo]\n"

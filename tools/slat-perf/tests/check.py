@@ -214,12 +214,13 @@ def t_page_table_counts(exe):
                    ("written", "leaf"): 2, ("dcache_clean", "bytes"): 2 * block},
         # logging write-protects both blocks in place
         "log-on": {("written", "attr"): 2, ("written", "leaf"): 0},
-        # per block: the write of its first page breaks it (one invalid
+        # per block: the write of its first page breaks it (one break
         # store, one TLBI by IPA, a new table holding that page alone),
         # then 256 reads from its middle fault one read-only page each
         "update": {"accesses": 2 * (1 + 256), ("faults", "permission"): 2,
                    ("faults", "translation"): 2 * 256,
-                   ("written", "clear"): 2, ("tlbi", "ipa"): 2,
+                   ("written", "clear"): 0, ("written", "break"): 2,
+                   ("tlbi", "ipa"): 2,
                    ("table_pages", "allocated"): 2,
                    ("written", "leaf"): 2 * 257,
                    ("dcache_clean", "calls"): 2 * 257,
