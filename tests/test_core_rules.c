@@ -486,12 +486,28 @@ static void fault_memo_checks_each_fault(void **state)
 	(void)state;
 	struct fx *f = fx_new(&arm40);
 	const uint64_t pa = 0x100000000ull, pa_end = 1ull << 48;
-	assert_int_equal(fx_map(f, G1, K4, pa, SLAT_RW, SLAT_SHARED), SLAT_OK);
+	/* counters of the cache's own: shared faults take the memo's path */
+	struct slat_stats cs;
+	memset(&cs, 0, sizeof(cs));
+	f->cache.stats = &cs;
+	/* the first fault builds the tables, the second fills the memo */
+	assert_int_equal(fx_map(f, G1, K4, pa, SLAT_RW, 0), SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 6 * K4, K4, pa + 6 * K4, SLAT_RW, 0),
+			 SLAT_OK);
+	/* the memo holds the table: the next fault reads one entry */
+	uint64_t visited = f->t.stats.visited;
+	assert_int_equal(fx_map(f, G1 + 7 * K4, K4, pa + 7 * K4, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(f->t.stats.visited - visited, 1);
+	assert_int_equal(fx_map(f, G1 + 8 * K4, K4, pa + 8 * K4, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_int_equal(cs.visited, 1);
 	struct { uint64_t ipa, size, pa; uint32_t flags; int ret; } bad[] = {
 		{ G1 + K4, K4, pa_end, SLAT_SHARED, SLAT_E_RANGE },
+		{ G1 + K4, K4, pa_end, 0, SLAT_E_RANGE },
 		{ G1 + K4, K4, pa_end - K4 + (1ull << 60), 0, SLAT_E_RANGE },
 		{ G1 + K4, K4, pa + 0x800, SLAT_SHARED, SLAT_E_ALIGN },
-		{ G1 + K4 + 0x800, K4, pa, SLAT_SHARED, SLAT_E_ALIGN },
+		{ G1 + K4 + 0x800, K4, pa, 0, SLAT_E_ALIGN },
 		{ G1 + K4, K4, pa, SLAT_SHARED | (1u << 20), SLAT_E_INVAL },
 		{ G1 + K4, 0, pa, SLAT_SHARED, SLAT_E_RANGE },
 	};
@@ -515,20 +531,26 @@ static void fault_memo_checks_each_fault(void **state)
 	for (uint64_t i = 0; i < 4; i++)
 		assert_leaf(f, G1 + i * K4, SLAT_LAST_LEVEL, pa + i * K4);
 
-	/* the memo at a level-2 table: blocks only where both are aligned */
+	/* the memo at a level-2 table: blocks only where both are aligned,
+	 * and no larger than a cap */
 	const uint64_t b = 4 * G1;
 	assert_int_equal(fx_map(f, b, M2, pa, SLAT_RW, SLAT_SHARED), SLAT_OK);
+	assert_int_equal(fx_map(f, b + 4 * M2, M2, pa + 4 * M2, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	visited = cs.visited;
+	assert_int_equal(fx_map(f, b + 3 * M2, M2, pa + 3 * M2, SLAT_RW,
+				SLAT_SHARED), SLAT_OK);
+	assert_int_equal(cs.visited - visited, 1);
 	assert_int_equal(fx_map(f, b + M2, M2, pa + M2 + K4, SLAT_RW,
 				SLAT_SHARED), SLAT_OK);
 	assert_int_equal(fx_map(f, b + 2 * M2, M2, pa + 2 * M2, SLAT_RW,
 				SLAT_SHARED | SLAT_MAP_CAP(12)), SLAT_OK);
-	assert_int_equal(fx_map(f, b + 3 * M2, M2, pa + 3 * M2, SLAT_RW,
-				SLAT_SHARED), SLAT_OK);
 	assert_leaf(f, b, 2, pa);
 	assert_leaf(f, b + M2, SLAT_LAST_LEVEL, pa + M2 + K4);
 	assert_leaf(f, b + 2 * M2 - K4, SLAT_LAST_LEVEL, pa + 2 * M2);
 	assert_leaf(f, b + 2 * M2 + K4, SLAT_LAST_LEVEL, pa + 2 * M2 + K4);
 	assert_leaf(f, b + 3 * M2, 2, pa + 3 * M2);
+	f->cache.stats = NULL;
 	fx_done(f);
 }
 
