@@ -279,7 +279,7 @@ MUTATIONS = [
      "SLAT_MAP_BREAK_BLOCK keeps a block that translates the page as asked"),
     ("break-chain", "src/core/map.c",
      "\tint ret = core_break_block(ctx, d->op.cache, (uint64_t)chain);",
-     "\tint ret = core_break_block(ctx, d->op.cache, 1);",
+     "\tint ret = core_break_block(ctx, d->op.cache, (uint64_t)(chain > 0));",
      "a broken block's table is made when the pages below it are missing"),
     ("break-need-no-replace", "src/core/need.c",
      "\tif ((f & SLAT_MAP_BREAK_BLOCK) && !(f & SLAT_MAP_NO_REPLACE))",
