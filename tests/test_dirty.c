@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include <slat/walk.h>
+
 #include "fixture.h"
 
 #define HWD SLAT_FEAT_HWDIRTY
@@ -256,6 +258,69 @@ static void hardware_write_to_a_block_dirties_the_whole_block(void **state)
 	assert_int_equal(dcount(f, G1, B, false), (int64_t)(B / g));
 	/* and a range of one page elsewhere in the block sees it too */
 	assert_int_equal(dcount(f, G1 + B - g, g, false), 1);
+	done_fx(f);
+}
+
+/* The CPU that writes page 5 through a stale TLB entry while promote's
+ * invalidation is on its way: the dirty update lands in the old table. */
+struct stale_write {
+	struct fx *f;
+	slat_pte_t *ptep;
+	bool done;
+};
+
+static void stale_write_observe(void *arg, const struct slat_hosted_event *ev)
+{
+	struct stale_write *w = arg;
+	fx_observe(w->f, ev);
+	if (w->done || (ev->kind != SLAT_EV_TLBI_IPA &&
+			ev->kind != SLAT_EV_TLBI_RANGE &&
+			ev->kind != SLAT_EV_TLBI_VMID))
+		return;
+	w->done = true;
+	if (is_ept(w->f))
+		__atomic_or_fetch(w->ptep, BIT(9), __ATOMIC_RELAXED);
+	else if (is_s1(w->f))
+		__atomic_and_fetch(w->ptep, ~BIT(7), __ATOMIC_RELAXED);
+	else
+		__atomic_or_fetch(w->ptep, BIT(7), __ATOMIC_RELAXED);
+}
+
+static int find_ptep(const struct slat_walk_ctx *ctx, enum slat_visit v)
+{
+	(void)v;
+	*(slat_pte_t **)ctx->arg = ctx->ptep;
+	return 1;
+}
+
+/* Promote merges the CPU's updates made after its scan, up to the
+ * invalidation: a write through a stale TLB entry then leaves the block
+ * dirty. */
+static void promote_keeps_a_write_during_its_invalidation(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx();
+	uint64_t B = block(f), g = page(f);
+	assert_int_equal(fx_map(f, G1, B, 0x100000000ull, SLAT_RW,
+				SLAT_MAP_PAGES), SLAT_OK);
+	assert_int_equal(dcount(f, G1, B, true), (int64_t)(B / g));
+	struct stale_write w = { f, NULL, false };
+	struct slat_walker wk = { find_ptep, &w.ptep, SLAT_VISIT_LEAF, 0 };
+	assert_int_equal(slat_walk(&f->t, slat_ipa(G1 + 5 * g), g, &wk, NULL),
+			 SLAT_OK);
+	assert_true(raw_writable_clean(f, *w.ptep));
+	slat_hosted_set_observer(&f->h, stale_write_observe, &w);
+	assert_int_equal(slat_recover(&f->t, slat_ipa(G1), B,
+				      SLAT_RECOVERY(.strategy =
+							    SLAT_RECOVER_PROMOTE),
+				      SLAT_OP(.flush = SLAT_FLUSH_VMID)),
+			 SLAT_OK);
+	slat_hosted_set_observer(&f->h, fx_observe, f);
+	assert_true(w.done);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.size, B);
+	assert_int_equal(dcount(f, G1, B, false), (int64_t)(B / g));
 	done_fx(f);
 }
 
@@ -671,6 +736,7 @@ int main(void)
 		cmocka_unit_test(bad_arguments_are_refused),
 		cmocka_unit_test(hw_access_faults_like_the_cpu),
 		cmocka_unit_test(hardware_sets_the_access_flag_or_faults),
+		cmocka_unit_test(promote_keeps_a_write_during_its_invalidation),
 	};
 	int failed = 0;
 	for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
