@@ -10,10 +10,16 @@
 #                   Debug build with gcc and a build with clang, install into
 #                   a temporary prefix and build programs against it
 #                   (tests/install/run.sh), fuzz for a minute, prove the core
-#                   freestanding
+#                   freestanding, and run KVM's own stage-2 code beside
+#                   libslat on every scenario they share, its tables
+#                   checked against ours descriptor for descriptor
 #   make bench      install missing packages, build, then run the benchmark
 #                   (slat-bench, then bench/callgrind.sh: instructions per
 #                   leaf beside KVM's)
+#   make bench-kvm  the same with KVM's own stage-2 code run beside libslat
+#                   (slat-bench --kvm): its pgtable.c comes from Debian's
+#                   linux-source package (installed if missing), built in
+#                   build-kvm/ with bench/kvm-peer/shim/ for the kernel
 #   make install    build (no tests) in build-install/ and install the
 #                   libraries (static and shared), headers, CMake package,
 #                   pkg-config files, man pages, slat-dump and slat-perf
@@ -36,6 +42,7 @@ TSAN_BUILD  := build-tsan
 DEBUG_BUILD := build-debug
 CLANG_BUILD := build-clang
 INSTALL_BUILD := build-install
+KVM_BUILD   := build-kvm
 JOBS        := -j2
 PREFIX      ?= /usr/local
 SLAT_INSTALL_BENCH ?= OFF
@@ -51,7 +58,7 @@ cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
 # $(call run_tests,DIR)
 run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 
-.PHONY: deps demo check bench install uninstall hyp-demo
+.PHONY: deps demo check bench bench-kvm kvm-build install uninstall hyp-demo
 
 deps:
 	scripts/deps.sh
@@ -88,6 +95,12 @@ check:
 	# libFuzzer (clang, ASan, UBSan) over the seed corpus, bounded.
 	FUZZ_SECONDS=60 tests/fuzz/run.sh
 	scripts/freestanding-check.sh
+	# KVM's pgtable.c beside libslat: every shared scenario once, small,
+	# its tables against ours (a failed comparison fails the run).
+	$(MAKE) kvm-build
+	./$(KVM_BUILD)/bench/slat-bench --kvm --small >$(KVM_BUILD)/small.txt || \
+		{ cat $(KVM_BUILD)/small.txt; exit 1; }
+	grep -q 'KVM here' $(KVM_BUILD)/small.txt
 
 hyp-demo:
 	scripts/deps.sh
@@ -103,6 +116,20 @@ bench:
 	$(call cmake_build,$(BUILD))
 	./$(BUILD)/bench/slat-bench
 	bench/callgrind.sh ./$(BUILD)/bench/slat-bench
+
+# slat-bench with KVM's code (bench/kvm-peer/): Debian's kernel source is
+# a test input, extracted into the build directory, never into the tree.
+kvm-build:
+	scripts/deps.sh
+	ver=$$(bench/kvm-peer/fetch.sh $(KVM_BUILD)/linux) && \
+	$(CMAKE) -S . -B $(KVM_BUILD) -DCMAKE_BUILD_TYPE=Release \
+		-DSLAT_BUILD_TESTS=OFF -DSLAT_KVM_SOURCE=$(CURDIR)/$(KVM_BUILD)/linux \
+		-DSLAT_KVM_VERSION="$$ver"
+	$(CMAKE) --build $(KVM_BUILD) $(JOBS) --target slat-bench
+
+bench-kvm: kvm-build
+	./$(KVM_BUILD)/bench/slat-bench --kvm
+	bench/callgrind.sh ./$(KVM_BUILD)/bench/slat-bench
 
 # Its own build directory: no tests, no benchmarks unless they are installed.
 install:

@@ -7,7 +7,9 @@
 # scenario is counted (--collect-atstart=no, slat-bench toggles collection
 # around its timed region). A target relative to the floor is judged
 # against the floor's own instructions per entry, counted the same way
-# (slat-bench --count-floor).
+# (slat-bench --count-floor). A slat-bench built with KVM's code (make
+# bench-kvm) also has KVM's instructions counted here, in the same run
+# (--kvm --count-kvm): the column "here".
 #
 #   bench/callgrind.sh [path/to/slat-bench] [size-shift] [ids] [top]
 #
@@ -34,6 +36,10 @@ command -v valgrind >/dev/null || {
 	exit 2
 }
 "$BENCH" --targets >"$OUT/targets"
+KVM_HERE=
+if "$BENCH" --kvm --list >/dev/null 2>&1; then
+	KVM_HERE=--kvm
+fi
 [ -n "$IDS" ] || IDS=$(cut -f1 "$OUT/targets" | tr '\n' ',')
 
 # count ID [--count-floor]: the scenario under callgrind; its JSON in
@@ -42,7 +48,7 @@ count() {
 	valgrind --tool=callgrind --collect-atstart=no \
 		--callgrind-out-file="$OUT/cg.$1${2:-}" \
 		"$BENCH" --only "$1" --size-shift "$SHIFT" --reps 1 --json \
-		${2:+"$2"} \
+		$KVM_HERE ${2:+"$2"} \
 		>"$OUT/json.$1${2:-}" 2>"$OUT/err.$1${2:-}" || {
 		echo "callgrind.sh: scenario $1 failed:" >&2
 		cat "$OUT/err.$1${2:-}" >&2
@@ -59,8 +65,10 @@ echo "instructions per leaf under callgrind (slat-bench --size-shift $SHIFT," \
 	"the last timed run); KVM: instructions per leaf as published in"
 echo "peer-figures.md (callgrind, full sizes; its run at 1/16 the size gave" \
 	"ratios within about 10 %); KVM/ours = KVM's Ir/leaf / ours"
-printf '%-4s %-28s %8s %12s %9s %8s %9s  %-38s %s\n' id scenario leaves Ir \
-	Ir/leaf "KVM Ir" "KVM/ours" target met
+[ -z "$KVM_HERE" ] || echo "here: KVM's instructions per leaf counted in" \
+	"this run (slat-bench --kvm --count-kvm), and here/ours"
+printf '%-4s %-28s %8s %12s %9s %8s %9s %7s %9s  %-38s %s\n' id scenario \
+	leaves Ir Ir/leaf "KVM Ir" "KVM/ours" here here/ours target met
 for id in $(echo "$IDS" | tr ',' ' '); do
 	line=$(awk -F'\t' -v id="$id" '$1 == id' "$OUT/targets")
 	[ -n "$line" ] || { echo "callgrind.sh: no scenario $id" >&2; exit 1; }
@@ -76,6 +84,11 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		continue
 	fi
 	ir=$(total_ir "$OUT/cg.$id")
+	here=-
+	if [ -n "$KVM_HERE" ] && grep -q '"kvm_here": {' "$OUT/json.$id"; then
+		count "$id" --count-kvm
+		here=$(total_ir "$OUT/cg.$id--count-kvm")
+	fi
 	floor_ir=-
 	entries=1
 	if [ "$kind" = floor-x ]; then
@@ -84,7 +97,7 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		entries=$(sed -n 's/.*"entries": \([0-9]*\),.*/\1/p' \
 			"$OUT/json.$id--count-floor" | head -n1)
 	fi
-	echo "$id $key $leaves $ir $kvm $kind $value $floor_ir $entries" |
+	echo "$id $key $leaves $ir $kvm $kind $value $floor_ir $entries $here" |
 		awk '{
 		per = $4 / $3
 		ratio = $5 == "-" ? "-" : sprintf("%.2fx", $5 / per)
@@ -101,8 +114,13 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		}
 		if (tgt != "-")
 			met = per <= max ? "PASS" : "MISS"
-		printf "%-4s %-28.28s %8d %12d %9.2f %8s %9s  %-38s %s\n",
-		       $1, $2, $3, $4, per, $5, ratio, tgt, met
+		here = "-"; hratio = "-"
+		if ($10 != "-") {
+			here = sprintf("%.1f", $10 / $3)
+			hratio = sprintf("%.2fx", $10 / $3 / per)
+		}
+		printf "%-4s %-28.28s %8d %12d %9.2f %8s %9s %7s %9s  %-38s %s\n",
+		       $1, $2, $3, $4, per, $5, ratio, here, hratio, tgt, met
 	}'
 done
 

@@ -12,6 +12,7 @@
  * table pages left): a failed check makes the exit status 1.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -35,6 +36,15 @@
 #endif
 #ifndef HAVE_CALLGRIND
 #define CALLGRIND_TOGGLE_COLLECT do { } while (0)
+#endif
+
+/* Built with KVM's own stage-2 code (make bench-kvm): --kvm runs it in this
+ * process beside libslat, on the same scenarios (docs/bench.md). */
+#ifdef SLAT_BENCH_KVM_PEER
+#include "kvm-peer/kvm-peer.h"
+#define HAVE_KVM_PEER 1
+#else
+#define HAVE_KVM_PEER 0
 #endif
 
 #ifdef __clang__
@@ -64,10 +74,13 @@ static struct {
 	int reps;
 	bool json;
 	bool count_floor;  /* callgrind counts the floor, not the operation */
+	bool kvm;          /* run KVM's code beside (HAVE_KVM_PEER) */
+	bool count_kvm;    /* callgrind counts KVM's run, not ours */
 	const char *only;
 	struct slat_config cfg;
 	struct slat_geometry geo;
-} opt = { BF_ARM_S2, 4096, 0, 9, false, false, NULL, { 0 }, { 0 } };
+} opt = { BF_ARM_S2, 4096, 0, 9, false, false, false, false, NULL, { 0 },
+	  { 0 } };
 
 /* The machine's load: on a machine busier than its CPUs the wall clock
  * measures the scheduler too, so the run says so. */
@@ -360,6 +373,11 @@ struct result {
 	uint64_t skip_walk;           /* the same, less the tables known to
 					 hold no block (7, exact) */
 	int64_t dirty;                /* pages slat_dirty_read() reported */
+	bool kvm_ran;                 /* KVM's code ran beside (--kvm) */
+	struct figures kvm_cpu, kvm_wall; /* its time per leaf */
+	double kvm_x;                 /* median of its CPU time / ours, run
+					 by run (each pair ran back to back) */
+	uint64_t kvm_tlbis, kvm_dcache, kvm_pages; /* its last run's */
 	bool has_target, pass;
 	char target_text[160];
 	int failures;
@@ -1198,12 +1216,198 @@ static void check_after(const struct scenario *sc, struct env *e,
 		check_bitmap(e, r);
 }
 
+/* ---- KVM's code beside (--kvm) ---- */
+
+/* KVM's code runs the peer's scenarios but promote (KVM refaults) and FWB
+ * (the shim has none), in the peer's configuration. */
+static bool kvm_here(const struct scenario *sc)
+{
+	return HAVE_KVM_PEER && opt.kvm && peer_config() && sc->peer_row &&
+	       sc->op != OP_PROMOTE && !sc->features;
+}
+
+#if HAVE_KVM_PEER
+static struct kvm_peer *kvm;
+
+/* Where KVM maps an IPA. Scenario 4's one call of 2M blocks is given a PA
+ * 2M off a 1G boundary, KVM's only way to stop at level 2. */
+static uint64_t kvm_pa(const struct scenario *sc, uint64_t ipa)
+{
+	bool l2_map = sc->op == OP_MAP && sc->after == LAY_L2;
+
+	return MAP_PA_OFF + ipa + (l2_map ? lsize(2) : 0);
+}
+
+static void kvm_die(const char *what, int rc)
+{
+	fprintf(stderr, "slat-bench: KVM's %s failed: %d\n", what, rc);
+	exit(1);
+}
+
+/* The layout before the clock starts, with KVM's own map: 2M blocks one
+ * call each, so that their PAs are slat's. */
+static void kvm_layout(enum layout l, uint64_t ipa, uint64_t size)
+{
+	uint64_t step = l == LAY_L2 ? lsize(2) : size;
+	int rc = kvm_peer_topup(kvm, size / lsize(2) + size / lsize(1) + 4);
+
+	for (uint64_t a = ipa; !rc && a < ipa + size; a += step)
+		rc = kvm_peer_map(kvm, a, step, MAP_PA_OFF + a,
+				  l == LAY_PAGES ? KVM_PEER_PAGES
+						 : KVM_PEER_BLOCKS);
+	if (rc)
+		kvm_die("map (setup)", rc);
+}
+
+static int kvm_operate(const struct scenario *sc, uint64_t ipa,
+		       uint64_t size)
+{
+	switch (sc->op) {
+	case OP_MAP:
+		return kvm_peer_map(kvm, ipa, size, kvm_pa(sc, ipa),
+				    sc->after == LAY_PAGES ? KVM_PEER_PAGES
+							   : KVM_PEER_BLOCKS);
+	case OP_MAP_EACH_SHARED: case OP_MAP_EACH:
+		return kvm_peer_fault_each(kvm, ipa, size, kvm_pa(sc, ipa),
+					   sc->op == OP_MAP_EACH_SHARED);
+	case OP_UNMAP:
+		return kvm_peer_unmap(kvm, ipa, size);
+	case OP_SPLIT: case OP_SPLIT_NO_SKIP:
+		return kvm_peer_split(kvm, ipa, size);
+	case OP_WRPROTECT:
+		return kvm_peer_wrprotect(kvm, ipa, size);
+	case OP_AGE:
+		return kvm_peer_test_clear_young(kvm, ipa, size) ? 0 : -ENOENT;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* KVM's table against ours, descriptor for descriptor, at every page or,
+ * in a range of more than 2^16 pages, at one page of each of 2^16 equal
+ * stretches (a different page of each): the same leaf, at the same
+ * level, with the same bits; and as many table pages. */
+static void kvm_compare(const struct scenario *sc, struct env *e,
+			struct result *r, uint64_t ipa, uint64_t size)
+{
+	uint64_t page = opt.granule, n = size / page;
+	uint64_t stretch;
+
+	n = n > 65536 ? 65536 : n;
+	stretch = size / n;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t a = ipa + i * stretch + (i * 4099 * page) % stretch;
+		uint64_t off = kvm_pa(sc, a) - (MAP_PA_OFF + a);
+		struct kvm_peer_leaf_info k;
+		struct slat_leaf lf;
+		bool ours = slat_lookup(&e->t, slat_ipa(a), &lf) == SLAT_OK;
+
+		kvm_peer_leaf(kvm, a, &k);
+		if (!ours && !(k.pte & 1))
+			continue;
+		if (ours && (k.pte & 1) && k.level == lf.level &&
+		    k.pte - off == lf.pte)
+			continue;
+		fail_check(r, "IPA 0x%" PRIx64 ": KVM's leaf 0x%016" PRIx64
+			   " at level %d, ours 0x%016" PRIx64 " at %d", a,
+			   k.pte, k.level, ours ? lf.pte : 0,
+			   ours ? lf.level : -1);
+		return;
+	}
+	if (kvm_peer_table_pages(kvm) != slat_hosted_table_pages(&e->h))
+		fail_check(r, "KVM's table has %" PRIu64 " pages, ours %" PRIu64,
+			   kvm_peer_table_pages(kvm),
+			   slat_hosted_table_pages(&e->h));
+}
+
+/* One run of KVM's code, timed as ours (right after it, so that both see
+ * the same machine); the last one is checked against our table. */
+static struct tpair kvm_sample(const struct scenario *sc, struct env *e,
+			       struct result *r, bool last)
+{
+	uint64_t ipa = sc->ipa, size = r->size;
+	bool collect = last && opt.count_kvm;
+	struct kvm_peer_counts c0, c;
+	struct tpair t0;
+	int rc;
+
+	rc = kvm_peer_reset(kvm);
+	if (rc)
+		kvm_die("init", rc);
+	if (sc->before != LAY_NONE)
+		kvm_layout(sc->before, ipa, size);
+	if (sc->op != OP_UNMAP && sc->op != OP_WRPROTECT && sc->op != OP_AGE)
+		rc = kvm_peer_topup(kvm, size / lsize(2) + size / lsize(1) + 4);
+	if (rc)
+		kvm_die("memcache top-up", rc);
+	kvm_peer_read_counts(kvm, &c0);
+	t0 = clock_start(collect);
+	rc = kvm_operate(sc, ipa, size);
+	t0 = elapsed(t0, clock_stop(collect));
+	if (rc)
+		kvm_die(sc->key, rc);
+	if (!last)
+		return t0;
+	kvm_compare(sc, e, r, ipa, size);
+	/* The operation's own counts, without the layout's */
+	kvm_peer_read_counts(kvm, &c);
+	r->kvm_tlbis = c.tlbi_ipa + c.tlbi_vmid - c0.tlbi_ipa - c0.tlbi_vmid;
+	r->kvm_dcache = c.dcache - c0.dcache;
+	r->kvm_pages = c.pages_alloc - c0.pages_alloc;
+	return t0;
+}
+
+static void kvm_start(void)
+{
+	/* 16 GiB of 4K pages: 32 MiB of tables, a split's cache as much. */
+	if (opt.kvm && !(kvm = kvm_peer_create(256 * MIB)))
+		die("KVM's table (kvm_peer_create)", SLAT_E_NOMEM);
+}
+
+static const char *kvm_source(void)
+{
+	return kvm_peer_source();
+}
+#else
+static struct tpair kvm_sample(const struct scenario *sc, struct env *e,
+			       struct result *r, bool last)
+{
+	(void)sc, (void)e, (void)r, (void)last;
+	return (struct tpair){ 0, 0 };
+}
+
+static void kvm_start(void)
+{
+}
+
+static const char *kvm_source(void)
+{
+	return "";
+}
+#endif
+
+/* KVM's CPU ns per leaf: measured here (--kvm), else as published. */
+static double kvm_ns(const struct scenario *sc, const struct result *r)
+{
+	return r->kvm_ran ? r->kvm_cpu.median : sc->peer_ns;
+}
+
+/* How many times faster than KVM in CPU time: measured here, the median
+ * of the runs' ratios, each of a pair run back to back (the machine's
+ * load changes less within a pair than over the runs); else against the
+ * published figure. */
+static double kvm_over_ours(const struct scenario *sc, const struct result *r)
+{
+	return r->kvm_ran ? r->kvm_x : sc->peer_ns / r->cpu.median;
+}
+
 /* Pass or miss, on the CPU-time median. */
 static void judge(const struct scenario *sc, struct result *r)
 {
 	double x = r->cpu.median / r->floor_cpu.median;
-	double kvm_x = sc->peer_ns / r->cpu.median;
+	double kvm_x = kvm_over_ours(sc, r);
 	bool peer = peer_config() && sc->peer_ns > 0;
+	const char *here = r->kvm_ran ? " here" : "";
 
 	r->has_target = true;
 	switch (sc->tk) {
@@ -1213,8 +1417,9 @@ static void judge(const struct scenario *sc, struct result *r)
 			break;
 		}
 		snprintf(r->target_text, sizeof(r->target_text),
-			 ">= %.0fx KVM (<= %.2f CPU ns, <= %.1f instr./leaf)",
-			 sc->tv, sc->peer_ns / sc->tv, sc->peer_ir / sc->tv);
+			 ">= %.0fx KVM%s (<= %.2f CPU ns, <= %.1f instr./leaf)",
+			 sc->tv, here, kvm_ns(sc, r) / sc->tv,
+			 sc->peer_ir / sc->tv);
 		r->pass = kvm_x >= sc->tv;
 		break;
 	case TGT_FLOOR_X:
@@ -1227,7 +1432,7 @@ static void judge(const struct scenario *sc, struct result *r)
 		if (peer) {
 			snprintf(r->target_text, sizeof(r->target_text),
 				 "<= %" PRIu64 " entries visited and >= %.0fx "
-				 "KVM", r->min_walk, sc->tv);
+				 "KVM%s", r->min_walk, sc->tv, here);
 			r->pass = r->st.visited <= r->min_walk &&
 				  kvm_x >= sc->tv;
 		} else {
@@ -1243,26 +1448,27 @@ static void judge(const struct scenario *sc, struct result *r)
 	}
 }
 
+/* Per run: ours, the floor's and KVM's, in both clocks; KVM's CPU time
+ * over ours, x 1000. */
 struct samples {
-	uint64_t *cpu, *wall, *fcpu, *fwall;
+	uint64_t *cpu, *wall, *fcpu, *fwall, *kcpu, *kwall, *kx;
 };
 
 static void samples_alloc(struct samples *s)
 {
-	s->cpu = calloc((size_t)opt.reps, sizeof(uint64_t));
-	s->wall = calloc((size_t)opt.reps, sizeof(uint64_t));
-	s->fcpu = calloc((size_t)opt.reps, sizeof(uint64_t));
-	s->fwall = calloc((size_t)opt.reps, sizeof(uint64_t));
-	if (!s->cpu || !s->wall || !s->fcpu || !s->fwall)
+	uint64_t *v = calloc((size_t)opt.reps * 7, sizeof(uint64_t));
+
+	if (!v)
 		die("samples", SLAT_E_NOMEM);
+	s->cpu = v, s->wall = v + opt.reps;
+	s->fcpu = v + 2 * opt.reps, s->fwall = v + 3 * opt.reps;
+	s->kcpu = v + 4 * opt.reps, s->kwall = v + 5 * opt.reps;
+	s->kx = v + 6 * opt.reps;
 }
 
 static void samples_free(struct samples *s)
 {
 	free(s->cpu);
-	free(s->wall);
-	free(s->fcpu);
-	free(s->fwall);
 }
 
 /* One warm-up and opt.reps timed runs, each followed by a floor sample. */
@@ -1282,7 +1488,7 @@ static void run(const struct scenario *sc, struct result *r)
 	floor_init(&fl, r->leaves, sc->floor);
 	for (int rep = -1; rep < opt.reps; rep++) {
 		bool last = rep == opt.reps - 1;
-		bool collect = last && !opt.count_floor;
+		bool collect = last && !opt.count_floor && !opt.count_kvm;
 		struct tpair t0, dt, ft;
 		int rc;
 
@@ -1309,6 +1515,14 @@ static void run(const struct scenario *sc, struct result *r)
 		slat_stats_read(&e.t, &r->st);
 		slat_stats_add(&r->st, &e.vcpu);
 		check_after(sc, &e, r, ipa, size);
+		if (kvm_here(sc)) {
+			struct tpair kt = kvm_sample(sc, &e, r, last);
+
+			if (rep >= 0) {
+				sm.kcpu[rep] = kt.cpu, sm.kwall[rep] = kt.wall;
+				sm.kx[rep] = kt.cpu * 1000 / (dt.cpu ? dt.cpu : 1);
+			}
+		}
 		r->min_walk = min_walk(ipa, size);
 		r->skip_walk = skip_walk(ipa, size);
 		if (last)
@@ -1327,6 +1541,10 @@ static void run(const struct scenario *sc, struct result *r)
 	r->wall_run = r->wall.median * (double)r->leaves;
 	r->floor_cpu = stats_of(sm.fcpu, opt.reps, (double)r->floor_entries);
 	r->floor_wall = stats_of(sm.fwall, opt.reps, (double)r->floor_entries);
+	r->kvm_ran = kvm_here(sc);
+	r->kvm_cpu = stats_of(sm.kcpu, opt.reps, (double)r->leaves);
+	r->kvm_wall = stats_of(sm.kwall, opt.reps, (double)r->leaves);
+	r->kvm_x = stats_of(sm.kx, opt.reps, 1000.0).median;
 	floor_fini(&fl);
 	env_fini(&e);
 	samples_free(&sm);
@@ -1373,7 +1591,7 @@ static const char *floor_words(enum floor_kind k)
 static void print_times(const struct scenario *sc, const struct result *r)
 {
 	double us = r->cpu_run / 1e3;
-	double kvm_x = sc->peer_ns / r->cpu.median;
+	double kvm_x = kvm_over_ours(sc, r);
 
 	printf("    %" PRIu64 " leaves; load average %.2f at the start\n",
 	       r->leaves, r->load);
@@ -1389,10 +1607,20 @@ static void print_times(const struct scenario *sc, const struct result *r)
 	       r->wall.median / r->floor_wall.median);
 	if (sc->peer_ns > 0 && peer_config())
 		printf("    KVM: %.2f CPU ns/leaf, %.1f instructions/leaf "
-		       "[%s, \"%s\"] -> %.1fx %s (CPU)\n", sc->peer_ns,
-		       sc->peer_ir, PEER_SRC, sc->peer_row,
+		       "[%s, \"%s\"]%s\n", sc->peer_ns, sc->peer_ir, PEER_SRC,
+		       sc->peer_row, r->kvm_ran ? "" : " ->");
+	if (r->kvm_ran)
+		printf("    KVM here (%s, this process, after each of our "
+		       "runs): CPU median %.3f ns/leaf, min %.3f; wall median "
+		       "%.3f; %" PRIu64 " TLBIs, %" PRIu64 " D-cache calls, %"
+		       PRIu64 " table pages ->\n", kvm_source(),
+		       r->kvm_cpu.median, r->kvm_cpu.min, r->kvm_wall.median,
+		       r->kvm_tlbis, r->kvm_dcache, r->kvm_pages);
+	if (sc->peer_ns > 0 && peer_config())
+		printf("    %.1fx %s than KVM (CPU%s)\n",
 		       kvm_x >= 1 ? kvm_x : 1 / kvm_x,
-		       kvm_x >= 1 ? "faster" : "SLOWER");
+		       kvm_x >= 1 ? "faster" : "SLOWER",
+		       r->kvm_ran ? ", the median of the runs' ratios" : "");
 	if (r->has_target)
 		printf("    target %s, CPU time: %s\n", r->target_text,
 		       r->pass ? "PASS" : "MISS");
@@ -1440,8 +1668,9 @@ static void print_summary(const struct result *res)
 {
 	printf("\nsummary: ns per leaf entry, thread CPU time (median, min) "
 	       "and wall (median); x floor and KVM/ours\n"
-	       "in CPU time, KVM's CPU ns as published in %s; "
-	       "targets on the CPU median\n", PEER_SRC);
+	       "in CPU time, KVM's CPU ns as published in %s (h: "
+	       "measured here, --kvm);\ntargets on the CPU median\n",
+	       PEER_SRC);
 	printf("  %-3s %-24s %9s %9s %9s %7s %7s %8s %6s %7s  %s\n", "id",
 	       "scenario", "cpu med", "cpu min", "wall med", "x floor",
 	       "KVM ns", "KVM/ours", "TLBIs", "D-cache", "target");
@@ -1453,9 +1682,10 @@ static void print_summary(const struct result *res)
 		if (!r->ran)
 			continue;
 		if (sc->peer_ns > 0 && peer_config()) {
-			snprintf(kvm, sizeof(kvm), "%.2f", sc->peer_ns);
+			snprintf(kvm, sizeof(kvm), "%.2f%s", kvm_ns(sc, r),
+				 r->kvm_ran ? "h" : "");
 			snprintf(ratio, sizeof(ratio), "%.2fx",
-				 sc->peer_ns / r->cpu.median);
+				 kvm_over_ours(sc, r));
 		}
 		if (r->has_target)
 			snprintf(tgt, sizeof(tgt), "%s %s",
@@ -1539,6 +1769,21 @@ static void json_peer_target(const struct scenario *sc, const struct result *r)
 	} else {
 		printf("     \"peer\": null, \"ratio_to_peer\": null, "
 		       "\"peer_over_ours\": null,\n");
+	}
+	if (r->kvm_ran) {
+		printf("     \"kvm_here\": {\"source\": ");
+		json_str(kvm_source());
+		printf(", \"cpu\": {");
+		json_clock(&r->kvm_cpu, r->kvm_cpu.median * (double)r->leaves);
+		printf("}, ");
+		json_clock(&r->kvm_wall, r->kvm_wall.median * (double)r->leaves);
+		printf(", \"tlbis\": %" PRIu64 ", \"dcache_calls\": %" PRIu64
+		       ", \"pages_alloc\": %" PRIu64 ", \"kvm_over_ours\": ",
+		       r->kvm_tlbis, r->kvm_dcache, r->kvm_pages);
+		json_num(3, r->kvm_x);
+		printf("},\n");
+	} else {
+		printf("     \"kvm_here\": null,\n");
 	}
 	if (!r->has_target) {
 		printf("     \"target\": null,\n");
@@ -1666,6 +1911,7 @@ static const char usage[] =
 "usage: slat-bench [--format arm-s2|ept4|ept5] [--granule 4k|16k|64k]\n"
 "                  [--only ID,...] [--reps N] [--size-shift N | --small]\n"
 "                  [--json] [--list] [--targets] [--count-floor]\n"
+"                  [--kvm] [--count-kvm]\n"
 "\n"
 "Times libslat's core on the hosted platform (TLB and cache hooks only\n"
 "count; page caches are filled before the clock starts). Default: Armv8\n"
@@ -1695,6 +1941,13 @@ static const char usage[] =
 "                  kind, value), for bench/callgrind.sh; then exit\n"
 "  --count-floor   under callgrind (--collect-atstart=no): count the last\n"
 "                  floor sample instead of the last timed run\n"
+"  --kvm           also run KVM's own stage-2 code (pgtable.c from Debian's\n"
+"                  linux-source) after each of our runs, timed the same\n"
+"                  way, its table checked against ours descriptor for\n"
+"                  descriptor; the KVM ratios and targets then use its\n"
+"                  figures measured here. Only in a build with it: make\n"
+"                  bench-kvm (docs/bench.md)\n"
+"  --count-kvm     with --kvm, under callgrind: count KVM's last run\n"
 "  -h, --help      this text\n"
 "  --version       print slat-bench's version and exit\n"
 "The exit status is 1 when a check of what a scenario did fails (never for\n"
@@ -1830,6 +2083,15 @@ static int parse_args(int argc, char **argv, struct request *rq)
 			rq->targets = true;
 		} else if (!strcmp(a, "--count-floor")) {
 			opt.count_floor = true;
+		} else if (!strcmp(a, "--kvm") || !strcmp(a, "--count-kvm")) {
+			if (!HAVE_KVM_PEER) {
+				fprintf(stderr, "slat-bench: %s needs a build "
+					"with KVM's code: run make bench-kvm "
+					"(docs/bench.md)\n", a);
+				return 2;
+			}
+			opt.kvm = true;
+			opt.count_kvm |= !strcmp(a, "--count-kvm");
 		} else if (!strcmp(a, "--small")) {
 			rq->small = true;
 		} else {
@@ -1986,6 +2248,7 @@ int main(int argc, char **argv)
 		print_targets();
 		return 0;
 	}
+	kvm_start();
 	mach.cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	loadavg(mach.before);
 	note_load(mach.before[0]);
