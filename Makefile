@@ -12,7 +12,8 @@
 #                   (tests/install/run.sh), fuzz for a minute, prove the core
 #                   freestanding, and run KVM's own stage-2 code beside
 #                   libslat on every scenario they share, its tables
-#                   checked against ours descriptor for descriptor
+#                   checked against ours descriptor for descriptor, and
+#                   on random operations (bench/kvm-peer/kvm-diff.c)
 #   make bench      install missing packages, build, then run the benchmark
 #                   (slat-bench, then bench/callgrind.sh: instructions per
 #                   leaf beside KVM's)
@@ -96,11 +97,15 @@ check:
 	FUZZ_SECONDS=60 tests/fuzz/run.sh
 	scripts/freestanding-check.sh
 	# KVM's pgtable.c beside libslat: every shared scenario once, small,
-	# its tables against ours (a failed comparison fails the run).
+	# its tables against ours (a failed comparison fails the run); then
+	# random operations on both, the trees compared after each.
 	$(MAKE) kvm-build
 	./$(KVM_BUILD)/bench/slat-bench --kvm --small >$(KVM_BUILD)/small.txt || \
 		{ cat $(KVM_BUILD)/small.txt; exit 1; }
 	grep -q 'KVM here' $(KVM_BUILD)/small.txt
+	for seed in 1 2 3; do \
+		./$(KVM_BUILD)/bench/slat-kvm-diff --seed $$seed --ops 3000 || exit 1; \
+	done
 
 hyp-demo:
 	scripts/deps.sh
@@ -125,7 +130,7 @@ kvm-build:
 	$(CMAKE) -S . -B $(KVM_BUILD) -DCMAKE_BUILD_TYPE=Release \
 		-DSLAT_BUILD_TESTS=OFF -DSLAT_KVM_SOURCE=$(CURDIR)/$(KVM_BUILD)/linux \
 		-DSLAT_KVM_VERSION="$$ver"
-	$(CMAKE) --build $(KVM_BUILD) $(JOBS) --target slat-bench
+	$(CMAKE) --build $(KVM_BUILD) $(JOBS) --target slat-bench slat-kvm-diff
 
 bench-kvm: kvm-build
 	./$(KVM_BUILD)/bench/slat-bench --kvm

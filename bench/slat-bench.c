@@ -1254,7 +1254,7 @@ static void kvm_layout(enum layout l, uint64_t ipa, uint64_t size)
 	for (uint64_t a = ipa; !rc && a < ipa + size; a += step)
 		rc = kvm_peer_map(kvm, a, step, MAP_PA_OFF + a,
 				  l == LAY_PAGES ? KVM_PEER_PAGES
-						 : KVM_PEER_BLOCKS);
+						 : KVM_PEER_BLOCKS, KVM_PEER_RW);
 	if (rc)
 		kvm_die("map (setup)", rc);
 }
@@ -1266,7 +1266,8 @@ static int kvm_operate(const struct scenario *sc, uint64_t ipa,
 	case OP_MAP:
 		return kvm_peer_map(kvm, ipa, size, kvm_pa(sc, ipa),
 				    sc->after == LAY_PAGES ? KVM_PEER_PAGES
-							   : KVM_PEER_BLOCKS);
+							   : KVM_PEER_BLOCKS,
+				    KVM_PEER_RW);
 	case OP_MAP_EACH_SHARED: case OP_MAP_EACH:
 		return kvm_peer_fault_each(kvm, ipa, size, kvm_pa(sc, ipa),
 					   sc->op == OP_MAP_EACH_SHARED);

@@ -274,13 +274,22 @@ int kvm_peer_topup(struct kvm_peer *p, uint64_t pages)
 /* A VM's mapping: read and write, normal memory, not executable. */
 #define PROT (KVM_PGTABLE_PROT_R | KVM_PGTABLE_PROT_W)
 
+static enum kvm_pgtable_prot kvm_prot(uint32_t prot)
+{
+	return (prot & KVM_PEER_R ? KVM_PGTABLE_PROT_R : 0) |
+	       (prot & KVM_PEER_W ? KVM_PGTABLE_PROT_W : 0) |
+	       (prot & KVM_PEER_X ? KVM_PGTABLE_PROT_X : 0) |
+	       (prot & KVM_PEER_DEVICE ? KVM_PGTABLE_PROT_DEVICE : 0) |
+	       (prot & KVM_PEER_NORMAL_NC ? KVM_PGTABLE_PROT_NORMAL_NC : 0);
+}
+
 int kvm_peer_map(struct kvm_peer *p, uint64_t ipa, uint64_t size,
-		 uint64_t pa, enum kvm_peer_leaf leaf)
+		 uint64_t pa, enum kvm_peer_leaf leaf, uint32_t prot)
 {
 	int rc;
 
 	p->pgt.force_pte_cb = leaf == KVM_PEER_PAGES ? force_pages : NULL;
-	rc = kvm_pgtable_stage2_map(&p->pgt, ipa, size, pa, PROT,
+	rc = kvm_pgtable_stage2_map(&p->pgt, ipa, size, pa, kvm_prot(prot),
 				    &p->mmu.split_page_cache, 0);
 	p->pgt.force_pte_cb = NULL;
 	return rc;
@@ -335,6 +344,11 @@ int kvm_peer_leaf(struct kvm_peer *p, uint64_t ipa,
 	out->pte = pte;
 	out->level = level;
 	return rc;
+}
+
+const uint64_t *kvm_peer_root(const struct kvm_peer *p)
+{
+	return (const uint64_t *)p->pgt.pgd;
 }
 
 void kvm_peer_read_counts(const struct kvm_peer *p,

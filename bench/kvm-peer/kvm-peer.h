@@ -24,6 +24,14 @@ struct kvm_peer;
  * for a VM's table). */
 enum kvm_peer_leaf { KVM_PEER_PAGES, KVM_PEER_BLOCKS };
 
+/* A map's permissions and memory type (KVM's enum kvm_pgtable_prot). */
+#define KVM_PEER_R         (1u << 0)
+#define KVM_PEER_W         (1u << 1)
+#define KVM_PEER_X         (1u << 2)
+#define KVM_PEER_DEVICE    (1u << 3)  /* Device-nGnRE */
+#define KVM_PEER_NORMAL_NC (1u << 4)  /* Normal non-cacheable */
+#define KVM_PEER_RW        (KVM_PEER_R | KVM_PEER_W)
+
 /* What KVM's code asked of the platform, since the last reset. */
 struct kvm_peer_counts {
 	uint64_t tlbi_ipa;     /* __kvm_tlb_flush_vmid_ipa(_nsh) */
@@ -69,13 +77,15 @@ int kvm_peer_reset(struct kvm_peer *p);
 int kvm_peer_topup(struct kvm_peer *p, uint64_t pages);
 
 /** kvm_peer_map() - kvm_pgtable_stage2_map() of [@ipa, @ipa + @size) to
- * @pa, read and write, normal memory, in one call. Return: KVM's status. */
+ * @pa with @prot (KVM_PEER_*; write-back memory unless a type is given),
+ * in one call. Return: KVM's status. */
 int kvm_peer_map(struct kvm_peer *p, uint64_t ipa, uint64_t size,
-		 uint64_t pa, enum kvm_peer_leaf leaf);
+		 uint64_t pa, enum kvm_peer_leaf leaf, uint32_t prot);
 
 /** kvm_peer_fault_each() - one kvm_pgtable_stage2_map() per 4K page, as
- * user_mem_abort() makes it: with KVM_PGTABLE_WALK_HANDLE_FAULT, and
- * KVM_PGTABLE_WALK_SHARED when @shared. Return: the first bad status. */
+ * user_mem_abort() makes it: read and write, write-back memory, with
+ * KVM_PGTABLE_WALK_HANDLE_FAULT, and KVM_PGTABLE_WALK_SHARED when @shared.
+ * Return: the first bad status. */
 int kvm_peer_fault_each(struct kvm_peer *p, uint64_t ipa, uint64_t size,
 			uint64_t pa, bool shared);
 
@@ -98,6 +108,10 @@ bool kvm_peer_test_clear_young(struct kvm_peer *p, uint64_t ipa,
  * and its level 3 for an address not mapped). Return: KVM's status. */
 int kvm_peer_leaf(struct kvm_peer *p, uint64_t ipa,
 		  struct kvm_peer_leaf_info *out);
+
+/** kvm_peer_root() - KVM's root table (its concatenated pages). Table
+ * descriptors hold host addresses: a table's PA is its pointer. */
+const uint64_t *kvm_peer_root(const struct kvm_peer *p);
 
 /** kvm_peer_read_counts() - what was counted since the last reset. */
 void kvm_peer_read_counts(const struct kvm_peer *p,
