@@ -26,7 +26,8 @@
  *
  *   slat-kvm-diff [--seed N] [--ops N]
  *
- * Beside the trees, the bytes of data cache each cleaned (no FWB: every
+ * Maps of up to 2 MiB are made half the time as a vCPU's faults, a call
+ * per page as shared walkers. Beside the trees, the bytes of data cache each cleaned (no FWB: every
  * new or removed write-back leaf) must be the same.
  *
  * The exit status is 1 at the first difference, with the operation that
@@ -70,7 +71,9 @@ struct env {
 	uint64_t rng;
 	const char *op;      /* the operation that ran last, for messages */
 	uint64_t ipa, size;
-	uint64_t ops[5], old_blocks;
+	uint64_t ops[5], old_blocks, faults;
+	uint64_t last_fault;   /* IPA of the last faults, to come back to */
+	uint64_t dcache_vcpu;  /* cleaned by the faults, in their counters */
 	struct { uint64_t ipa, size; } *old;  /* blocks a split found old */
 };
 
@@ -218,16 +221,63 @@ static void unmap(struct env *e, uint64_t ipa, uint64_t size)
 		kvm_peer_unmap(e->k, ipa, size));
 }
 
+/* A vCPU's faults, page by page, as shared walkers: one slat_map() per
+ * page with SLAT_SHARED (the fault path and its memo), and KVM's
+ * kvm_pgtable_stage2_map() with KVM_PGTABLE_WALK_SHARED. */
+static void faults(struct env *e, uint64_t ipa, uint64_t size)
+{
+	struct slat_op vop = { .flags = SLAT_SHARED, .cache = &e->cache };
+	struct slat_stats vcpu = { 0 };
+	int rc = SLAT_OK;
+
+	e->op = "faults";
+	e->faults += size / PAGE;
+	topup(e, SLAT_OP_MAP, ipa, size, SLAT_MAP_PAGES, ATTRS);
+	/* A vCPU counts in its own counters (as KVM's vcpu->stat), which
+	 * lets its page cache keep the memo of its last table. */
+	e->cache.stats = &vcpu;
+	for (uint64_t a = ipa; a < ipa + size && rc == SLAT_OK; a += PAGE)
+		rc = slat_map(&e->t, slat_ipa(a), PAGE, slat_pa(PA_OFF + a),
+			      ATTRS, &vop);
+	e->cache.stats = NULL;
+	e->dcache_vcpu += vcpu.dcache_bytes;
+	both_ok("faults", rc,
+		kvm_peer_fault_each(e->k, ipa, size, PA_OFF + ipa, true));
+}
+
+/* Often into the 2M of the last faults again: its table may have been
+ * freed and made again since, under the page cache's memo of it. */
+static void fault_range(struct env *e, uint64_t *ipa, uint64_t *size)
+{
+	uint64_t base;
+
+	if (rnd(e) % 3)
+		return;
+	base = e->last_fault & ~(2 * MIB - 1);
+	*ipa = base + rnd(e) % 512 * PAGE;
+	*size = (1 + rnd(e) % ((base + 2 * MIB - *ipa) / PAGE)) * PAGE;
+}
+
 static void map(struct env *e, uint64_t ipa, uint64_t size)
 {
+	bool fault = size <= 512 * PAGE && rnd(e) % 2;
 	unsigned pr = (unsigned)(rnd(e) % 6);
 	bool pages = rnd(e) % 2 ||
 		     (prots[pr].slat & SLAT_MT_MASK) != SLAT_MT_NORMAL;
 	uint32_t flags = pages ? SLAT_MAP_PAGES : 0;
-	uint64_t wide_ipa = ipa, wide = size;
+	uint64_t wide_ipa, wide;
+
+	if (fault)
+		fault_range(e, &ipa, &size);
+	wide_ipa = ipa, wide = size;
 
 	widen(e, &wide_ipa, &wide);
 	unmap(e, wide_ipa, wide);
+	if (fault) {
+		e->last_fault = ipa;
+		faults(e, ipa, size);
+		return;
+	}
 	e->op = pages ? "map (pages)" : "map (blocks)";
 	topup(e, SLAT_OP_MAP, ipa, size, flags, prots[pr].slat);
 	both_ok("map",
@@ -310,6 +360,7 @@ static void compare_cleans(struct env *e)
 
 	slat_stats_read(&e->t, &st);
 	kvm_peer_read_counts(e->k, &c);
+	st.dcache_bytes += e->dcache_vcpu;
 	if (st.dcache_bytes - ours0 != c.dcache_bytes - kvm0) {
 		fprintf(stderr, "slat-kvm-diff: %s [0x%" PRIx64 ", +0x%" PRIx64
 			"): ours cleaned %" PRIu64 " bytes, KVM %" PRIu64 "\n",
@@ -407,9 +458,9 @@ int main(int argc, char **argv)
 		step(&e);
 	printf("slat-kvm-diff: seed %" PRIu64 ", %" PRIu64 " operations (map %"
 	       PRIu64 ", unmap %" PRIu64 ", wrprotect %" PRIu64 ", young %"
-	       PRIu64 ", split %" PRIu64 " with %" PRIu64 " old blocks), the "
-	       "trees equal after each; KVM: %s\n", seed, ops, e.ops[0],
-	       e.ops[1], e.ops[2], e.ops[3], e.ops[4], e.old_blocks,
-	       kvm_peer_source());
+	       PRIu64 ", split %" PRIu64 " with %" PRIu64 " old blocks; %" PRIu64
+	       " pages mapped by faults), the trees equal after each; KVM: "
+	       "%s\n", seed, ops, e.ops[0], e.ops[1], e.ops[2], e.ops[3],
+	       e.ops[4], e.old_blocks, e.faults, kvm_peer_source());
 	return 0;
 }
