@@ -103,9 +103,9 @@ check:
 	./$(KVM_BUILD)/bench/slat-bench --kvm --small >$(KVM_BUILD)/small.txt || \
 		{ cat $(KVM_BUILD)/small.txt; exit 1; }
 	grep -q 'KVM here' $(KVM_BUILD)/small.txt
-	for seed in 1 2 3; do \
-		./$(KVM_BUILD)/bench/slat-kvm-diff --seed $$seed --ops 3000 || exit 1; \
-	done
+	for g in "" -16k -64k; do for seed in 1 2 3; do \
+		./$(KVM_BUILD)/bench/slat-kvm-diff$$g --seed $$seed --ops 3000 || exit 1; \
+	done; done
 
 hyp-demo:
 	scripts/deps.sh
@@ -130,7 +130,8 @@ kvm-build:
 	$(CMAKE) -S . -B $(KVM_BUILD) -DCMAKE_BUILD_TYPE=Release \
 		-DSLAT_BUILD_TESTS=OFF -DSLAT_KVM_SOURCE=$(CURDIR)/$(KVM_BUILD)/linux \
 		-DSLAT_KVM_VERSION="$$ver"
-	$(CMAKE) --build $(KVM_BUILD) $(JOBS) --target slat-bench slat-kvm-diff
+	$(CMAKE) --build $(KVM_BUILD) $(JOBS) --target slat-bench slat-kvm-diff \
+		slat-kvm-diff-16k slat-kvm-diff-64k
 
 bench-kvm: kvm-build
 	./$(KVM_BUILD)/bench/slat-bench --kvm

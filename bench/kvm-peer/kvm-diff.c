@@ -26,7 +26,7 @@
  *
  *   slat-kvm-diff [--seed N] [--ops N]
  *
- * Maps of up to 2 MiB are made half the time as a vCPU's faults, a call
+ * Maps of up to a level-2 block are made half the time as a vCPU's faults, a call
  * per page as shared walkers. Beside the trees, the bytes of data cache each cleaned (no FWB: every
  * new or removed write-back leaf) must be the same.
  *
@@ -45,10 +45,19 @@
 
 #define GIB (1ull << 30)
 #define MIB (1ull << 20)
-#define PAGE 4096ull
+/* The granule: 4K, or 16K or 64K in the builds for them (the kernel's
+ * page size, KVM_PEER_PAGE_SHIFT). */
+#ifndef KVM_PEER_PAGE_SHIFT
+#define KVM_PEER_PAGE_SHIFT 12
+#endif
+#define SHIFT KVM_PEER_PAGE_SHIFT
+#define PAGE (1ull << SHIFT)
+#define ENTRIES (PAGE / 8)
+#define BLOCK (PAGE << (SHIFT - 3))       /* a level-2 block */
 #define WINDOW (4 * GIB)                  /* the IPAs the operations draw */
 #define PA_OFF 0x8000000000ull            /* PA = IPA + this */
-#define ADDR_MASK 0x0000fffffffff000ull   /* output address, bits 47:12 */
+/* The output address, bits 47 to the granule's (PAs here are below 2^48) */
+#define ADDR_MASK (0x0000ffffffffffffull & ~(PAGE - 1))
 #define AF (1ull << 10)
 #define ATTRS (SLAT_RW | SLAT_MT_NORMAL)
 
@@ -125,7 +134,7 @@ static void differ(const struct env *e, uint64_t ipa, int level,
 
 static uint64_t entry_size(int level)
 {
-	return 1ull << (12 + 9 * (3 - level));
+	return 1ull << (SHIFT + (SHIFT - 3) * (3 - level));
 }
 
 static void compare(struct env *e, const uint64_t *ours, const uint64_t *kvm,
@@ -137,7 +146,7 @@ static void compare(struct env *e, const uint64_t *ours, const uint64_t *kvm,
 
 		if (ot && kt && !((o ^ k) & ~ADDR_MASK)) {
 			compare(e, ours_va(e, o),
-				(const uint64_t *)(uintptr_t)(k & ADDR_MASK), 512,
+				(const uint64_t *)(uintptr_t)(k & ADDR_MASK), ENTRIES,
 				level + 1, ipa);
 			continue;
 		}
@@ -151,7 +160,8 @@ static void compare_all(struct env *e)
 	size_t bytes;
 	const uint64_t *root = slat_table_root(&e->t, NULL, &bytes);
 
-	compare(e, root, kvm_peer_root(e->k), bytes / 8, 1, 0);
+	compare(e, root, kvm_peer_root(e->k), bytes / 8,
+		slat_table_geometry(&e->t)->start_level, 0);
 	if (slat_hosted_table_pages(&e->h) != kvm_peer_table_pages(e->k)) {
 		fprintf(stderr, "slat-kvm-diff: after %s [0x%" PRIx64 ", +0x%"
 			PRIx64 "): %" PRIu64 " table pages, KVM's %" PRIu64 "\n",
@@ -178,16 +188,17 @@ static void topup(struct env *e, enum slat_op_kind kind, uint64_t ipa,
 	rc = slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need);
 	if (rc < 0)
 		die("page cache top-up", rc);
-	rc = kvm_peer_topup(e->k, size / (2 * MIB) + size / GIB + 4);
+	rc = kvm_peer_topup(e->k, size / BLOCK + size / entry_size(1) + 4);
 	if (rc)
 		die("KVM's memcache top-up", rc);
 }
 
-/* A range of the window: 4K-, 2M- or 1G-sized steps, its start often
- * off the step's alignment (inside a block). */
+/* A range of the window in steps of pages, level-2 blocks or (4K) level-1
+ * blocks, its start often off the step's alignment (inside a block). */
 static void draw(struct env *e, uint64_t *ipa, uint64_t *size)
 {
-	static const uint64_t steps[] = { PAGE, 2 * MIB, GIB };
+	static const uint64_t steps[] = { PAGE, BLOCK,
+					  SHIFT == 12 ? BLOCK << (SHIFT - 3) : BLOCK };
 	uint64_t r = rnd(e), step = steps[r % 8 < 4 ? 0 : r % 8 < 7 ? 1 : 2];
 	uint64_t a = rnd(e) % WINDOW & ~(step - 1);
 
@@ -245,22 +256,22 @@ static void faults(struct env *e, uint64_t ipa, uint64_t size)
 		kvm_peer_fault_each(e->k, ipa, size, PA_OFF + ipa, true));
 }
 
-/* Often into the 2M of the last faults again: its table may have been
- * freed and made again since, under the page cache's memo of it. */
+/* Often into the last table of the last faults again: that table may
+ * have been freed and made again since, under the page cache's memo. */
 static void fault_range(struct env *e, uint64_t *ipa, uint64_t *size)
 {
 	uint64_t base;
 
 	if (rnd(e) % 3)
 		return;
-	base = e->last_fault & ~(2 * MIB - 1);
-	*ipa = base + rnd(e) % 512 * PAGE;
-	*size = (1 + rnd(e) % ((base + 2 * MIB - *ipa) / PAGE)) * PAGE;
+	base = e->last_fault & ~(BLOCK - 1);
+	*ipa = base + rnd(e) % ENTRIES * PAGE;
+	*size = (1 + rnd(e) % ((base + BLOCK - *ipa) / PAGE)) * PAGE;
 }
 
 static void map(struct env *e, uint64_t ipa, uint64_t size)
 {
-	bool fault = size <= 512 * PAGE && rnd(e) % 2;
+	bool fault = size <= BLOCK && rnd(e) % 2;
 	unsigned pr = (unsigned)(rnd(e) % 6);
 	bool pages = rnd(e) % 2 ||
 		     (prots[pr].slat & SLAT_MT_MASK) != SLAT_MT_NORMAL;
@@ -400,14 +411,14 @@ static void step(struct env *e)
 static void env_init(struct env *e, uint64_t seed)
 {
 	struct slat_config cfg = {
-		.format = SLAT_FMT_ARM_S2, .granule = 4096, .ia_bits = 40,
+		.format = SLAT_FMT_ARM_S2, .granule = PAGE, .ia_bits = 40,
 		.pa_bits = 48,
 	};
 	int rc;
 
 	memset(e, 0, sizeof(*e));
 	e->rng = seed * 2 + 1;
-	rc = slat_hosted_init(&e->h, 64 * MIB, 4096, 0xf000000000ull);
+	rc = slat_hosted_init(&e->h, 64 * MIB, PAGE, 0xf000000000ull);
 	if (rc < 0)
 		die("slat_hosted_init", rc);
 	rc = slat_table_init(&e->t, &cfg, slat_hosted_ops_serial(), &e->h);
@@ -418,8 +429,8 @@ static void env_init(struct env *e, uint64_t seed)
 	if (rc < 0)
 		die("slat_hosted_cache_init", rc);
 	e->k = kvm_peer_create(64 * MIB);
-	/* A block per 2M of the window, at most. */
-	e->old = calloc(WINDOW / (2 * MIB), sizeof(*e->old));
+	/* A block per level-2 block of the window, at most. */
+	e->old = calloc(WINDOW / BLOCK, sizeof(*e->old));
 	if (!e->k || !e->old)
 		die("KVM's table", SLAT_E_NOMEM);
 }
@@ -456,11 +467,12 @@ int main(int argc, char **argv)
 	env_init(&e, seed);
 	for (uint64_t i = 0; i < ops; i++)
 		step(&e);
-	printf("slat-kvm-diff: seed %" PRIu64 ", %" PRIu64 " operations (map %"
+	printf("slat-kvm-diff: %" PRIu64 "K granule, seed %" PRIu64 ", %"
+	       PRIu64 " operations (map %"
 	       PRIu64 ", unmap %" PRIu64 ", wrprotect %" PRIu64 ", young %"
 	       PRIu64 ", split %" PRIu64 " with %" PRIu64 " old blocks; %" PRIu64
 	       " pages mapped by faults), the trees equal after each; KVM: "
-	       "%s\n", seed, ops, e.ops[0], e.ops[1], e.ops[2], e.ops[3],
+	       "%s\n", (uint64_t)(PAGE >> 10), seed, ops, e.ops[0], e.ops[1], e.ops[2], e.ops[3],
 	       e.ops[4], e.old_blocks, e.faults, kvm_peer_source());
 	return 0;
 }

@@ -16,10 +16,11 @@
 #define KVM_PEER_VERSION "unknown"
 #endif
 
-/* The root: 2 concatenated pages here, up to 16 in the architecture. */
+/* The root: up to 16 concatenated pages. A 40-bit IPA starts at level 1
+ * with 4K pages (2 root pages), at level 2 with 16K (16) or 64K (1). */
 #define PGD_PAGES 16
 #define IPA_BITS 40
-#define START_LEVEL 1
+#define START_LEVEL (PAGE_SHIFT == 12 ? 1 : 2)
 
 struct kvm_peer {
 	char *pool;            /* PGD_PAGES root pages, then table pages */
@@ -360,6 +361,11 @@ void kvm_peer_read_counts(const struct kvm_peer *p,
 uint64_t kvm_peer_table_pages(const struct kvm_peer *p)
 {
 	return p->in_use;
+}
+
+uint64_t kvm_peer_granule(void)
+{
+	return PAGE_SIZE;
 }
 
 const char *kvm_peer_source(void)

@@ -8,7 +8,9 @@
  *
  * The table is KVM's configuration of slat-bench's: Armv8 stage 2, 4K
  * granule, 40-bit IPA, start level 1 with 2 concatenated root tables, no
- * FWB, no range TLBI. Table pages come from a pool of this file's own, with
+ * FWB, no range TLBI. A build with KVM_PEER_PAGE_SHIFT 14 or 16 has the
+ * 16K or 64K granule instead (start level 2), as a kernel with that page
+ * size would. Table pages come from a pool of this file's own, with
  * plain reference counts; TLB and cache maintenance calls are counted.
  */
 #ifndef SLAT_KVM_PEER_H
@@ -119,6 +121,10 @@ void kvm_peer_read_counts(const struct kvm_peer *p,
 
 /** kvm_peer_table_pages() - table pages in use, the root's included. */
 uint64_t kvm_peer_table_pages(const struct kvm_peer *p);
+
+/** kvm_peer_granule() - the granule (the host's page size) it was built
+ * for. */
+uint64_t kvm_peer_granule(void);
 
 /** kvm_peer_source() - the kernel version the code came from. */
 const char *kvm_peer_source(void);

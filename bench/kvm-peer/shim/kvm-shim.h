@@ -7,7 +7,7 @@
  *
  * Everything is chosen the way slat-bench's hosted platform does its
  * work, so that the two are measured doing the same thing: a host with
- * 4K pages, no FWB, no range TLBI, no LPA2; TLBIs are counted calls, not
+ * 4K pages (16K or 64K with KVM_PEER_PAGE_SHIFT 14 or 16), no FWB, no range TLBI, no LPA2; TLBIs are counted calls, not
  * executed; barriers are compiler barriers; RCU's read side is free (as
  * in a kernel without preemption). Static keys (cpus_have_final_cap())
  * are constants, as the kernel's alternatives make them.
@@ -35,8 +35,14 @@ typedef u64 kvm_pfn_t;
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* The configuration: arm64 with 4K pages; nothing else is enabled. */
+/* The configuration: arm64 with 4K pages, or the granule given; nothing
+ * else is enabled. KVM's stage-2 granule is the host's page size. */
+#ifndef KVM_PEER_PAGE_SHIFT
+#define KVM_PEER_PAGE_SHIFT 12
+#endif
+#if KVM_PEER_PAGE_SHIFT == 12
 #define CONFIG_ARM64_4K_PAGES 1
+#endif
 #define IS_ENABLED(option) 0
 
 #define BIT(n) (1UL << (n))
@@ -51,7 +57,7 @@ typedef u64 kvm_pfn_t;
 #define container_of(p, type, member) \
 	((type *)((char *)(p) - offsetof(type, member)))
 
-#define PAGE_SHIFT 12
+#define PAGE_SHIFT KVM_PEER_PAGE_SHIFT
 #define PAGE_SIZE (1UL << PAGE_SHIFT)
 #define PAGE_ALIGN(x) (((x) + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1))
 #define PTRS_PER_PTE (1 << (PAGE_SHIFT - 3))
@@ -110,11 +116,12 @@ typedef u64 kvm_pfn_t;
 	(((reg) >> (shift)) & 0xf)
 #define get_vmid_bits(mmfr1) 16
 
-/* VTCR_EL2: T0SZ in bits 5:0, SL0 in 7:6 (4K: level 2 - SL0). */
+/* VTCR_EL2: T0SZ in bits 5:0, SL0 in 7:6 (4K: level 2 - SL0; 16K and
+ * 64K: level 3 - SL0). */
 #define VTCR_EL2_T0SZ(ipa) ((u64)(64 - (ipa)))
 #define VTCR_EL2_IPA(vtcr) (64 - ((vtcr) & 0x3f))
 #define VTCR_EL2_SL0_MASK GENMASK(7, 6)
-#define VTCR_EL2_TGRAN_SL0_BASE 2
+#define VTCR_EL2_TGRAN_SL0_BASE (PAGE_SHIFT == 12 ? 2 : 3)
 #define VTCR_EL2_LVLS_TO_SL0(lvls) \
 	FIELD_PREP(VTCR_EL2_SL0_MASK, VTCR_EL2_TGRAN_SL0_BASE - (4 - (lvls)))
 #define VTCR_EL2_LVLS(vtcr) \
