@@ -26,9 +26,10 @@
  *
  *   slat-kvm-diff [--seed N] [--ops N]
  *
- * Maps of up to a level-2 block are made half the time as a vCPU's faults, a call
- * per page as shared walkers. Beside the trees, the bytes of data cache each cleaned (no FWB: every
- * new or removed write-back leaf) must be the same.
+ * Maps of up to a level-2 block are made half the time as a vCPU's
+ * faults, a call per page as shared walkers. Beside the trees, the bytes
+ * of data cache each cleaned (no FWB: every new or removed write-back
+ * leaf) must be the same.
  *
  * The exit status is 1 at the first difference, with the operation that
  * made it and the two entries.
@@ -468,11 +469,12 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < ops; i++)
 		step(&e);
 	printf("slat-kvm-diff: %" PRIu64 "K granule, seed %" PRIu64 ", %"
-	       PRIu64 " operations (map %"
-	       PRIu64 ", unmap %" PRIu64 ", wrprotect %" PRIu64 ", young %"
-	       PRIu64 ", split %" PRIu64 " with %" PRIu64 " old blocks; %" PRIu64
-	       " pages mapped by faults), the trees equal after each; KVM: "
-	       "%s\n", (uint64_t)(PAGE >> 10), seed, ops, e.ops[0], e.ops[1], e.ops[2], e.ops[3],
-	       e.ops[4], e.old_blocks, e.faults, kvm_peer_source());
+	       PRIu64 " operations (map %" PRIu64 ", unmap %" PRIu64
+	       ", wrprotect %" PRIu64 ", young %" PRIu64 ", split %" PRIu64
+	       " with %" PRIu64 " old blocks; %" PRIu64 " pages mapped by "
+	       "faults), the trees equal after each; KVM: %s\n",
+	       (uint64_t)(PAGE >> 10), seed, ops, e.ops[0], e.ops[1],
+	       e.ops[2], e.ops[3], e.ops[4], e.old_blocks, e.faults,
+	       kvm_peer_source());
 	return 0;
 }

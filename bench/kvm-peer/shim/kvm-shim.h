@@ -7,8 +7,8 @@
  *
  * Everything is chosen the way slat-bench's hosted platform does its
  * work, so that the two are measured doing the same thing: a host with
- * 4K pages (16K or 64K with KVM_PEER_PAGE_SHIFT 14 or 16), no FWB, no range TLBI, no LPA2; TLBIs are counted calls, not
- * executed; barriers are compiler barriers; RCU's read side is free (as
+ * 4K pages (16K or 64K with KVM_PEER_PAGE_SHIFT 14 or 16), no FWB, no
+ * range TLBI, no LPA2; TLBIs are counted calls, not executed; barriers are compiler barriers; RCU's read side is free (as
  * in a kernel without preemption). Static keys (cpus_have_final_cap())
  * are constants, as the kernel's alternatives make them.
  */
