@@ -1249,7 +1249,7 @@ static void kvm_die(const char *what, int rc)
 static void kvm_layout(enum layout l, uint64_t ipa, uint64_t size)
 {
 	uint64_t step = l == LAY_L2 ? lsize(2) : size;
-	int rc = kvm_peer_topup(kvm, size / lsize(2) + size / lsize(1) + 4);
+	int rc = kvm_peer_topup(kvm, size);
 
 	for (uint64_t a = ipa; !rc && a < ipa + size; a += step)
 		rc = kvm_peer_map(kvm, a, step, MAP_PA_OFF + a,
@@ -1338,7 +1338,7 @@ static struct tpair kvm_sample(const struct scenario *sc, struct env *e,
 	if (sc->before != LAY_NONE)
 		kvm_layout(sc->before, ipa, size);
 	if (sc->op != OP_UNMAP && sc->op != OP_WRPROTECT && sc->op != OP_AGE)
-		rc = kvm_peer_topup(kvm, size / lsize(2) + size / lsize(1) + 4);
+		rc = kvm_peer_topup(kvm, size);
 	if (rc)
 		kvm_die("memcache top-up", rc);
 	kvm_peer_read_counts(kvm, &c0);

@@ -94,17 +94,21 @@ static void die(const char *what, int rc)
 	exit(2);
 }
 
+/* KVM's own status is a negative errno. */
+static void kvm_failed(const char *what, int rc)
+{
+	fprintf(stderr, "slat-kvm-diff: KVM's %s failed: %d\n", what, rc);
+	exit(2);
+}
+
 /* Both sides' status: any error ends the run (the generator asks only
  * what both accept). */
 static void both_ok(const char *what, int ours, int kvm)
 {
 	if (ours < 0)
 		die(what, ours);
-	if (kvm) {
-		fprintf(stderr, "slat-kvm-diff: KVM's %s failed: %d\n", what,
-			kvm);
-		exit(2);
-	}
+	if (kvm)
+		kvm_failed(what, kvm);
 }
 
 static uint64_t rnd(struct env *e)
@@ -143,12 +147,13 @@ static void compare(struct env *e, const uint64_t *ours, const uint64_t *kvm,
 {
 	for (uint64_t i = 0; i < n; i++, ipa += entry_size(level)) {
 		uint64_t o = ours[i], k = kvm[i];
-		bool ot = level < 3 && (o & 3) == 3, kt = level < 3 && (k & 3) == 3;
+		bool ot = level < 3 && (o & 3) == 3;
+		bool kt = level < 3 && (k & 3) == 3;
 
 		if (ot && kt && !((o ^ k) & ~ADDR_MASK)) {
 			compare(e, ours_va(e, o),
-				(const uint64_t *)(uintptr_t)(k & ADDR_MASK), ENTRIES,
-				level + 1, ipa);
+				(const uint64_t *)(uintptr_t)(k & ADDR_MASK),
+				ENTRIES, level + 1, ipa);
 			continue;
 		}
 		if (ot || kt || o != k)
@@ -189,9 +194,9 @@ static void topup(struct env *e, enum slat_op_kind kind, uint64_t ipa,
 	rc = slat_hosted_cache_topup(&e->h, &e->cache, (uint32_t)need);
 	if (rc < 0)
 		die("page cache top-up", rc);
-	rc = kvm_peer_topup(e->k, size / BLOCK + size / entry_size(1) + 4);
+	rc = kvm_peer_topup(e->k, size);
 	if (rc)
-		die("KVM's memcache top-up", rc);
+		kvm_failed("memcache top-up", rc);
 }
 
 /* A range of the window in steps of pages, level-2 blocks or (4K) level-1

@@ -252,9 +252,11 @@ int kvm_peer_reset(struct kvm_peer *p)
 	return stage2_init(p);
 }
 
-int kvm_peer_topup(struct kvm_peer *p, uint64_t pages)
+int kvm_peer_topup(struct kvm_peer *p, uint64_t bytes)
 {
 	struct kvm_mmu_memory_cache *mc = &p->mmu.split_page_cache;
+	uint64_t pages = bytes / kvm_granule_size(2) +
+			 bytes / kvm_granule_size(1) + 4;
 
 	while ((uint64_t)mc->nobjs < pages) {
 		void *page;
@@ -271,9 +273,6 @@ int kvm_peer_topup(struct kvm_peer *p, uint64_t pages)
 	}
 	return 0;
 }
-
-/* A VM's mapping: read and write, normal memory, not executable. */
-#define PROT (KVM_PGTABLE_PROT_R | KVM_PGTABLE_PROT_W)
 
 static enum kvm_pgtable_prot kvm_prot(uint32_t prot)
 {
@@ -304,7 +303,7 @@ int kvm_peer_fault_each(struct kvm_peer *p, uint64_t ipa, uint64_t size,
 
 	for (uint64_t off = 0; off < size; off += PAGE_SIZE) {
 		int rc = kvm_pgtable_stage2_map(&p->pgt, ipa + off, PAGE_SIZE,
-						pa + off, PROT,
+						pa + off, kvm_prot(KVM_PEER_RW),
 						&p->mmu.split_page_cache,
 						flags);
 		if (rc)
@@ -361,11 +360,6 @@ void kvm_peer_read_counts(const struct kvm_peer *p,
 uint64_t kvm_peer_table_pages(const struct kvm_peer *p)
 {
 	return p->in_use;
-}
-
-uint64_t kvm_peer_granule(void)
-{
-	return PAGE_SIZE;
 }
 
 const char *kvm_peer_source(void)

@@ -71,12 +71,14 @@ void kvm_peer_free(struct kvm_peer *p);
 int kvm_peer_reset(struct kvm_peer *p);
 
 /**
- * kvm_peer_topup() - fill the memcache with @pages zeroed pages, as a
- * vCPU's kvm_mmu_topup_memory_cache() does before it takes the MMU lock.
+ * kvm_peer_topup() - fill the memcache with zeroed pages, as a vCPU's
+ * kvm_mmu_topup_memory_cache() does before it takes the MMU lock: as many
+ * as a map or a split of @bytes can take at any alignment (a last-level
+ * table per level-2 block and one per level-1 block, and 4 for the ends).
  *
  * Return: 0, or -ENOMEM when the pool is exhausted.
  */
-int kvm_peer_topup(struct kvm_peer *p, uint64_t pages);
+int kvm_peer_topup(struct kvm_peer *p, uint64_t bytes);
 
 /** kvm_peer_map() - kvm_pgtable_stage2_map() of [@ipa, @ipa + @size) to
  * @pa with @prot (KVM_PEER_*; write-back memory unless a type is given),
@@ -121,10 +123,6 @@ void kvm_peer_read_counts(const struct kvm_peer *p,
 
 /** kvm_peer_table_pages() - table pages in use, the root's included. */
 uint64_t kvm_peer_table_pages(const struct kvm_peer *p);
-
-/** kvm_peer_granule() - the granule (the host's page size) it was built
- * for. */
-uint64_t kvm_peer_granule(void);
 
 /** kvm_peer_source() - the kernel version the code came from. */
 const char *kvm_peer_source(void);
