@@ -1380,7 +1380,7 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 	if (cmo)
 		cmo_do(t, pa, n * size, cmo, st);
 	if (n == 1 || pa_run_linear(pa, n * size)) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (uint32_t i = 0; i < n; i++, leaf += size)
 			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
 	} else {
