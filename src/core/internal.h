@@ -5,7 +5,9 @@
  *
  * One rule, one place:
  *  - pte_write() is the only writer of a live entry (pte_try_set() for
- *    what publishes, pte_try_update() for a leaf changed in place);
+ *    what publishes, pte_try_update() for a leaf changed in place), but
+ *    for the exclusive bulk loops' pairs of entries (pte_store_pair_once(),
+ *    the same plain store, two lanes at once);
  *  - leaf_fits() is the only rule for whether a leaf may map an entry;
  *  - core_descend() is the only descent that bypasses the walker; a fault
  *    whose memo proves where its entry is reads that entry instead
