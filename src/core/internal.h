@@ -1057,6 +1057,31 @@ walk_leaf_run(const struct slat_walk_ctx *ctx, leaf_step_fn step, void *arg,
 }
 
 /*
+ * walk_run()'s entries at the last level read and nothing else: a walk
+ * that must see every entry but has nothing to do with these (split's,
+ * below its target). In pairs where the core may (pte_peek_pair()). Returns
+ * how many it read.
+ */
+static SLAT_ALWAYS_INLINE uint32_t walk_read_run(const struct slat_walk_ctx *ctx)
+{
+	uint32_t max = walk_run(ctx), n = 0;
+
+#ifdef SLAT_PTE_PAIRS
+	const slat_pte_t *p = ctx->ptep;
+	if (!((uintptr_t)p & 15)) {
+		const slat_pte_t *end = p + (max & ~1u);
+#pragma GCC unroll 4
+		for (; p != end; p += 2)
+			(void)pte_peek_pair(p);
+		n = max & ~1u;
+	}
+#endif
+	for (; n < max; n++)
+		(void)pte_peek(&ctx->ptep[n]);
+	return max;
+}
+
+/*
  * An in-place change of valid leaves (write protection, the access flag):
  * each becomes pte_apply(leaf, @clear, @set), in locals hoisted out of the
  * loop. A leaf changes exactly when that differs from it.

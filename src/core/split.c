@@ -81,6 +81,8 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	}
 	if (ctx->level >= d->target) {
 		uint32_t none;
+		if (ctx->level == SLAT_LAST_LEVEL)
+			return (int)walk_read_run(ctx);
 		return walk_leaf_run(ctx, split_pass_step, NULL, &none);
 	}
 	if (!pte_valid(t, ctx->old))
