@@ -75,13 +75,54 @@ static int dirty_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	return 1;
 }
 
-/* Clean a line of leaves nobody else changes meanwhile; inlined, so that
- * a constant @set folds. */
+/* The AND and OR of the line at @p, read in pairs of entries when @pairs
+ * (a constant at each call: p is then 16-byte aligned). */
+static SLAT_ALWAYS_INLINE void line_and_or(const slat_pte_t *p, bool pairs,
+					   slat_pte_t *all, slat_pte_t *any)
+{
+	slat_pte_t a = ~0ull, o = 0;
+#ifdef SLAT_PTE_PAIRS
+	if (pairs) {
+		pte_pair v[LEAF_GROUP / 2];
+#pragma GCC unroll 4
+		for (int j = 0; j < LEAF_GROUP / 2; j++)
+			v[j] = pte_peek_pair(&p[2 * j]);
+		pte_pair va = (v[0] & v[1]) & (v[2] & v[3]);
+		pte_pair vo = (v[0] | v[1]) | (v[2] | v[3]);
+		*all = va[0] & va[1];
+		*any = vo[0] | vo[1];
+		return;
+	}
+#endif
+	(void)pairs;
+#pragma GCC unroll 8
+	for (int j = 0; j < LEAF_GROUP; j++) {
+		slat_pte_t v = pte_peek(&p[j]);
+		a &= v;
+		o |= v;
+	}
+	*all = a;
+	*any = o;
+}
+
+/* Clean a line of leaves nobody else changes meanwhile (in pairs when
+ * @pairs); inlined, so that a constant @set folds. */
 static SLAT_ALWAYS_INLINE void clean_line_alone(const struct slat_table *t,
 					       slat_pte_t *p, slat_pte_t clear,
-					       slat_pte_t set)
+					       slat_pte_t set, bool pairs)
 {
 	slat_pte_t was;
+#ifdef SLAT_PTE_PAIRS
+	if (pairs) {
+		const pte_pair keep = { ~clear, ~clear }, add = { set, set };
+#pragma GCC unroll 4
+		for (int j = 0; j < LEAF_GROUP / 2; j++)
+			pte_store_pair_once(&p[2 * j],
+					    (pte_peek_pair(&p[2 * j]) & keep) | add);
+		return;
+	}
+#endif
+	(void)pairs;
 #pragma GCC unroll 8
 	for (int j = 0; j < LEAF_GROUP; j++)
 		pte_try_update(t, PTE_ALONE, &p[j], pte_peek(&p[j]), clear, set,
@@ -117,7 +158,8 @@ enum dirty_mode { DIRTY_REPORT, DIRTY_CLEAN, DIRTY_CLEAN_SET, DIRTY_STEP };
  */
 static SLAT_ALWAYS_INLINE uint32_t
 dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
-		struct dirty_data *d, uint32_t *changed, const enum dirty_mode mode)
+		struct dirty_data *d, uint32_t *changed, const enum dirty_mode mode,
+		const bool pairs)
 {
 	const struct slat_table *t = c->t;
 	const slat_pte_t present = t->fmt->present_mask;
@@ -132,13 +174,8 @@ dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
 
 	clean_change(t, &clear, &set);
 	for (n = 0; n + LEAF_GROUP <= max; n += LEAF_GROUP) {
-		slat_pte_t *p = &c->ptep[n], all = ~0ull, any = 0;
-#pragma GCC unroll 8
-		for (int j = 0; j < LEAF_GROUP; j++) {
-			slat_pte_t v = pte_peek(&p[j]);
-			all &= v;
-			any |= v;
-		}
+		slat_pte_t *p = &c->ptep[n], all, any;
+		line_and_or(p, pairs, &all, &any);
 		if ((((all & want) ^ want) | (any & refuse)) || !(all & present)) {
 			if (!((~any & want) | (all & refuse)))
 				break; /* some dirty: the step's */
@@ -156,7 +193,7 @@ dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
 		 * (cpu_done_with()): nothing changes them under a store. */
 		if (all & young) {
 			clean_line_alone(t, p, clear,
-					 mode == DIRTY_CLEAN_SET ? set : 0);
+					 mode == DIRTY_CLEAN_SET ? set : 0, pairs);
 		} else {
 			for (int j = 0; j < LEAF_GROUP; j++)
 				pte_try_update(t, who, &p[j], pte_peek(&p[j]), clear,
@@ -176,17 +213,30 @@ dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
  * first group that is neither, as walk_leaf_groups() wants.
  */
 static SLAT_ALWAYS_INLINE uint32_t
+dirty_groups_read(const struct slat_walk_ctx *c, uint32_t max,
+		  struct dirty_data *d, uint32_t *changed, const bool pairs)
+{
+	if (!d->clear)
+		return dirty_groups_as(c, max, d, changed, DIRTY_REPORT, pairs);
+	if (walk_writers(c) == PTE_SHARED)
+		return dirty_groups_as(c, max, d, changed, DIRTY_STEP, pairs);
+	if (c->t->fmt->dirty_bit_clear)
+		return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN_SET,
+				       pairs);
+	return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN, pairs);
+}
+
+/* dirty_groups_read() in pairs of entries where the core may and the run
+ * starts 16-byte aligned. */
+static SLAT_ALWAYS_INLINE uint32_t
 dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
 	     uint32_t *changed)
 {
-	struct dirty_data *d = arg;
-	if (!d->clear)
-		return dirty_groups_as(c, max, d, changed, DIRTY_REPORT);
-	if (walk_writers(c) == PTE_SHARED)
-		return dirty_groups_as(c, max, d, changed, DIRTY_STEP);
-	if (c->t->fmt->dirty_bit_clear)
-		return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN_SET);
-	return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN);
+#ifdef SLAT_PTE_PAIRS
+	if (!((uintptr_t)c->ptep & 15))
+		return dirty_groups_read(c, max, arg, changed, true);
+#endif
+	return dirty_groups_read(c, max, arg, changed, false);
 }
 
 static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
