@@ -84,13 +84,9 @@ static SLAT_ALWAYS_INLINE void line_and_or(const slat_pte_t *p, bool pairs,
 #ifdef SLAT_PTE_PAIRS
 	if (pairs) {
 		pte_pair v[LEAF_GROUP / 2];
-#pragma GCC unroll 4
-		for (int j = 0; j < LEAF_GROUP / 2; j++)
-			v[j] = pte_peek_pair(&p[2 * j]);
-		pte_pair va = (v[0] & v[1]) & (v[2] & v[3]);
-		pte_pair vo = (v[0] | v[1]) | (v[2] | v[3]);
-		*all = va[0] & va[1];
-		*any = vo[0] | vo[1];
+		line_peek_pairs(p, v);
+		*all = line_and(v);
+		*any = line_or(v);
 		return;
 	}
 #endif
@@ -115,10 +111,9 @@ static SLAT_ALWAYS_INLINE void clean_line_alone(const struct slat_table *t,
 #ifdef SLAT_PTE_PAIRS
 	if (pairs) {
 		const pte_pair keep = { ~clear, ~clear }, add = { set, set };
-#pragma GCC unroll 4
-		for (int j = 0; j < LEAF_GROUP / 2; j++)
-			pte_store_pair_once(&p[2 * j],
-					    (pte_peek_pair(&p[2 * j]) & keep) | add);
+		pte_pair v[LEAF_GROUP / 2];
+		line_peek_pairs(p, v);
+		line_store_pairs(p, v, keep, add);
 		return;
 	}
 #endif
@@ -233,7 +228,7 @@ dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
 	     uint32_t *changed)
 {
 #ifdef SLAT_PTE_PAIRS
-	if (!((uintptr_t)c->ptep & 15))
+	if (pte_pair_aligned(c->ptep))
 		return dirty_groups_read(c, max, arg, changed, true);
 #endif
 	return dirty_groups_read(c, max, arg, changed, false);

@@ -380,6 +380,12 @@ static inline void pte_store_pair_once(slat_pte_t *ptep, pte_pair v)
 {
 	*(volatile pte_pair *)(void *)ptep = v;
 }
+
+/* Pairs start at 16-byte aligned entries. */
+static inline bool pte_pair_aligned(const slat_pte_t *ptep)
+{
+	return !((uintptr_t)ptep & 15);
+}
 #endif
 
 static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
@@ -1068,7 +1074,7 @@ static SLAT_ALWAYS_INLINE uint32_t walk_read_run(const struct slat_walk_ctx *ctx
 
 #ifdef SLAT_PTE_PAIRS
 	const slat_pte_t *p = ctx->ptep;
-	if (!((uintptr_t)p & 15)) {
+	if (pte_pair_aligned(p)) {
 		const slat_pte_t *end = p + (max & ~1u);
 #pragma GCC unroll 4
 		for (; p != end; p += 2)
@@ -1123,9 +1129,9 @@ leaf_group_continues(const slat_pte_t *p, slat_pte_t expect, uint64_t size,
  * What @u does to a group whose entries' AND is @all and OR @any: every
  * entry (all valid, from their AND: a bit to clear they share, or a bit to
  * set their OR lacks), nothing (every entry empty, or every one valid and
- * already as @u leaves it), or it depends on the entry. The OR is only needed when not every entry
- * changes: the common case reads each entry once. Locked entries are
- * non-zero and invalid: never NONE or ALL.
+ * already as @u leaves it), or it depends on the entry. The OR is only
+ * needed when not every entry changes: the common case reads each entry
+ * once. Locked entries are non-zero and invalid: never NONE or ALL.
  */
 static SLAT_ALWAYS_INLINE enum leaf_group
 leaf_group_decide(slat_pte_t all, slat_pte_t any, const struct leaf_update *u)
@@ -1164,17 +1170,50 @@ leaf_group_of(const slat_pte_t v[LEAF_GROUP], const struct leaf_update *u)
 }
 
 #ifdef SLAT_PTE_PAIRS
+/* The line of LEAF_GROUP entries at @p (pair aligned) in four pairs. */
+static SLAT_ALWAYS_INLINE void line_peek_pairs(const slat_pte_t *p,
+					       pte_pair v[LEAF_GROUP / 2])
+{
+#pragma GCC unroll 4
+	for (int j = 0; j < LEAF_GROUP / 2; j++)
+		v[j] = pte_peek_pair(&p[2 * j]);
+}
+
+/* The AND of the entries of a line held in pairs. */
+static SLAT_ALWAYS_INLINE slat_pte_t line_and(const pte_pair v[LEAF_GROUP / 2])
+{
+	pte_pair a = (v[0] & v[1]) & (v[2] & v[3]);
+	return a[0] & a[1];
+}
+
+/* The OR of the entries of a line held in pairs. */
+static SLAT_ALWAYS_INLINE slat_pte_t line_or(const pte_pair v[LEAF_GROUP / 2])
+{
+	pte_pair o = (v[0] | v[1]) | (v[2] | v[3]);
+	return o[0] | o[1];
+}
+
+/* pte_apply() of each entry of the line @v read from @p, stored back in
+ * pairs, for entries nobody else writes: @keep is ~clear in both lanes,
+ * @add the bits to set (built once, outside the caller's loop). */
+static SLAT_ALWAYS_INLINE void line_store_pairs(slat_pte_t *p,
+						const pte_pair v[LEAF_GROUP / 2],
+						pte_pair keep, pte_pair add)
+{
+#pragma GCC unroll 4
+	for (int j = 0; j < LEAF_GROUP / 2; j++)
+		pte_store_pair_once(&p[2 * j], (v[j] & keep) | add);
+}
+
 /* leaf_group_of() of the group held in four pairs. */
 static SLAT_ALWAYS_INLINE enum leaf_group
 leaf_group_of_pairs(const pte_pair v[LEAF_GROUP / 2],
 		    const struct leaf_update *u)
 {
-	pte_pair a = (v[0] & v[1]) & (v[2] & v[3]);
-	slat_pte_t all = a[0] & a[1];
+	slat_pte_t all = line_and(v);
 	if (leaf_group_all_change(all, u))
 		return GROUP_ALL;
-	pte_pair o = (v[0] | v[1]) | (v[2] | v[3]);
-	return leaf_group_decide(all, o[0] | o[1], u);
+	return leaf_group_decide(all, line_or(v), u);
 }
 
 /*
@@ -1186,14 +1225,12 @@ static SLAT_ALWAYS_INLINE slat_pte_t *
 leaf_update_pairs(const struct leaf_update *u, slat_pte_t *first,
 		  slat_pte_t *end, uint32_t *unchanged)
 {
-	const pte_pair keep = { ~u->clear, ~u->clear }, set = { u->set, u->set };
+	const pte_pair keep = { ~u->clear, ~u->clear }, add = { u->set, u->set };
 	slat_pte_t *p;
 
 	for (p = first; p != end; p += LEAF_GROUP) {
 		pte_pair v[LEAF_GROUP / 2];
-#pragma GCC unroll 4
-		for (int j = 0; j < LEAF_GROUP / 2; j++)
-			v[j] = pte_peek_pair(&p[2 * j]);
+		line_peek_pairs(p, v);
 		enum leaf_group g = leaf_group_of_pairs(v, u);
 		if (g == GROUP_NONE) {
 			*unchanged += LEAF_GROUP;
@@ -1201,9 +1238,7 @@ leaf_update_pairs(const struct leaf_update *u, slat_pte_t *first,
 		}
 		if (g != GROUP_ALL)
 			break;
-#pragma GCC unroll 4
-		for (int j = 0; j < LEAF_GROUP / 2; j++)
-			pte_store_pair_once(&p[2 * j], (v[j] & keep) | set);
+		line_store_pairs(p, v, keep, add);
 	}
 	return p;
 }
@@ -1225,7 +1260,7 @@ leaf_update_groups(const struct slat_walk_ctx *c, enum pte_writers who,
 	uint32_t unchanged = 0;
 
 #ifdef SLAT_PTE_PAIRS
-	if (who == PTE_ALONE && !((uintptr_t)first & 15)) {
+	if (who == PTE_ALONE && pte_pair_aligned(first)) {
 		p = leaf_update_pairs(u, first, end, &unchanged);
 		*changed += (uint32_t)(p - first) - unchanged;
 		return (uint32_t)(p - first);
@@ -1521,7 +1556,7 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 	if (n == 1 || pa_run_linear(pa, n * size)) {
 		uint32_t i = 0;
 #ifdef SLAT_PTE_PAIRS
-		if (n > 1 && !((uintptr_t)ptep & 15)) {
+		if (n > 1 && pte_pair_aligned(ptep)) {
 			i = install_pairs(ptep, n, leaf, size);
 			leaf += i * size;
 		}
