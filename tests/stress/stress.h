@@ -184,19 +184,35 @@ static inline void st_table_fini(struct st_table *s)
 	slat_hosted_fini(&s->h);
 }
 
-/* Top @c up to @n pages (outside any lock, as a vCPU would). */
-static inline void st_topup(struct st_table *s, struct slat_page_cache *c,
-			    int64_t n)
+/* Top @c up to @n pages; @may_wait: outside any lock and read-side
+ * critical section, as a vCPU is before it takes the MMU lock. */
+static inline void st_topup_from(struct st_table *s, struct slat_page_cache *c,
+				 int64_t n, bool may_wait)
 {
 	if (n < 0)
 		st_fail("slat_pages_needed() refused valid input: %" PRId64, n);
 	if (n > c->capacity)
 		st_fail("a cache of %u pages cannot hold %" PRIu64,
 			c->capacity, n);
-	if (c->nr < n)
-		ST_CHECK(slat_hosted_cache_topup(&s->h, c, (uint32_t)n) ==
-				 SLAT_OK,
-			 "arena exhausted");
+	if (c->nr >= n)
+		return;
+	int ret = slat_hosted_cache_topup(&s->h, c, (uint32_t)n);
+	/* Unlinked tables come back only after a grace period, which a loaded
+	 * machine may not have given the RCU thread time to end: wait for
+	 * them, as a kernel short of memory does, rather than fail. */
+	if (ret == SLAT_E_NOMEM && may_wait && s->h.rcu &&
+	    slat_hosted_deferred_pending(&s->h)) {
+		slat_hosted_rcu_barrier();
+		ret = slat_hosted_cache_topup(&s->h, c, (uint32_t)n);
+	}
+	ST_CHECK(ret == SLAT_OK, "arena exhausted (%" PRIu64 " tables still "
+		 "wait for a grace period)", slat_hosted_deferred_pending(&s->h));
+}
+
+static inline void st_topup(struct st_table *s, struct slat_page_cache *c,
+			    int64_t n)
+{
+	st_topup_from(s, c, n, true);
 }
 
 /*

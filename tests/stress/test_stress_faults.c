@@ -391,8 +391,9 @@ static void vcpu_op(struct vcpu *v)
 				 op_names[e.op], e.ipa, e.size, d.dcache_calls,
 				 d.icache_calls, d.tlbi);
 		}
-		/* Retry in the same epoch: the model needs one. */
-		st_topup(&S, &v->cache, need);
+		/* Retry in the same epoch (the model needs one), inside
+		 * the read side: no waiting for a grace period here. */
+		st_topup_from(&S, &v->cache, need, false);
 		sched_yield();
 	}
 	switch (e.op) {
