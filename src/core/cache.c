@@ -53,29 +53,35 @@ cmo_table(struct slat_table *t, const slat_pte_t *table, int level, bool tables,
 }
 
 /*
- * A last-level table whose output addresses are in place (oa_mask): a line
- * of cacheable pages that continue one another joins the run in one test
- * (their OR and AND are not needed); another line leaf by leaf.
+ * A last-level table whose output addresses are in place (oa_mask): the
+ * lines of cacheable pages that continue one another from a line's first
+ * join the run in one add (leaf_lines_continue(); their OR and AND are not
+ * needed); a line that does not, leaf by leaf.
  */
 static void cmo_lines(struct slat_table *t, const slat_pte_t *table,
 		      const struct cmo_masks *m, struct cmo_run *run,
 		      struct slat_stats *st)
 {
 	const slat_pte_t same = m->oa_mask | m->memattr | m->present;
-	const uint64_t line = LEAF_GROUP * m->size;
+	const slat_pte_t *end = table + t->geo.entries;
 	struct cmo_run r = *run;
-	slat_pte_t none;
+	slat_pte_t none = 0;
 
-	for (uint32_t i = 0; i < t->geo.entries; i += LEAF_GROUP) {
-		slat_pte_t first = pte_peek(&table[i]);
-		if ((first & m->present) && (first & m->memattr) == m->wb &&
-		    leaf_group_continues(&table[i], first, m->size, same, &none,
-					 &none)) {
-			cmo_run_add(t, &r, first & m->oa_mask, line, st);
-			continue;
+	for (const slat_pte_t *p = table; p != end;) {
+		slat_pte_t first = pte_peek(p);
+		if ((first & m->present) && (first & m->memattr) == m->wb) {
+			const slat_pte_t *stop = leaf_lines_continue(
+				p, end, p, first, m->size, same, &none, &none);
+			if (stop != p) {
+				cmo_run_add(t, &r, first & m->oa_mask,
+					    (uint64_t)(stop - p) * m->size, st);
+				p = stop;
+				continue;
+			}
 		}
-		for (uint32_t j = 0; j < LEAF_GROUP; j++)
-			cmo_leaf(t, pte_peek(&table[i + j]), m, &r, st);
+		for (int j = 0; j < LEAF_GROUP; j++)
+			cmo_leaf(t, pte_peek(&p[j]), m, &r, st);
+		p += LEAF_GROUP;
 	}
 	*run = r;
 }

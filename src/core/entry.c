@@ -178,7 +178,7 @@ void core_unlink_table(const struct slat_walk_ctx *ctx, struct core_batch *b)
 }
 
 void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
-		     int level, struct slat_stats *st)
+		     int level, const slat_pte_t *next, struct slat_stats *st)
 {
 	uint32_t n = t->geo.entries;
 	uint64_t step = level_size(t, level + 1);
@@ -189,8 +189,14 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 	 * release store that links it, so plain stores, which the compiler
 	 * may unroll and vectorise. */
 	if (pa_run_linear(pa, level_size(t, level))) {
+		uint32_t i = 0;
+#ifdef SLAT_PTE_PAIRS
+		i = install_pairs(page, n, child, step, next);
+#else
+		(void)next;
+#endif
 #pragma GCC unroll 8
-		for (uint32_t i = 0; i < n; i++)
+		for (; i < n; i++)
 			page[i] = child + i * step;
 	} else {
 		for (uint32_t i = 0; i < n; i++)
@@ -242,8 +248,9 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 	slat_pte_t block = ctx->old, was;
 
 	/* Without break-before-make a shared walker swaps in one CAS. */
+	const slat_pte_t *next = core_cache_next(cache, page);
 	if (!t->fmt->split_needs_bbm && walk_shared(ctx)) {
-		core_fill_split(t, page, block, ctx->level, ctx->stats);
+		core_fill_split(t, page, block, ctx->level, next, ctx->stats);
 		if (!pte_try_set(t, PTE_SHARED, ctx->ptep, block, ~0ull, table, &was)) {
 			unfill(t, page);
 			core_cache_unpop(cache, page, ctx->stats);
@@ -258,7 +265,7 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 		core_cache_unpop(cache, page, ctx->stats);
 		return ret;
 	}
-	core_fill_split(t, page, block, ctx->level, ctx->stats);
+	core_fill_split(t, page, block, ctx->level, next, ctx->stats);
 	core_make(ctx, table);
 	return SLAT_OK;
 }

@@ -646,6 +646,37 @@ int core_cache_check(const struct slat_table *t,
  * empty. Callers check the pages first (core_cache_check()). */
 void *core_cache_pop(const struct slat_table *t, struct slat_page_cache *cache,
 		     struct slat_stats *st) SLAT_INTERNAL;
+/*
+ * The page core_cache_pop() returns after the next one, else @page. A page
+ * from the cache lies wherever the platform's allocator put it, and
+ * hardware prefetchers stop at a page's end: a loop that fills a page asks
+ * for that page's lines as it goes (prefetch_fill_line()), so that they are
+ * there when its turn comes (the next page is too close to hide the wait).
+ */
+static inline const void *core_cache_next(const struct slat_page_cache *cache,
+					  const void *page)
+{
+	return cache && cache->nr > 1 ? cache->pages[cache->nr - 2] : page;
+}
+
+/* Where the entries from @ptep lie in that page. */
+static inline const slat_pte_t *entries_ahead(const struct slat_table *t,
+					      const struct slat_page_cache *cache,
+					      const slat_pte_t *ptep)
+{
+	const char *next = core_cache_next(cache, ptep);
+	uintptr_t off = (uintptr_t)ptep & ((1u << t->geo.granule_shift) - 1);
+	return next == (const void *)ptep ? ptep
+					 : (const slat_pte_t *)(next + off);
+}
+
+/* While a line of a run is stored, its line in the page filled after it
+ * (@ahead) is asked for, for writing. */
+static SLAT_ALWAYS_INLINE void prefetch_fill_line(const slat_pte_t *ahead)
+{
+	__builtin_prefetch(ahead, 1, 3);
+}
+
 /* Give back a page popped but never published (a lost race), zeroed. */
 void core_cache_unpop(struct slat_page_cache *cache, void *page,
 		      struct slat_stats *st) SLAT_INTERNAL;
@@ -995,6 +1026,22 @@ static inline bool walk_entry_covered(const struct slat_walk_ctx *ctx)
 }
 
 /*
+ * The table of the entry after ctx's, which a walk (or a visitor that reads
+ * tables itself) reads after ctx's own, else NULL. It starts a page, where
+ * hardware prefetchers, which stop at a page's end, do not follow: asked
+ * for while ctx's table is read, it is there when its turn comes.
+ */
+static inline const slat_pte_t *walk_next_table(const struct slat_walk_ctx *ctx)
+{
+	const struct slat_table *t = ctx->t;
+	if (ctx->nr_left < 2)
+		return NULL;
+	slat_pte_t next = pte_peek(&ctx->ptep[1]);
+	return (next & t->table_mask) == t->table_match ? table_va(t, next)
+						       : NULL;
+}
+
+/*
  * The run a visitor may deal with at once: the entries from ctx->ptep, in
  * this table, that the range reaches, at least the entry itself (which the
  * range may cover only in part).
@@ -1101,12 +1148,56 @@ struct leaf_update {
 
 enum leaf_group { GROUP_MIXED, GROUP_NONE, GROUP_ALL };
 
+#ifdef SLAT_PTE_PAIRS
+/* The line of LEAF_GROUP entries at @p (pair aligned) in four pairs. */
+static SLAT_ALWAYS_INLINE void line_peek_pairs(const slat_pte_t *p,
+					       pte_pair v[LEAF_GROUP / 2])
+{
+#pragma GCC unroll 4
+	for (int j = 0; j < LEAF_GROUP / 2; j++)
+		v[j] = pte_peek_pair(&p[2 * j]);
+}
+
+/* The AND and the OR of a pair's two entries. */
+static SLAT_ALWAYS_INLINE slat_pte_t pair_and(pte_pair p)
+{
+	return p[0] & p[1];
+}
+
+static SLAT_ALWAYS_INLINE slat_pte_t pair_or(pte_pair p)
+{
+	return p[0] | p[1];
+}
+
+/* The AND and the OR of a line held in pairs, lane by lane: a loop over
+ * lines keeps them so and reduces the lanes once. */
+static SLAT_ALWAYS_INLINE pte_pair line_and_lanes(const pte_pair v[LEAF_GROUP / 2])
+{
+	return (v[0] & v[1]) & (v[2] & v[3]);
+}
+
+static SLAT_ALWAYS_INLINE pte_pair line_or_lanes(const pte_pair v[LEAF_GROUP / 2])
+{
+	return (v[0] | v[1]) | (v[2] | v[3]);
+}
+
+/* The AND and the OR of the entries of a line held in pairs. */
+static SLAT_ALWAYS_INLINE slat_pte_t line_and(const pte_pair v[LEAF_GROUP / 2])
+{
+	return pair_and(line_and_lanes(v));
+}
+
+static SLAT_ALWAYS_INLINE slat_pte_t line_or(const pte_pair v[LEAF_GROUP / 2])
+{
+	return pair_or(line_or_lanes(v));
+}
+#endif
+
 /*
  * The group of LEAF_GROUP entries at @p continues a linear run of leaves
  * whose next one is @expect: in the bits of @mask, entry j equals @expect
  * + j * @size (a leaf's output address is linear in its descriptor, see
  * pa_run_linear()). Their OR and AND are merged into *@any and *@all.
- * Scans that only read use it: cleaning what unmap took, promotion.
  */
 static SLAT_ALWAYS_INLINE bool
 leaf_group_continues(const slat_pte_t *p, slat_pte_t expect, uint64_t size,
@@ -1123,6 +1214,59 @@ leaf_group_continues(const slat_pte_t *p, slat_pte_t expect, uint64_t size,
 	*any |= or;
 	*all &= and;
 	return !(diff & mask);
+}
+
+/*
+ * The lines of a table from @p to @end that continue, each
+ * (leaf_group_continues()), the run whose next leaf is @expect; returns
+ * where the first that does not starts. Their OR and AND are merged into
+ * *@any and *@all. @ahead: the table read after this one
+ * (walk_next_table()), or @p: its lines are asked for one per line read.
+ * Scans that only read use it: cleaning what unmap took, promotion. In
+ * pairs where the core may: the run and the OR and AND held in vector
+ * registers across lines.
+ */
+static SLAT_ALWAYS_INLINE const slat_pte_t *
+leaf_lines_continue(const slat_pte_t *p, const slat_pte_t *end,
+		    const slat_pte_t *ahead,
+		    slat_pte_t expect, uint64_t size, slat_pte_t mask,
+		    slat_pte_t *any, slat_pte_t *all)
+{
+#ifdef SLAT_PTE_PAIRS
+	/* Lines of a table are pair aligned. */
+	const pte_pair step = { 2 * size, 2 * size }, m = { mask, mask };
+	const pte_pair line = step * (LEAF_GROUP / 2);
+	pte_pair e[LEAF_GROUP / 2], or = { 0, 0 }, and = { ~0ull, ~0ull };
+	e[0] = (pte_pair){ expect, expect + size };
+	for (int j = 1; j < LEAF_GROUP / 2; j++)
+		e[j] = e[j - 1] + step;
+	for (; p != end; p += LEAF_GROUP, ahead += LEAF_GROUP) {
+		pte_pair v[LEAF_GROUP / 2];
+		__builtin_prefetch(ahead);
+		line_peek_pairs(p, v);
+		pte_pair diff[LEAF_GROUP / 2];
+#pragma GCC unroll 4
+		for (int j = 0; j < LEAF_GROUP / 2; j++)
+			diff[j] = v[j] ^ e[j];
+		if (pair_or(line_or_lanes(diff) & m))
+			break;
+		or |= line_or_lanes(v);
+		and &= line_and_lanes(v);
+#pragma GCC unroll 4
+		for (int j = 0; j < LEAF_GROUP / 2; j++)
+			e[j] += line;
+	}
+	*any |= pair_or(or);
+	*all &= pair_and(and);
+#else
+	for (; p != end; p += LEAF_GROUP, ahead += LEAF_GROUP,
+			 expect += LEAF_GROUP * size) {
+		__builtin_prefetch(ahead);
+		if (!leaf_group_continues(p, expect, size, mask, any, all))
+			break;
+	}
+#endif
+	return p;
 }
 
 /*
@@ -1170,29 +1314,6 @@ leaf_group_of(const slat_pte_t v[LEAF_GROUP], const struct leaf_update *u)
 }
 
 #ifdef SLAT_PTE_PAIRS
-/* The line of LEAF_GROUP entries at @p (pair aligned) in four pairs. */
-static SLAT_ALWAYS_INLINE void line_peek_pairs(const slat_pte_t *p,
-					       pte_pair v[LEAF_GROUP / 2])
-{
-#pragma GCC unroll 4
-	for (int j = 0; j < LEAF_GROUP / 2; j++)
-		v[j] = pte_peek_pair(&p[2 * j]);
-}
-
-/* The AND of the entries of a line held in pairs. */
-static SLAT_ALWAYS_INLINE slat_pte_t line_and(const pte_pair v[LEAF_GROUP / 2])
-{
-	pte_pair a = (v[0] & v[1]) & (v[2] & v[3]);
-	return a[0] & a[1];
-}
-
-/* The OR of the entries of a line held in pairs. */
-static SLAT_ALWAYS_INLINE slat_pte_t line_or(const pte_pair v[LEAF_GROUP / 2])
-{
-	pte_pair o = (v[0] | v[1]) | (v[2] | v[3]);
-	return o[0] | o[1];
-}
-
 /* pte_apply() of each entry of the line @v read from @p, stored back in
  * pairs, for entries nobody else writes: @keep is ~clear in both lanes,
  * @add the bits to set (built once, outside the caller's loop). */
@@ -1486,17 +1607,26 @@ slat_pte_t *core_descend_fault(const struct slat_table *t,
 /* ---- Entry primitives (entry.c and below) ---- */
 
 #ifdef SLAT_PTE_PAIRS
-/* core_install_leaves()'s linear run from a 16-byte aligned entry, two
- * leaves per store; returns how many it installed (all but an odd last). */
+/*
+ * A linear run of leaves from a 16-byte aligned entry, two per store, into
+ * entries nobody else writes; returns how many it stored (all but an odd
+ * last). @ahead: where the same entries lie in the page filled next
+ * (core_cache_next()), whose lines are asked for one per line stored.
+ */
 static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
-						 slat_pte_t leaf, uint64_t size)
+						 slat_pte_t leaf, uint64_t size,
+						 const slat_pte_t *ahead)
 {
 	pte_pair v = { leaf, leaf + size };
 	const pte_pair step = { 2 * size, 2 * size };
-	slat_pte_t *end = ptep + (n & ~1u);
+	slat_pte_t *p = ptep, *lines = ptep + (n & ~7u), *end = ptep + (n & ~1u);
 
-#pragma GCC unroll 4
-	for (slat_pte_t *p = ptep; p != end; p += 2, v += step)
+	for (; p != lines; p += 8, ahead += 8) {
+		prefetch_fill_line(ahead);
+		for (int k = 0; k < 8; k += 2, v += step)
+			pte_store_pair_once(p + k, v);
+	}
+	for (; p != end; p += 2, v += step)
 		pte_store_pair_once(p, v);
 	return n & ~1u;
 }
@@ -1515,6 +1645,8 @@ static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
  * @shared: other walkers may run.
  * @rc: the count word of @ptep's table when the caller knows it (a fault's
  *	memo, never the root's), else NULL.
+ * @ahead: for a run (@n > 1), where its entries lie in the page the
+ *	operation fills next (entries_ahead()); else NULL.
  * @st: the operation's counters.
  *
  * The memory is cleaned (and the I-cache invalidated) before any leaf is
@@ -1528,7 +1660,8 @@ static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
 static SLAT_ALWAYS_INLINE int
 core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		    int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
-		    unsigned cmo, bool shared, uint32_t *rc, struct slat_stats *st)
+		    unsigned cmo, bool shared, uint32_t *rc,
+		    const slat_pte_t *ahead, struct slat_stats *st)
 {
 	slat_pte_t was;
 	const bool block = level < SLAT_LAST_LEVEL;
@@ -1557,9 +1690,11 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		uint32_t i = 0;
 #ifdef SLAT_PTE_PAIRS
 		if (n > 1 && pte_pair_aligned(ptep)) {
-			i = install_pairs(ptep, n, leaf, size);
+			i = install_pairs(ptep, n, leaf, size, ahead);
 			leaf += i * size;
 		}
+#else
+		(void)ahead;
 #endif
 #pragma GCC unroll 8
 		for (; i < n; i++, leaf += size)
@@ -1631,9 +1766,10 @@ void core_unlink_table(const struct slat_walk_ctx *ctx,
 		       struct core_batch *b) SLAT_INTERNAL;
 
 /* Fill @page (unpublished) with the next-level leaves that translate like
- * @block at @level. */
+ * @block at @level; @next: the page filled after it (core_cache_next()). */
 void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
-		     int level, struct slat_stats *st) SLAT_INTERNAL;
+		     int level, const slat_pte_t *next,
+		     struct slat_stats *st) SLAT_INTERNAL;
 
 /*
  * Turn the block at ctx's entry into a table of next-level leaves with the

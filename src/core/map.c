@@ -196,7 +196,9 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 				      level_size(t, ctx->level),
 				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
 				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
-				      shared, NULL, ctx->stats);
+				      shared, NULL,
+				      entries_ahead(t, d->op.cache, ctx->ptep),
+				      ctx->stats);
 	if (ret)
 		return op_fail(&d->op, ctx->addr, ret);
 	d->wrote = true;
@@ -390,7 +392,7 @@ map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
 	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, attrs), flags, st);
 	return core_install_leaves(t, ptep, 1, level, size, leaf, slat_pa(pa),
-				   cmo, (flags & SLAT_SHARED) != 0, rc, st);
+				   cmo, (flags & SLAT_SHARED) != 0, rc, NULL, st);
 }
 
 /*
@@ -460,7 +462,7 @@ map_memo_alone(struct slat_table *t, const struct slat_leaf_memo *m,
 	return core_install_leaves(t, ptep, 1, level, size,
 				   m->leaf[level] | pa, slat_pa(pa),
 				   map_cmo(m->cmo, op->flags, &t->stats),
-				   false, m->refcount, &t->stats);
+				   false, m->refcount, NULL, &t->stats);
 }
 
 /*
@@ -509,7 +511,7 @@ map_fault_memo(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
 	int ret = core_install_leaves(t, ptep, 1, level, size,
 				      m->leaf[level] | pa, slat_pa(pa),
 				      map_cmo(m->cmo, flags, st), true, rc,
-				      st);
+				      NULL, st);
 	if (ret != SLAT_OK)
 		op->done = 0;
 	return ret;

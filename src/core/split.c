@@ -20,7 +20,8 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 {
 	slat_pte_t *page = core_cache_pop(t, cache, st);
 	if (level + 1 == target) {
-		core_fill_split(t, page, leaf, level, st);
+		core_fill_split(t, page, leaf, level,
+				core_cache_next(cache, page), st);
 		return page;
 	}
 	uint64_t step = level_size(t, level + 1);
@@ -145,31 +146,28 @@ struct promote_scan {
 	slat_pte_t any, all;     /* OR and AND of the leaves: merged bits */
 	bool linear;             /* OA field linear over the block */
 	uint64_t pa;             /* PA of the next leaf when not linear */
+	const slat_pte_t *ahead; /* the table promotion scans next, or NULL */
 };
 
 /*
- * A last-level table's leading lines of leaves that continue the run, in
- * one test each (the OR and AND kept in locals, which the entries' loads
- * cannot alias). Returns the entries they hold; promote_scan() goes on
- * from there one by one, to find where the run stops.
+ * A last-level table's leading lines of leaves that continue the run
+ * (leaf_lines_continue()). Returns the entries they hold; promote_scan()
+ * goes on from there one by one, to find where the run stops.
  */
 static uint32_t promote_scan_lines(const struct slat_table *t,
 				   const slat_pte_t *table, slat_pte_t expect,
 				   struct promote_scan *s)
 {
-	const uint64_t size = level_size(t, SLAT_LAST_LEVEL);
 	const uint32_t lines = t->geo.entries & ~(LEAF_GROUP - 1u);
-	const slat_pte_t mask = ~s->ignore;
+	/* In locals, which the entries' loads cannot alias. */
 	slat_pte_t any = s->any, all = s->all;
-	uint32_t i;
-
-	for (i = 0; i < lines; i += LEAF_GROUP, expect += LEAF_GROUP * size)
-		if (!leaf_group_continues(&table[i], expect, size, mask, &any,
-					  &all))
-			break;
+	const slat_pte_t *stop = leaf_lines_continue(
+		table, table + lines, s->ahead ? s->ahead : table, expect,
+		level_size(t, SLAT_LAST_LEVEL),
+		~s->ignore, &any, &all);
 	s->any = any;
 	s->all = all;
-	return i;
+	return (uint32_t)(stop - table);
 }
 
 static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
@@ -242,6 +240,10 @@ static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 		.linear = pa_run_linear(slat_pa(base), block_size),
 		.pa = base,
 		.all = ~0ull,
+		/* Its lines are the next last-level table's only when this
+		 * one holds leaves. */
+		.ahead = ctx->level + 1 == SLAT_LAST_LEVEL ? walk_next_table(ctx)
+							   : NULL,
 	};
 	if (!promote_scan(t, table_va(t, ctx->old), ctx->level + 1, &s,
 			  ctx->stats))

@@ -28,21 +28,14 @@ static int visit(struct walk *wk, struct slat_walk_ctx *ctx,
 	return ret;
 }
 
-/*
- * A walk that goes on from this entry's table to the next entry's reads
- * that page from its start, and hardware prefetchers stop at a page's
- * boundary: its first lines, requested here while this table is walked,
- * start them on it (the rest of the page was no faster requested too).
- */
-static inline void prefetch_next_table(const struct slat_table *t,
-				       const struct slat_walk_ctx *ctx)
+/* The first lines of the table read next (walk_next_table()) start the
+ * hardware prefetchers on it (the rest of the page was no faster
+ * requested too). */
+static inline void prefetch_next_table(const struct slat_walk_ctx *ctx)
 {
-	if (ctx->nr_left < 2)
+	const char *p = (const char *)walk_next_table(ctx);
+	if (!p)
 		return;
-	slat_pte_t next = pte_peek(&ctx->ptep[1]);
-	if ((next & t->table_mask) != t->table_match)
-		return;
-	const char *p = table_va(t, next);
 #pragma GCC unroll 8
 	for (int line = 0; line < 8; line++)
 		__builtin_prefetch(p + line * 64);
@@ -52,7 +45,6 @@ static int descend(struct walk *wk, struct slat_walk_ctx *ctx, uint64_t addr,
 		   uint64_t end)
 {
 	struct slat_table *t = wk->t;
-	prefetch_next_table(t, ctx);
 	uint64_t size = level_size(t, ctx->level);
 	uint64_t lo = addr > ctx->addr ? addr : ctx->addr;
 	uint64_t hi = end - ctx->addr < size ? end : ctx->addr + size;
@@ -74,6 +66,8 @@ static int walk_entry(struct walk *wk, struct slat_walk_ctx *ctx,
 	bool table = pte_table(wk->t, ctx->old, ctx->level);
 	int ret;
 
+	if (table)
+		prefetch_next_table(ctx);
 	for (;;) {
 		if (table) {
 			if (!(want & SLAT_VISIT_TABLE_PRE))
