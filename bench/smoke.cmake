@@ -33,7 +33,7 @@ endmacro()
 string(JSON v GET "${doc}" bench)
 expect("\"${v}\" STREQUAL \"slat-bench\"" "bench is ${v}")
 string(JSON v GET "${doc}" schema)
-expect("${v} EQUAL 3" "schema is ${v}")
+expect("${v} EQUAL 4" "schema is ${v}")
 # The machine's state is reported, whatever it was.
 string(JSON v TYPE "${doc}" cpus)
 expect("\"${v}\" STREQUAL \"NUMBER\"" "cpus is a ${v}")
