@@ -41,6 +41,7 @@
 /* Built with KVM's own stage-2 code (make bench-kvm): --kvm runs it in this
  * process beside libslat, on the same scenarios (docs/bench.md). */
 #ifdef SLAT_BENCH_KVM_PEER
+#include "hosted-env.h"
 #include "kvm-peer/kvm-peer.h"
 #define HAVE_KVM_PEER 1
 #else
@@ -561,19 +562,14 @@ static void env_init(struct env *e, uint32_t features, uint64_t size)
 	uint64_t arena = 256 * MIB;
 	int rc;
 
+	const char *what;
+
 	memset(e, 0, sizeof(*e));
-	rc = slat_hosted_init(&e->h, arena, opt.granule, 0xf000000000ull);
-	if (rc < 0)
-		die("slat_hosted_init", rc);
 	/* its shared scenarios run on this thread alone */
 	cfg.features |= features;
-	rc = slat_table_init(&e->t, &cfg, slat_hosted_ops_serial(), &e->h);
+	rc = bench_hosted_env(&e->h, &e->t, &e->cache, &cfg, arena, &what);
 	if (rc < 0)
-		die("slat_table_init", rc);
-	e->h.table = &e->t;
-	rc = slat_hosted_cache_init(&e->cache, e->h.nr_pages);
-	if (rc < 0)
-		die("slat_hosted_cache_init", rc);
+		die(what, rc);
 	e->words = (size / opt.granule + 63) / 64;
 	e->bitmap = calloc(e->words, sizeof(uint64_t));
 	if (!e->bitmap)

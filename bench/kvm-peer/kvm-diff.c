@@ -42,6 +42,7 @@
 #include <slat/hosted.h>
 #include <slat/slat.h>
 
+#include "../hosted-env.h"
 #include "kvm-peer.h"
 
 #define GIB (1ull << 30)
@@ -420,20 +421,14 @@ static void env_init(struct env *e, uint64_t seed)
 		.format = SLAT_FMT_ARM_S2, .granule = PAGE, .ia_bits = 40,
 		.pa_bits = 48,
 	};
+	const char *what;
 	int rc;
 
 	memset(e, 0, sizeof(*e));
 	e->rng = seed * 2 + 1;
-	rc = slat_hosted_init(&e->h, 64 * MIB, PAGE, 0xf000000000ull);
+	rc = bench_hosted_env(&e->h, &e->t, &e->cache, &cfg, 64 * MIB, &what);
 	if (rc < 0)
-		die("slat_hosted_init", rc);
-	rc = slat_table_init(&e->t, &cfg, slat_hosted_ops_serial(), &e->h);
-	if (rc < 0)
-		die("slat_table_init", rc);
-	e->h.table = &e->t;
-	rc = slat_hosted_cache_init(&e->cache, e->h.nr_pages);
-	if (rc < 0)
-		die("slat_hosted_cache_init", rc);
+		die(what, rc);
 	e->k = kvm_peer_create(64 * MIB);
 	/* A block per level-2 block of the window, at most. */
 	e->old = calloc(WINDOW / BLOCK, sizeof(*e->old));
