@@ -26,6 +26,8 @@
 #include <slat/hosted.h>
 #include <slat/slat.h>
 
+#include "hosted-env.h"
+
 /* Under callgrind --collect-atstart=no, only the last timed run of each
  * scenario is counted (docs/PERFORMANCE.md); elsewhere this is a no-op. */
 #if defined(__has_include)
@@ -41,7 +43,6 @@
 /* Built with KVM's own stage-2 code (make bench-kvm): --kvm runs it in this
  * process beside libslat, on the same scenarios (docs/bench.md). */
 #ifdef SLAT_BENCH_KVM_PEER
-#include "hosted-env.h"
 #include "kvm-peer/kvm-peer.h"
 #define HAVE_KVM_PEER 1
 #else
