@@ -659,15 +659,17 @@ static inline const void *core_cache_next(const struct slat_page_cache *cache,
 	return cache && cache->nr > 1 ? cache->pages[cache->nr - 2] : page;
 }
 
-/* Where the entries from @ptep lie in that page. */
+/* Where the entries from @ptep, of a table at @level, lie in that page;
+ * @ptep itself for the root, whose runs may span its concatenated pages
+ * and which the cache's pages never follow. */
 static inline const slat_pte_t *entries_ahead(const struct slat_table *t,
 					      const struct slat_page_cache *cache,
-					      const slat_pte_t *ptep)
+					      const slat_pte_t *ptep, int level)
 {
 	const char *next = core_cache_next(cache, ptep);
 	uintptr_t off = (uintptr_t)ptep & ((1u << t->geo.granule_shift) - 1);
-	return next == (const void *)ptep ? ptep
-					 : (const slat_pte_t *)(next + off);
+	return next == (const void *)ptep || is_root_level(t, level)
+		       ? ptep : (const slat_pte_t *)(next + off);
 }
 
 /* While a line of a run is stored, its line in the page filled after it

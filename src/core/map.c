@@ -197,7 +197,8 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
 				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
 				      shared, NULL,
-				      entries_ahead(t, d->op.cache, ctx->ptep),
+				      entries_ahead(t, d->op.cache, ctx->ptep,
+						    ctx->level),
 				      ctx->stats);
 	if (ret)
 		return op_fail(&d->op, ctx->addr, ret);
