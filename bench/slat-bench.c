@@ -561,9 +561,8 @@ static void env_init(struct env *e, uint32_t features, uint64_t size)
 	/* Tables for 16 GiB of 4K pages are 32 MiB; a split's worst-case
 	 * cache as much again. Memory is committed as it is touched. */
 	uint64_t arena = 256 * MIB;
-	int rc;
-
 	const char *what;
+	int rc;
 
 	memset(e, 0, sizeof(*e));
 	/* its shared scenarios run on this thread alone */

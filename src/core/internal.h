@@ -1612,8 +1612,8 @@ slat_pte_t *core_descend_fault(const struct slat_table *t,
 /*
  * A linear run of leaves from a 16-byte aligned entry, two per store, into
  * entries nobody else writes; returns how many it stored (all but an odd
- * last). @ahead: where the same entries lie in the page filled next
- * (core_cache_next()), whose lines are asked for one per line stored.
+ * last). @ahead: where the same entries lie in a page filled after this
+ * one (entries_ahead()), whose lines are asked for one per line stored.
  */
 static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
 						 slat_pte_t leaf, uint64_t size,
@@ -1647,8 +1647,8 @@ static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
  * @shared: other walkers may run.
  * @rc: the count word of @ptep's table when the caller knows it (a fault's
  *	memo, never the root's), else NULL.
- * @ahead: for a run (@n > 1), where its entries lie in the page the
- *	operation fills next (entries_ahead()); else NULL.
+ * @ahead: for a run (@n > 1), where its entries lie in a page the
+ *	operation fills after this one (entries_ahead()); else NULL.
  * @st: the operation's counters.
  *
  * The memory is cleaned (and the I-cache invalidated) before any leaf is
@@ -1768,7 +1768,7 @@ void core_unlink_table(const struct slat_walk_ctx *ctx,
 		       struct core_batch *b) SLAT_INTERNAL;
 
 /* Fill @page (unpublished) with the next-level leaves that translate like
- * @block at @level; @next: the page filled after it (core_cache_next()). */
+ * @block at @level; @next: a page filled after it (core_cache_next()). */
 void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 		     int level, const slat_pte_t *next,
 		     struct slat_stats *st) SLAT_INTERNAL;
