@@ -55,6 +55,7 @@
 #include <slat/slat.h>
 
 #include "checker.h"
+#include "cover.h"
 #include "model.h"
 
 /* ------------------------------------------------------------ configs */
@@ -233,6 +234,7 @@ struct rt {
 	uint64_t count[OP_KINDS];
 	uint64_t nomem, nothing, exists, noent, bad_ok;
 	uint64_t shapes[8], shape_premaps; /* op_map_shape's draws */
+	uint64_t batch_shapes; /* batch_shape()'s draws */
 	uint64_t map_bounds_checked;
 	uint64_t blocks_split, promoted, zapped, blocks_broken;
 	struct { uint64_t base, size; } recent[8]; /* blocks split lately */
@@ -1175,6 +1177,184 @@ static void check_cache_events(enum slat_hosted_event_kind kind,
 	free(w);
 }
 
+/*
+ * The order property: every table page freed and every run of unmapped
+ * memory cleaned comes after invalidations that cover what it translated
+ * (tests/cover.h), in the order the observer saw the events, however the
+ * walk queued them (a parent emptied by its children's removal is queued
+ * after them). The pre-op tables of the range, sorted by address, name a
+ * freed page's span; the pre-op leaves (R.pre, in IPA order) what lay
+ * under it or behind a PA cleaned.
+ */
+struct otable {
+	uint64_t va, base, size;
+};
+
+static struct {
+	struct otable *t;
+	size_t nt, tcap;
+	size_t *bypa;     /* R.pre indexes by output address */
+	size_t pcap;
+	struct { uint64_t s, e; } *pa; /* a clean's covered PA pieces */
+	size_t npa, pacap;
+	struct cover c;
+} O;
+
+static int otable_cb(void *arg, const struct check_table *t)
+{
+	(void)arg;
+	GROW(O.t, O.nt, O.tcap);
+	O.t[O.nt++] = (struct otable){ (uint64_t)(uintptr_t)t->va, t->base,
+				       t->size };
+	return 0;
+}
+
+static int otable_cmp(const void *a, const void *b)
+{
+	const struct otable *x = a, *y = b;
+	return x->va < y->va ? -1 : x->va > y->va;
+}
+
+/* Before the operation: the tables of [ipa, e). */
+static void order_snapshot(uint64_t ipa, uint64_t e)
+{
+	O.nt = 0;
+	if (checker_tables(&R.ck, ipa, e, otable_cb, NULL))
+		die("raw walk: %s", R.ck.msg);
+	qsort(O.t, O.nt, sizeof(*O.t), otable_cmp);
+}
+
+static const struct otable *otable_of(uint64_t va)
+{
+	size_t lo = 0, hi = O.nt;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (O.t[mid].va < va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < O.nt && O.t[lo].va == va ? &O.t[lo] : NULL;
+}
+
+/* Every pre-op leaf's part in [s, x) is covered now. */
+static bool order_leaves_covered(uint64_t s, uint64_t x)
+{
+	size_t lo = 0, hi = R.pre.n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (R.pre.v[mid].base + R.pre.v[mid].size <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < R.pre.n && R.pre.v[i].base < x; i++) {
+		const struct check_leaf *l = &R.pre.v[i];
+		uint64_t a = l->base > s ? l->base : s;
+		uint64_t b = l->base + l->size < x ? l->base + l->size : x;
+		if (!cover_has(&O.c, a, b))
+			return false;
+	}
+	return true;
+}
+
+static int bypa_cmp(const void *a, const void *b)
+{
+	uint64_t x = R.pre.v[*(const size_t *)a].oa;
+	uint64_t y = R.pre.v[*(const size_t *)b].oa;
+	return x < y ? -1 : x > y;
+}
+
+static int piece_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/*
+ * The clean of [p, p + n) is covered: every byte of it is the output of
+ * a pre-op leaf's part in [ipa, e) whose IPAs are covered now (one such
+ * leaf per byte is enough: a PA two leaves map is cleaned when either
+ * goes).
+ */
+static bool order_clean_covered(uint64_t p, uint64_t n, uint64_t ipa,
+				uint64_t e, uint64_t max_leaf)
+{
+	size_t lo = 0, hi = R.pre.n;
+	uint64_t from = p > max_leaf ? p - max_leaf : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (R.pre.v[O.bypa[mid]].oa < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	O.npa = 0;
+	for (size_t i = lo; i < R.pre.n && R.pre.v[O.bypa[i]].oa < p + n; i++) {
+		const struct check_leaf *l = &R.pre.v[O.bypa[i]];
+		uint64_t a = l->base > ipa ? l->base : ipa;
+		uint64_t b = l->base + l->size < e ? l->base + l->size : e;
+		if (a >= b || !cover_has(&O.c, a, b))
+			continue;
+		GROW(O.pa, O.npa, O.pacap);
+		O.pa[O.npa].s = l->oa + (a - l->base);
+		O.pa[O.npa].e = l->oa + (b - l->base);
+		O.npa++;
+	}
+	qsort(O.pa, O.npa, sizeof(*O.pa), piece_cmp);
+	uint64_t at = p;
+	for (size_t i = 0; i < O.npa && at < p + n; i++)
+		if (O.pa[i].s <= at && O.pa[i].e > at)
+			at = O.pa[i].e;
+	return at >= p + n;
+}
+
+/* After an operation on [ipa, e) (R.pre and order_snapshot() taken
+ * before it): frees, and with @cleans the cleans, in order. */
+static void check_order(uint64_t ipa, uint64_t e, bool cleans)
+{
+	uint64_t max_leaf = 0;
+	cover_reset(&O.c);
+	if (cleans) {
+		if (R.pre.n > O.pcap) {
+			O.pcap = R.pre.n;
+			O.bypa = realloc(O.bypa, O.pcap * sizeof(*O.bypa));
+			if (!O.bypa)
+				abort();
+		}
+		for (size_t i = 0; i < R.pre.n; i++) {
+			O.bypa[i] = i;
+			if (R.pre.v[i].size > max_leaf)
+				max_leaf = R.pre.v[i].size;
+		}
+		qsort(O.bypa, R.pre.n, sizeof(*O.bypa), bypa_cmp);
+	}
+	for (size_t i = 0; i < R.nev; i++) {
+		const struct slat_hosted_event *ev = &R.ev[i].ev;
+		cover_event(&O.c, &R.t, ev);
+		if (ev->kind == SLAT_EV_PAGE_FREE) {
+			const struct otable *t = otable_of(ev->addr);
+			ECHECK(t, "event %zu frees %#" PRIx64 ", no table of "
+			       "the range before the operation", i, ev->addr);
+			uint64_t s = t->base > ipa ? t->base : ipa;
+			uint64_t x = t->base + t->size < e ? t->base + t->size
+							   : e;
+			ECHECK(cover_meets(&O.c, t->base, t->base + t->size) &&
+				       order_leaves_covered(s, x),
+			       "event %zu frees the table of [%#" PRIx64
+			       ", %#" PRIx64 ") before invalidations cover "
+			       "what it translated in [%#" PRIx64 ", %#" PRIx64
+			       ")", i, t->base, t->base + t->size, s, x);
+		} else if (cleans && ev->kind == SLAT_EV_DCACHE_CLEAN_INVAL) {
+			ECHECK(order_clean_covered(ev->addr, ev->size, ipa, e,
+						   max_leaf),
+			       "event %zu cleans PA [%#" PRIx64 ", %#" PRIx64
+			       ") before invalidations cover the IPAs that "
+			       "mapped it", i, ev->addr, ev->addr + ev->size);
+		}
+	}
+}
+
 /* One slat_map call, checked against the model and the rules. */
 static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 		   uint32_t flags, const char *shape)
@@ -1215,6 +1395,7 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
 
+	order_snapshot(ipa, e);
 	start_recording();
 	probe_start(PROBE_UNMAPPED, ipa);
 	P.map = true;
@@ -1227,6 +1408,7 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 	done = args.done;
 	R.recording = false;
 	index_events();
+	check_order(ipa, e, false);
 
 	if (conflict) {
 		CHECK(ret == SLAT_E_EXISTS,
@@ -1919,11 +2101,69 @@ static void check_unmap_cmo(enum slat_tlbi_policy policy, uint64_t ipa,
 	free(piece);
 }
 
+/*
+ * The batch's own shape, now and then: a parent table holding exactly @n
+ * children (63, 64, 65, 127, 128 or 129; a batch holds 64), each a chain
+ * of tables down to one page (its last, or anywhere), mapped quietly (the model follows, the
+ * operation's checks come after); the unmap or recovery drawn next covers
+ * exactly the children, so that the parent empties and is queued after
+ * them, in post-order, when the batch may be full. False when the
+ * configuration has no such parent in a window.
+ */
+static bool batch_shape(uint64_t *ipa, uint64_t *size)
+{
+	static const uint32_t ns[] = { 63, 64, 65, 127, 128, 129 };
+	int lo = R.start_level + 1;
+	if (lo > 2)
+		return false;
+	int lc = lo + (int)below((uint64_t)(3 - lo));
+	uint64_t C = LSIZE(lc), P = LSIZE(lc - 1);
+	uint64_t n = ns[below(6)];
+	if (n > P / C)
+		n = P / C;
+	struct window *w = &R.win[below(NR_WIN)];
+	uint64_t ps = align_down(w->base + P - 1, P), we = w->base + w->size;
+	if (ps < w->base || ps + P > we || ps + P < ps)
+		return false;
+	ps += below((we - ps) / P) * P;
+	int64_t need = slat_pages_needed(
+		&R.t, SLAT_NEED(.kind = SLAT_OP_UNMAP, .ipa = slat_ipa(ps),
+				.size = P));
+	if (need > 0 && slat_hosted_cache_topup(&R.h, &R.cache,
+						(uint32_t)need))
+		die("arena exhausted");
+	CHECK(slat_unmap(&R.t, slat_ipa(ps), P,
+			 SLAT_OP(.flush = SLAT_FLUSH_VMID, .cache = &R.cache)) ==
+		      SLAT_OK,
+	      "batch shape: unmap of the parent's span");
+	model_unmap(R.m, ps, P);
+	for (uint64_t k = 0; k < n; k++) {
+		/* anywhere in the child: a flush that reached only its first
+		 * page would miss it */
+		uint64_t a = ps + k * C + (chance(50) ? C - R.G
+					     : align_down(below(C), R.G));
+		uint64_t pa = a + w->delta[0];
+		if (slat_hosted_cache_topup(&R.h, &R.cache, 4))
+			die("arena exhausted");
+		int ret = slat_map(&R.t, slat_ipa(a), R.G, slat_pa(pa), SLAT_RW,
+				   SLAT_OP(.cache = &R.cache));
+		CHECK(ret == SLAT_OK, "batch shape: map %#" PRIx64 ": %s", a,
+		      check_status_name(ret));
+		model_map(R.m, a, R.G, pa, SLAT_RW);
+	}
+	R.batch_shapes++;
+	*ipa = ps;
+	*size = n * C;
+	return true;
+}
+
 static void op_unmap_wrprotect(bool wrprotect)
 {
 	uint64_t ipa, size;
 	struct window *w;
 	gen_range(&ipa, &size, &w);
+	if (!wrprotect && chance(1))
+		batch_shape(&ipa, &size);
 	enum slat_tlbi_policy policy = (enum slat_tlbi_policy)below(4);
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_%s(ipa %#" PRIx64 ", size %#" PRIx64 ", policy %d)",
@@ -1931,6 +2171,7 @@ static void op_unmap_wrprotect(bool wrprotect)
 	uint64_t e = ipa + size, ts, te;
 	touched(ipa, e, &ts, &te);
 	collect(&R.pre, ipa, e);
+	order_snapshot(ipa, e);
 	R.post.n = 0;
 	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
 	bool allow_nomem = prepare_cache(
@@ -1947,6 +2188,7 @@ static void op_unmap_wrprotect(bool wrprotect)
 	done = args.done;
 	R.recording = false;
 	index_events();
+	check_order(ipa, e, policy != SLAT_FLUSH_NONE);
 
 	if (ret == SLAT_E_NOMEM) {
 		CHECK(allow_nomem,
@@ -3118,6 +3360,8 @@ static void op_recover(void)
 		if (!size)
 			size = R.G;
 	}
+	if (chance(2))
+		batch_shape(&ipa, &size);
 	uint64_t e = ipa + size, ts, te;
 	touched(ipa, e, &ts, &te);
 	collect(&R.pre, ipa, e);
@@ -3205,6 +3449,7 @@ static void op_recover(void)
 	RP.ml_lo = ipa;
 	RP.ml_hi = e;
 	RP.stray_free = 0;
+	order_snapshot(ipa, e);
 	start_recording();
 	probe_start(PROBE_UNMAPPED, ipa);
 	if (!RP.promote)
@@ -3219,6 +3464,7 @@ static void op_recover(void)
 	recover_on = false;
 	R.recording = false;
 	index_events();
+	check_order(ipa, e, policy != SLAT_FLUSH_NONE);
 
 	CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
 	CHECK(!RP.ml_bad, "max_level asked about IPA %#" PRIx64
@@ -3750,7 +3996,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       "; maps bounds-checked %" PRIu64 ", of awkward shapes %" PRIu64
 	       " (%" PRIu64 " after a page in the parent entry); blocks split %"
 	       PRIu64 ", broken by map %" PRIu64 ", promoted %" PRIu64
-	       ", zapped %" PRIu64 "\n",
+	       ", zapped %" PRIu64 "; batch shapes %" PRIu64 "\n",
 	       rc->name, nops, secs, R.count[OP_MAP], R.count[OP_UNMAP],
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
 	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
@@ -3762,7 +4008,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       R.shapes[0] + R.shapes[1] + R.shapes[2] + R.shapes[3] +
 		       R.shapes[4] + R.shapes[5],
 	       R.shape_premaps, R.blocks_split, R.blocks_broken, R.promoted,
-	       R.zapped);
+	       R.zapped, R.batch_shapes);
 	fflush(stdout);
 
 	slat_hosted_cache_fini(&R.cache);

@@ -9,14 +9,13 @@
 #include "internal.h"
 
 void core_batch_init(struct core_batch *b, enum slat_tlbi_policy policy,
-		     uint64_t from, bool cmo)
+		     uint64_t from, uint64_t to, bool cmo)
 {
 	b->policy = policy;
 	b->from = from;
-	b->flushed_to = from;
-	b->queued_lo = ~0ull;
-	b->queued_hi = 0;
-	b->changed = false;
+	b->to = to;
+	b->lo = ~0ull;
+	b->hi = 0;
 	b->cmo = cmo;
 	b->nr = 0;
 	b->nr_cmo = 0;
@@ -45,19 +44,15 @@ void core_promote_publish(struct slat_table *t, slat_pte_t *ptep,
 }
 
 void core_batch_flush(struct slat_table *t, struct core_batch *b,
-		      uint64_t upto, struct slat_stats *st)
+		      struct slat_stats *st)
 {
-	if (b->changed || b->nr || b->nr_cmo) {
-		/* The range reaches every queued entry's span. */
-		uint64_t lo = b->flushed_to < b->queued_lo ? b->flushed_to
-							   : b->queued_lo;
-		uint64_t hi = upto > b->queued_hi ? upto : b->queued_hi;
+	if (b->hi > b->lo) {
 		if (b->policy == SLAT_FLUSH_VMID)
 			core_tlbi_vmid(t, st);
 		/* Even under "none": nothing is freed while the CPU may walk
 		 * it, and no block is published over stale entries. */
 		else if (b->policy == SLAT_FLUSH_RANGE || b->nr || b->nr_cmo)
-			core_tlbi_range(t, lo, hi - lo, st);
+			core_tlbi_range(t, b->lo, b->hi - b->lo, st);
 	}
 	/* One clean per contiguous run, across the queued runs and tables. */
 	struct cmo_run run = { 0, 0 };
@@ -74,11 +69,8 @@ void core_batch_flush(struct slat_table *t, struct core_batch *b,
 	cmo_run_emit(t, run, st);
 	b->nr = 0;
 	b->nr_cmo = 0;
-	b->changed = false;
-	if (upto > b->flushed_to)
-		b->flushed_to = upto;
-	b->queued_lo = ~0ull;
-	b->queued_hi = 0;
+	b->lo = ~0ull;
+	b->hi = 0;
 }
 
 void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
@@ -86,13 +78,8 @@ void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 		    struct slat_stats *st)
 {
 	if (b->nr == CORE_BATCH_MAX)
-		core_batch_flush(t, b, at, st);
-	/* An address of the entry's span inside the operation's range. */
-	uint64_t a = at > b->from ? at : b->from;
-	if (a < b->queued_lo)
-		b->queued_lo = a;
-	if (a + granule_mask(t) + 1 > b->queued_hi)
-		b->queued_hi = a + granule_mask(t) + 1;
+		core_batch_flush(t, b, st);
+	core_batch_changed(b, at, level_size(t, level - 1));
 	b->e[b->nr].table = table;
 	b->e[b->nr].level = level;
 	b->e[b->nr].ptep = ptep;
@@ -100,12 +87,12 @@ void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 	b->nr++;
 }
 
-void core_batch_add_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
+void core_batch_add_cmo(struct slat_table *t, struct core_batch *b,
 			struct cmo_run r, struct slat_stats *st)
 {
 	if (b->nr_cmo && cmo_run_extend(&b->run[b->nr_cmo - 1], r.pa, r.bytes))
 		return;
 	if (b->nr_cmo == CORE_BATCH_CMO_MAX)
-		core_batch_flush(t, b, at, st);
+		core_batch_flush(t, b, st);
 	b->run[b->nr_cmo++] = r;
 }

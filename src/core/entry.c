@@ -31,7 +31,7 @@ int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
 	if (!pte_valid(t, old))
 		return SLAT_OK;
 	if (b) {
-		b->changed = true;
+		core_batch_changed(b, ctx->addr, level_size(t, ctx->level));
 		return SLAT_OK;
 	}
 	/* A table's span also invalidates the walk caches below it. */
@@ -88,18 +88,20 @@ slat_pte_t core_swap(const struct slat_walk_ctx *ctx, slat_pte_t new)
 	return was;
 }
 
-/* A run of unmapped memory to clean: at once when its leaves were already
- * invalidated (or the caller invalidates later), else after the batch's
- * invalidation. */
-static void clear_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
-		      struct cmo_run r, struct slat_stats *st)
+/* A run of unmapped memory to clean, of leaves cleared in [from, to): at
+ * once when they were already invalidated (or the caller invalidates
+ * later), else after the batch's invalidation, which must cover them. */
+static void clear_cmo(struct slat_table *t, struct core_batch *b, uint64_t from,
+		      uint64_t to, struct cmo_run r, struct slat_stats *st)
 {
 	if (!r.bytes)
 		return;
-	if (b->policy == SLAT_FLUSH_ENTRY || b->policy == SLAT_FLUSH_NONE)
+	if (b->policy == SLAT_FLUSH_ENTRY || b->policy == SLAT_FLUSH_NONE) {
 		cmo_run_emit(t, r, st);
-	else
-		core_batch_add_cmo(t, b, at, r, st);
+		return;
+	}
+	core_batch_changed(b, from, to - from);
+	core_batch_add_cmo(t, b, r, st);
 }
 
 int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
@@ -135,15 +137,16 @@ int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
 			continue;
 		uint64_t pa = pte_oa(t, was).pa;
 		if (!cmo_run_extend(&run, pa, size)) {
-			clear_cmo(t, b, addr + size, run, ctx->stats);
+			clear_cmo(t, b, base, addr, run, ctx->stats);
 			run.pa = pa;
 			run.bytes = size;
 		}
 	}
-	clear_cmo(t, b, base + n * size, run, ctx->stats);
+	clear_cmo(t, b, base, base + n * size, run, ctx->stats);
 	ctx->stats->written[SLAT_WRITE_CLEAR] += cleared;
 	refcount_note(t, ptep, level, -(int32_t)cleared, false, false);
-	b->changed |= cleared != 0;
+	if (cleared)
+		core_batch_changed(b, base, n * size);
 	return (int)n;
 }
 
@@ -160,7 +163,6 @@ void core_unlink_table(const struct slat_walk_ctx *ctx, struct core_batch *b)
 	if (b->policy != SLAT_FLUSH_ENTRY) {
 		core_batch_add(t, b, ctx->addr, table, ctx->level + 1, NULL, 0,
 			       ctx->stats);
-		b->changed = true;
 		return;
 	}
 	/* Only the walk caches can hold an empty table; leaves below need

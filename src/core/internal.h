@@ -902,12 +902,13 @@ static inline bool tlbi_policy_ok(enum slat_tlbi_policy p)
  */
 struct core_batch {
 	enum slat_tlbi_policy policy;
-	uint64_t from;         /* the operation's first IPA */
-	uint64_t flushed_to;   /* invalidated below this IPA */
-	/* Where queued entries lie: a table unlinked after its children (in
-	 * post-order) lies below flushed_to when the batch fills. */
-	uint64_t queued_lo, queued_hi;
-	bool changed;          /* translations changed since flushed_to */
+	uint64_t from, to;     /* the operation's range */
+	/* [lo, hi): every IPA whose translation changed, or whose queued
+	 * work waits, since the last flush (empty when hi <= lo). A hull,
+	 * not the walk's position: a table unlinked after its children (in
+	 * post-order) lies below them, and each queued entry stands for its
+	 * whole span. */
+	uint64_t lo, hi;
 	bool cmo;              /* unlinked tables' cacheable leaves are cleaned */
 	uint32_t nr, nr_cmo;
 	struct {
@@ -923,14 +924,30 @@ struct core_batch {
 };
 
 void core_batch_init(struct core_batch *b, enum slat_tlbi_policy policy,
-		     uint64_t from, bool cmo) SLAT_INTERNAL;
-/* Queue work for after the next invalidation, for the entry at @at (the
- * walk is there or, after a table's children, just past its span). */
+		     uint64_t from, uint64_t to, bool cmo) SLAT_INTERNAL;
+
+/* The translations of [addr, addr + size) changed: the next flush covers
+ * the part inside the operation's range. */
+static inline void core_batch_changed(struct core_batch *b, uint64_t addr,
+				      uint64_t size)
+{
+	uint64_t lo = addr > b->from ? addr : b->from;
+	uint64_t hi = addr + size < b->to ? addr + size : b->to;
+	if (lo < b->lo)
+		b->lo = lo;
+	if (hi > b->hi)
+		b->hi = hi;
+}
+
+/* Queue work for after the next invalidation: the unlinked @table of
+ * @level (or NULL) whose parent entry at @at, one level up, spans
+ * level_size(@level - 1); the flush covers that whole span. */
 void core_batch_add(struct slat_table *t, struct core_batch *b, uint64_t at,
 		    void *table, int level, slat_pte_t *ptep, slat_pte_t make,
 		    struct slat_stats *st) SLAT_INTERNAL;
-/* Queue a D-cache clean+invalidate of an unmapped run for after it. */
-void core_batch_add_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
+/* Queue a D-cache clean+invalidate of an unmapped run for after it; the
+ * caller noted its IPAs (core_batch_changed()) first. */
+void core_batch_add_cmo(struct slat_table *t, struct core_batch *b,
 			struct cmo_run r, struct slat_stats *st) SLAT_INTERNAL;
 /*
  * Finish a promotion once an invalidation covers the unlinked @table (of
@@ -941,9 +958,10 @@ void core_batch_add_cmo(struct slat_table *t, struct core_batch *b, uint64_t at,
 void core_promote_publish(struct slat_table *t, slat_pte_t *ptep,
 			  const slat_pte_t *table, int level, slat_pte_t make,
 			  struct slat_stats *st) SLAT_INTERNAL;
-/* Invalidate per policy what changed below @upto, then do the queued work. */
+/* Invalidate per policy what changed since the last flush, then do the
+ * queued work. */
 void core_batch_flush(struct slat_table *t, struct core_batch *b,
-		      uint64_t upto, struct slat_stats *st) SLAT_INTERNAL;
+		      struct slat_stats *st) SLAT_INTERNAL;
 
 /* ---- The frame of a range operation (op.c) ---- */
 

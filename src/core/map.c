@@ -575,10 +575,10 @@ int slat_unmap(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	int ret = core_op_begin(&d.op, t, ipa, size, args, 0);
 	if (ret)
 		return ret;
-	core_batch_init(&d.batch, d.op.policy, ipa.ipa, cmo_needed(t));
+	core_batch_init(&d.batch, d.op.policy, d.op.ipa, d.op.end, cmo_needed(t));
 	ret = core_op_walk(&d.op, unmap_visitor, &d,
 			   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE |
 			   SLAT_VISIT_TABLE_POST, SLAT_LAST_LEVEL);
-	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
+	core_batch_flush(t, &d.batch, d.op.st);
 	return core_op_end(&d.op, ret);
 }

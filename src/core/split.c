@@ -274,7 +274,6 @@ static void promote(const struct slat_walk_ctx *ctx, struct recover_data *d,
 	if (!now) {
 		core_batch_add(t, &d->batch, ctx->addr, table, ctx->level + 1,
 			       ctx->ptep, in_place ? 0 : block, ctx->stats);
-		d->batch.changed = true;
 		return;
 	}
 	if (in_place)
@@ -350,7 +349,7 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	d.max_level = how->max_level;
 	d.arg = how->arg;
 	d.zap_end = 0;
-	core_batch_init(&d.batch, d.op.policy, ipa.ipa, false);
+	core_batch_init(&d.batch, d.op.policy, d.op.ipa, d.op.end, false);
 	uint32_t visits = SLAT_VISIT_TABLE_PRE |
 			  (strategy == SLAT_RECOVER_ZAP_TABLE ? SLAT_VISIT_TABLE_POST : 0);
 	int stop = SLAT_LAST_LEVEL - 1;
@@ -362,6 +361,6 @@ int slat_recover(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		stop = SLAT_LAST_LEVEL;
 	}
 	ret = core_op_walk(&d.op, recover_visitor, &d, visits, stop);
-	core_batch_flush(t, &d.batch, d.op.end, d.op.st);
+	core_batch_flush(t, &d.batch, d.op.st);
 	return core_op_end(&d.op, ret);
 }
