@@ -4,7 +4,7 @@
  * and after their children and every leaf or invalid entry. Visitors may
  * consume runs of entries (walk_leaf_run()), which is how bulk operations
  * avoid a call per entry. The one descent that bypasses it,
- * core_descend(), is in internal.h.
+ * core_descend(), is in walker.h.
  */
 #include "internal.h"
 

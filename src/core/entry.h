@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The entry primitives every operation is built from (entry.c): install,
+ * break-before-make, in-place swaps, clearing runs, unlinking tables,
+ * splitting blocks, merging the CPU's state into a block. Each writes
+ * through pte_write() and keeps the counters, the count words and the
+ * cache maintenance of what it writes.
+ */
+#ifndef SLAT_CORE_ENTRY_H
+#define SLAT_CORE_ENTRY_H
+
+#include "lines.h"
+#include "cmo.h"
+#include "batch.h"
+
+/**
+ * core_install_leaves() - install @n leaves into empty entries from @ptep.
+ * @t: the table.
+ * @ptep: the first entry; all @n are empty (0).
+ * @n: how many; 1 for a shared walker, which claims entries one at a time.
+ * @level: their level.
+ * @size: the bytes one of them maps (level_size() of @level).
+ * @leaf: the first leaf; the next ones map the next PAs.
+ * @pa: its output address.
+ * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
+ * @shared: other walkers may run.
+ * @rc: the count word of @ptep's table when the caller knows it (a fault's
+ *	memo, never the root's), else NULL.
+ * @ahead: for a run (@n > 1), where its entries lie in a page the
+ *	operation fills after this one (entries_ahead()); else NULL.
+ * @st: the operation's counters.
+ *
+ * The memory is cleaned (and the I-cache invalidated) before any leaf is
+ * visible: a shared walker claims the entry with the locked marker first,
+ * so another vCPU never uses the leaf before its memory is clean (seed 000);
+ * with nothing to clean, its one CAS installs the leaf. Keeps the count
+ * word and the counters.
+ *
+ * Return: SLAT_OK, or SLAT_E_AGAIN when a shared walker lost the entry.
+ */
+static SLAT_ALWAYS_INLINE int
+core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
+		    int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
+		    unsigned cmo, bool shared, uint32_t *rc,
+		    const slat_pte_t *ahead, struct slat_stats *st)
+{
+	slat_pte_t was;
+	const bool block = level < SLAT_LAST_LEVEL;
+
+	if (shared) {
+		slat_pte_t claim = cmo ? t->fmt->locked : leaf;
+		if (!pte_try_set(t, PTE_SHARED, ptep, 0, ~0ull, claim, &was)) {
+			st->retries++;
+			return SLAT_E_AGAIN;
+		}
+		/* The entry is ours: count it before the clean, which then
+		 * keeps only the entry and the leaf live across its call. A
+		 * shared note only marks the count unknown, and no exclusive
+		 * recount can run meanwhile. */
+		st->written[SLAT_WRITE_LEAF]++;
+		refcount_note_known(t, rc, ptep, level, 1, block, true);
+		if (cmo) {
+			cmo_do(t, pa, size, cmo, st);
+			pte_store(ptep, leaf);
+		}
+		return SLAT_OK;
+	}
+	if (cmo)
+		cmo_do(t, pa, n * size, cmo, st);
+	if (n == 1 || pa_run_linear(pa, n * size)) {
+		uint32_t i = 0;
+#ifdef SLAT_PTE_PAIRS
+		if (n > 1 && pte_pair_aligned(ptep)) {
+			i = install_pairs(ptep, n, leaf, size, ahead);
+			leaf += i * size;
+		}
+#else
+		(void)ahead;
+#endif
+#pragma GCC unroll 8
+		for (; i < n; i++, leaf += size)
+			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,
+				    t->fmt->pte_with_pa(t, leaf,
+					slat_pa(pa.pa + i * size)), &was);
+	}
+	st->written[SLAT_WRITE_LEAF] += n;
+	refcount_note_known(t, rc, ptep, level, (int32_t)n, block, false);
+	return SLAT_OK;
+}
+
+/*
+ * Break-before-make, in two steps. core_break() makes ctx's entry invalid
+ * (locked, for a shared walker) and invalidates the old translation: by IPA
+ * for a leaf, over its span for a table (the walk caches below it too);
+ * *@was gets the value it replaced, with the CPU's latest AF and dirty
+ * state. With a batch @b (exclusive), the invalidation is left to its next
+ * flush. SLAT_E_AGAIN: a shared walker lost the race and changed nothing.
+ * core_make() then publishes the new descriptor into the entry it owns.
+ */
+int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
+	       struct core_batch *b) SLAT_INTERNAL;
+void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new) SLAT_INTERNAL;
+
+/*
+ * Take the block at ctx's entry, to be replaced by a table that translates
+ * the same: break-before-make where the format needs it, else out of the
+ * CPU's reach when the CPU may update it meanwhile. *@block gets its latest
+ * value, which the table must be built from.
+ */
+int core_take_block(const struct slat_walk_ctx *ctx,
+		    slat_pte_t *block) SLAT_INTERNAL;
+
+/*
+ * Replace ctx's block by an empty table with break-before-make (its
+ * translation goes: invalidated by IPA, not cleaned), from @cache, which
+ * must hold @pages (the table and those that go below it) so that no empty
+ * table is left behind. SLAT_E_NOMEM, or SLAT_E_AGAIN when a shared walker
+ * lost the entry: nothing changed.
+ */
+int core_break_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache, uint64_t pages) SLAT_INTERNAL;
+
+/* Replace ctx's valid entry by @new in place (exclusive, no break-before-
+ * make: the same translation); returns the value replaced. */
+slat_pte_t core_swap(const struct slat_walk_ctx *ctx,
+		     slat_pte_t new) SLAT_INTERNAL;
+
+/*
+ * Clear the leaves of ctx's run up to the first table or @end (exclusive):
+ * each invalidated per @b's policy; with @cmo, the cacheable ones cleaned
+ * and invalidated after their invalidation, in contiguous PA runs. Returns
+ * the entries dealt with (0: the first is a table).
+ */
+int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
+		      uint64_t end, bool cmo) SLAT_INTERNAL;
+
+/*
+ * Unlink the table at ctx's entry (exclusive): the entry becomes 0, and the
+ * table is freed once an invalidation covers it (at once under
+ * SLAT_FLUSH_ENTRY, else with @b's next flush), its cacheable leaves
+ * cleaned first when the batch says so.
+ */
+void core_unlink_table(const struct slat_walk_ctx *ctx,
+		       struct core_batch *b) SLAT_INTERNAL;
+
+/* Fill @page (unpublished) with the next-level leaves that translate like
+ * @block at @level; @next: a page filled after it (core_cache_next()). */
+void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
+		     int level, const slat_pte_t *next,
+		     struct slat_stats *st) SLAT_INTERNAL;
+
+/*
+ * Turn the block at ctx's entry into a table of next-level leaves with the
+ * same translation (one page from @cache). The walker then descends into it.
+ */
+int core_split_block(const struct slat_walk_ctx *ctx,
+		     struct slat_page_cache *cache) SLAT_INTERNAL;
+
+/*
+ * The AF and dirty state of every leaf under the unlinked @table (@level),
+ * merged into @block by hw_state_apply(): read after an invalidation covers
+ * the table, so that no update the CPU made through it is lost.
+ */
+slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
+			       const slat_pte_t *table, int level) SLAT_INTERNAL;
+
+#endif

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Descriptors and the writer: what an entry's value means (valid, table,
+ * leaf, locked, cacheable, its output address, its AF and dirty state),
+ * and pte_write(), the one writer of an entry another agent may see, with
+ * its modes. Knows nothing of tables, counts or hooks.
+ */
+#ifndef SLAT_CORE_PTE_H
+#define SLAT_CORE_PTE_H
+
+#include "geometry.h"
+
+static inline bool pte_valid(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->present_mask) != 0;
+}
+
+static inline bool pte_table(const struct slat_table *t, slat_pte_t pte,
+			     int level)
+{
+	return level < SLAT_LAST_LEVEL && pte_valid(t, pte) &&
+	       ((pte & t->fmt->table_bit) != 0) == t->fmt->table_bit_set;
+}
+
+/*
+ * A table descriptor as make_table() writes them, in one test: implies
+ * pte_table() below the last level (the converse may fail, e.g. an EPT
+ * table without every permission).
+ */
+static inline bool pte_links_table(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->table_mask) == t->table_match;
+}
+
+static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
+			    int level)
+{
+	return pte_valid(t, pte) && !pte_table(t, pte, level);
+}
+
+static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
+{
+	return pte == t->fmt->locked;
+}
+
+/* A valid leaf mapping write-back memory that the D-cache may hold (only
+ * meaningful where the format needs cache maintenance). */
+static inline bool pte_cacheable(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->memattr_mask) == t->normal_memattr;
+}
+
+static inline slat_pa_t pte_oa(const struct slat_table *t, slat_pte_t pte)
+{
+	return t->oa_mask ? slat_pa(pte & t->oa_mask) : t->fmt->pte_pa(t, pte);
+}
+
+static inline bool pa_run_linear(slat_pa_t first, uint64_t bytes)
+{
+	/* Within one 2^48 window every format's OA field is linear in PA. */
+	return ((first.pa ^ (first.pa + bytes - 1)) >> 48) == 0;
+}
+
+/* The hardware updates descriptors itself (AF, dirty state): even an
+ * exclusive operation must read-modify-write valid leaves atomically. */
+static inline bool hw_updates_ptes(const struct slat_table *t)
+{
+	return (t->cfg.features & SLAT_FEAT_HWDIRTY) != 0;
+}
+
+/* Hardware dirty state says the leaf @pte was written since it was last
+ * cleaned. */
+static inline bool leaf_dirty(const struct slat_table *t, slat_pte_t pte)
+{
+	return hw_updates_ptes(t) &&
+	       (pte & t->fmt->dirty_mask) == t->fmt->dirty_match;
+}
+
+/* The CPU has nothing left to set in the valid leaf @pte (its access flag
+ * and dirty state are set): it does not write the entry until changed. */
+static inline bool cpu_done_with(const struct slat_table *t, slat_pte_t pte)
+{
+	return (pte & t->fmt->young_bit) && leaf_dirty(t, pte);
+}
+
+static inline slat_pte_t pte_read(const slat_pte_t *ptep)
+{
+	/* Acquire: a walker follows what it reads to a table page that
+	 * another walker filled and published with a release. */
+	return __atomic_load_n(ptep, __ATOMIC_ACQUIRE);
+}
+
+/* An entry read only for its value (a leaf scan): the walker reads it
+ * again with pte_read() before following it to a table. */
+static inline slat_pte_t pte_peek(const slat_pte_t *ptep)
+{
+	return __atomic_load_n(ptep, __ATOMIC_RELAXED);
+}
+
+/*
+ * A store to an entry nobody else may change: the caller owns it (locked
+ * or invalid, so neither the CPU nor another walker writes it), or it is
+ * in a table page not yet published.
+ */
+static inline void pte_store(slat_pte_t *ptep, slat_pte_t v)
+{
+	__atomic_store_n(ptep, v, __ATOMIC_RELEASE);
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define SLAT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SLAT_TSAN 1
+#endif
+#endif
+
+/*
+ * A store that orders nothing, of an entry other walkers do not write. A
+ * volatile store, as the kernel's WRITE_ONCE(): one single-copy atomic
+ * store of the aligned 64-bit entry on every target, which GCC addresses
+ * like any store (its atomic builtins want an address register each, which
+ * spills in an unrolled loop). ThreadSanitizer builds use the relaxed
+ * atomic store it stands for, so that the race checks see it as one.
+ */
+static inline void pte_store_once(slat_pte_t *ptep, slat_pte_t v)
+{
+#ifdef SLAT_TSAN
+	__atomic_store_n(ptep, v, __ATOMIC_RELAXED);
+#else
+	*(volatile slat_pte_t *)ptep = v;
+#endif
+}
+
+/*
+ * Two neighbouring entries in one 16-byte access, where the core may use
+ * vector registers (not at EL2 built with -mgeneral-regs-only, nor under
+ * ThreadSanitizer, whose race checks want one access per entry). Each
+ * 64-bit lane is single-copy atomic, as pte_peek() and pte_store_once()
+ * are: an aligned 128-bit SIMD access is a pair of single-copy atomic
+ * 64-bit accesses on Arm, and every aligned quadword of an aligned 16-byte
+ * SSE access is atomic on x86. Bulk loops use them on 16-byte aligned
+ * entries nobody else writes: half the loads and stores, which is what
+ * bounds such a loop.
+ */
+#if (defined(__SSE2__) || defined(__ARM_NEON)) && !defined(SLAT_TSAN)
+#define SLAT_PTE_PAIRS 1
+typedef slat_pte_t pte_pair __attribute__((vector_size(16)));
+
+static inline pte_pair pte_peek_pair(const slat_pte_t *ptep)
+{
+	return *(const volatile pte_pair *)(const void *)ptep;
+}
+
+static inline void pte_store_pair_once(slat_pte_t *ptep, pte_pair v)
+{
+	*(volatile pte_pair *)(void *)ptep = v;
+}
+
+/* Pairs start at 16-byte aligned entries. */
+static inline bool pte_pair_aligned(const slat_pte_t *ptep)
+{
+	return !((uintptr_t)ptep & 15);
+}
+#endif
+
+static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
+				   slat_pte_t set)
+{
+	return (pte & ~clear) | set;
+}
+
+/* Who else may write an entry while an operation runs. */
+enum pte_writers {
+	PTE_ALONE,     /* nobody: a plain store */
+	PTE_WITH_CPU,  /* the CPU, which sets AF and dirty state in valid
+			  leaves (SLAT_FEAT_HWDIRTY): a CAS loop */
+	PTE_SHARED,    /* other walkers (SLAT_SHARED): one CAS */
+};
+
+/* Write protection leaves @pte as it is. */
+static inline bool wp_done(const struct slat_table *t, slat_pte_t pte)
+{
+	return pte_apply(pte, t->fmt->wp_clear, t->fmt->wp_set) == pte;
+}
+
+/* A relax to @perms leaves the leaf @pte as it is: it has them, and the
+ * access flag. */
+static inline bool relax_done(const struct slat_table *t, slat_pte_t pte,
+			      uint32_t perms)
+{
+	uint32_t have = t->fmt->leaf_attrs(t, pte);
+	return (have & perms) == perms && (have & SLAT_YOUNG);
+}
+
+/* What decides the memory type: EPT's ignore-PAT too. */
+#define MEMTYPE_ATTRS (SLAT_MT_MASK | SLAT_IPAT)
+
+/* Map's rule for keeping a leaf: @leaf (mapping from @leaf_addr) already
+ * translates @addr to @pa with the memory type of @attrs. */
+static inline bool leaf_translates(const struct slat_table *t, slat_pte_t leaf,
+				   uint64_t leaf_addr, uint64_t addr,
+				   uint64_t pa, uint32_t attrs)
+{
+	return t->fmt->pte_pa(t, leaf).pa + (addr - leaf_addr) == pa &&
+	       (t->fmt->leaf_attrs(t, leaf) & MEMTYPE_ATTRS) ==
+		       (attrs & MEMTYPE_ATTRS);
+}
+
+/* The writers of @t's entries for an operation, decided once per call. */
+static inline enum pte_writers pte_writers_of(const struct slat_table *t,
+					      bool shared)
+{
+	return shared ? PTE_SHARED : hw_updates_ptes(t) ? PTE_WITH_CPU : PTE_ALONE;
+}
+
+/**
+ * pte_write() - the one writer of a live entry: *@ptep becomes
+ * (value & ~@clear) | @set.
+ * @t: the table.
+ * @who: who else may write it (pte_writers_of()).
+ * @ptep: the entry.
+ * @old: the value the caller read and built its change from.
+ * @clear: bits the change clears (~0 to replace the entry whole)...
+ * @set: ...and bits it sets.
+ * @was: receives the value replaced.
+ * @publish: the new value may publish what it points to (a table filled,
+ *	memory prepared), so that a reader must see those writes first.
+ *
+ * Shared walkers compare-and-swap once from @old. Beside the CPU, a valid
+ * entry is compared and swapped in a loop that applies the change again to
+ * the value it replaces, so that the CPU's access flag and dirty state
+ * updates made meanwhile are kept (or, for a change that clears them,
+ * consumed: *@was tells); an invalid one, or a valid one whose access flag
+ * and dirty state are already set (cpu_done_with()), the CPU never writes
+ * until it is changed. Otherwise
+ * there is no other writer: a plain store, a release one when it
+ * may @publish. Bulk loops pass @who and masks they hoisted into locals:
+ * the store may alias any 64-bit field in memory.
+ *
+ * Return: false only for a shared walker that lost the race; the entry is
+ * then unchanged by this call.
+ */
+static SLAT_ALWAYS_INLINE bool
+pte_write(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
+	  slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was,
+	  bool publish)
+{
+	if (who == PTE_SHARED) {
+		*was = old;
+		return __atomic_compare_exchange_n(ptep, &old,
+						   pte_apply(old, clear, set),
+						   false, __ATOMIC_ACQ_REL,
+						   __ATOMIC_RELAXED);
+	}
+	/* Beside the CPU, a valid leaf it has nothing left to set in is as
+	 * good as alone: it cannot change under the store. */
+	if (who == PTE_WITH_CPU && pte_valid(t, old) && !cpu_done_with(t, old)) {
+		while (!__atomic_compare_exchange_n(ptep, &old,
+						    pte_apply(old, clear, set),
+						    false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_RELAXED))
+			;
+	} else {
+		/* No other writer, but the CPU's walker (or the software MMU
+		 * playing it) may read the entry meanwhile: a release store, so
+		 * that a table or page it publishes is seen as it was filled. */
+		if (publish)
+			__atomic_store_n(ptep, pte_apply(old, clear, set),
+					 __ATOMIC_RELEASE);
+		else
+			pte_store_once(ptep, pte_apply(old, clear, set));
+	}
+	*was = old;
+	return true;
+}
+
+/* pte_write() of a descriptor that may publish what it points to: a new
+ * table, or a leaf to memory the caller prepared. */
+static SLAT_ALWAYS_INLINE bool
+pte_try_set(const struct slat_table *t, enum pte_writers who, slat_pte_t *ptep,
+	    slat_pte_t old, slat_pte_t clear, slat_pte_t set, slat_pte_t *was)
+{
+	return pte_write(t, who, ptep, old, clear, set, was, true);
+}
+
+/* pte_write() of a valid leaf changed in place (permissions, access flag,
+ * dirty state): the translation stays, nothing is published. */
+static SLAT_ALWAYS_INLINE bool
+pte_try_update(const struct slat_table *t, enum pte_writers who,
+	       slat_pte_t *ptep, slat_pte_t old, slat_pte_t clear,
+	       slat_pte_t set, slat_pte_t *was)
+{
+	return pte_write(t, who, ptep, old, clear, set, was, false);
+}
+
+/* The change that takes a leaf from @old to @new, as pte_try_set() wants
+ * it: the bits neither touches (the CPU's, among them) keep their latest
+ * value. */
+static inline void pte_change(slat_pte_t old, slat_pte_t new,
+			      slat_pte_t *clear, slat_pte_t *set)
+{
+	*clear = old & ~new;
+	*set = new & ~old;
+}
+
+/* The bits hw_state_apply() decides: leaves may differ in them. */
+static inline slat_pte_t hw_state_bits(const struct slat_table *t)
+{
+	bool state = hw_updates_ptes(t) || t->fmt->dirty_bit_is_state;
+	return t->fmt->young_bit | (state ? t->fmt->dirty_bit : 0);
+}
+
+/*
+ * The one rule for the access flag and dirty state of a block that replaces
+ * leaves: young if any leaf was (@any: the OR of the leaves, @all: their
+ * AND), dirty if any was, whichever way the format encodes it. Dirty state
+ * is the CPU's only with SLAT_FEAT_HWDIRTY (else the bit is a permission,
+ * or, where it is state anyway, kept as the leaves had it).
+ */
+static inline slat_pte_t hw_state_apply(const struct slat_table *t,
+					slat_pte_t block, slat_pte_t any,
+					slat_pte_t all)
+{
+	slat_pte_t young = t->fmt->young_bit;
+	slat_pte_t dirty = hw_state_bits(t) & ~young;
+	slat_pte_t dirty_now = t->fmt->dirty_bit_clear ? all : any;
+	return (block & ~(young | dirty)) | (any & young) | (dirty_now & dirty);
+}
+
+#endif
