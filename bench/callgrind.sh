@@ -77,6 +77,7 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 	kvm=$(echo "$line" | cut -f3)
 	kind=$(echo "$line" | cut -f4)
 	value=$(echo "$line" | cut -f5)
+	irmax=$(echo "$line" | cut -f6)
 	count "$id"
 	leaves=$(sed -n 's/.*"leaves": \([0-9]*\),.*/\1/p' "$OUT/json.$id" |
 		head -n1)
@@ -101,7 +102,7 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		entries=$(sed -n 's/.*"entries": \([0-9]*\),.*/\1/p' \
 			"$OUT/json.$id--count-floor" | head -n1)
 	fi
-	echo "$id $key $leaves $ir $kvm $kind $value $floor_ir $entries $here" |
+	echo "$id $key $leaves $ir $kvm $kind $value $floor_ir $entries $here $irmax" |
 		awk '{
 		per = $4 / $3
 		ratio = $5 == "-" ? "-" : sprintf("%.2fx", $5 / per)
@@ -109,6 +110,12 @@ for id in $(echo "$IDS" | tr ',' ' '); do
 		if ($6 == "peer-x" || $6 == "visited-peer-x") {
 			max = $5 / $7
 			tgt = sprintf(">= %gx KVM: <= %.2f", $7, max)
+		} else if ($6 == "here-x") {
+			# KVM counted in this run, and an absolute bound
+			max = $11
+			if ($10 != "-" && $10 / $3 / $7 < max)
+				max = $10 / $3 / $7
+			tgt = sprintf(">= %gx KVM here, <= %g: <= %.2f", $7, $11, max)
 		} else if ($6 == "floor-x") {
 			fl = $8 / $9
 			max = $7 * fl

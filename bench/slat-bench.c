@@ -151,6 +151,8 @@ enum op {
 	OP_PROMOTE,        /* recover: promote to level-2 blocks, FLUSH_VMID */
 	OP_DIRTY_READ,     /* read the hardware dirty state */
 	OP_DIRTY_CLEAR,    /* read and clear it, SLAT_FLUSH_RANGE */
+	OP_MAP_SCATTERED,  /* one call per leaf, SLAT_SHARED, the leaves in a
+			      seeded random order (faults in other tables) */
 };
 
 /* FLOOR_CLAIM: a shared fault's protocol by hand, per entry: CAS 0 -> the
@@ -171,10 +173,13 @@ enum target_kind {
 	TGT_FLOOR_X,        /* <= tv x the floor */
 	TGT_VISITED_PEER,   /* visited <= the walk that knows nothing, and
 			       >= tv x faster than KVM (arm-s2 4K only) */
+	TGT_HERE_X,         /* >= tv x faster than KVM's code measured in the
+			       same run (--kvm), and <= ir_max instructions
+			       per leaf (bench/callgrind.sh) */
 };
 
 static const char *const target_names[] = { "-", "peer-x", "floor-x",
-					     "visited-peer-x" };
+					     "visited-peer-x", "here-x" };
 
 #define PEER_SRC "peer-figures.md"
 
@@ -196,18 +201,19 @@ struct scenario {
 	double tv;
 	bool extra;
 	const char *note;
+	double ir_max;           /* TGT_HERE_X: instructions per leaf, at most */
 };
 
 static const struct scenario scenarios[] = {
 	{ "1", "map_pages", "map %s as %s pages in one call (SLAT_MAP_PAGES)",
 	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP, FLOOR_STORE, 0,
 	  14.7, 251.6, "1 map 1 GiB as 4K, one call", TGT_PEER_X, 30, false,
-	  NULL },
+	  NULL, 0 },
 	{ "2", "fault_path", "map %s as %s pages, one call per page, "
 	  "SLAT_SHARED (the fault path)",
 	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH_SHARED, FLOOR_CLAIM, 0,
 	  46.9, 776.2, "2 fault path: one call per 4K page, shared",
-	  TGT_PEER_X, 6, false, NULL },
+	  TGT_PEER_X, 6, false, NULL, 0 },
 	{ "3", "unmap_pages", "unmap %s of %s pages in one call, KVM's duties "
 	  "(SLAT_FLUSH_RANGE, no FWB)",
 	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO, 0,
@@ -215,72 +221,79 @@ static const struct scenario scenarios[] = {
 	  false,
 	  "libslat cleans and invalidates every cacheable leaf to the PoC after "
 	  "the range TLBI (no stale entry after); whole tables are unlinked "
-	  "with one store each: see 12 for the per-leaf clear" },
+	  "with one store each: see 12 for the per-leaf clear", 0 },
 	{ "4", "map_l2_blocks", "map %s as %s blocks in one call",
 	  16 * GIB, 16 * GIB, LAY_NONE, LAY_L2, OP_MAP, FLOOR_STORE, 0,
 	  16.2, 264.0, "4 map 16 GiB as 2M blocks", TGT_PEER_X, 30, false,
-	  NULL },
+	  NULL, 0 },
 	{ "5", "split_l2_blocks", "split %s of %s blocks into pages",
 	  16 * GIB, 16 * GIB, LAY_L2, LAY_PAGES, OP_SPLIT, FLOOR_STORE, 0,
 	  16.0, 266.8, "5 split 16 GiB of 2M to 4K", TGT_FLOOR_X, 1.2, false,
-	  NULL },
+	  NULL, 0 },
 	{ "6", "split_l1_blocks", "split %s of %s blocks into pages",
 	  16 * GIB, 16 * GIB, LAY_L1, LAY_PAGES, OP_SPLIT, FLOOR_STORE, 0,
 	  17.7, 266.7, "6 split 16 GiB of 1G to 4K", TGT_FLOOR_X, 1.2, false,
-	  NULL },
+	  NULL, 0 },
 	{ "7", "split_already_split", "split %s that is already %s pages "
 	  "(nothing to do)",
 	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT, FLOOR_LOAD, 0,
 	  5.26, 59.2, "7 split 16 GiB already 4K (KVM walks every level)",
-	  TGT_VISITED_PEER, 100, false, NULL },
+	  TGT_VISITED_PEER, 100, false, NULL, 0 },
 	{ "8", "wrprotect", "write-protect %s of %s pages (SLAT_FLUSH_RANGE)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_WRPROTECT, FLOOR_STORE, 0,
 	  7.73, 79.2, "8 write-protect 1 GiB of 4K", TGT_PEER_X, 10, false,
-	  NULL },
+	  NULL, 0 },
 	{ "9", "test_clear_young", "test and clear the access flag over %s "
 	  "of %s pages (all young)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_AGE, FLOOR_STORE, 0,
 	  4.63, 58.2, "9 test-and-clear young 1 GiB (all young)", TGT_PEER_X,
-	  10, false, NULL },
+	  10, false, NULL, 0 },
 	{ "10", "promote", "recover (promote) %s of %s pages into level-2 "
 	  "blocks (SLAT_FLUSH_VMID)",
 	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_L2, OP_PROMOTE, FLOOR_LOAD, 0,
 	  6.58, 66.6, "10 back to 2M (KVM refaults: a different operation)",
-	  TGT_FLOOR_X, 2, false, NULL },
+	  TGT_FLOOR_X, 2, false, NULL, 0 },
 	{ "11", "map_big_blocks", "map %s with %s blocks (the largest) in one "
 	  "call",
 	  64 * GIB, 64 * GIB, LAY_NONE, LAY_BIG, OP_MAP, FLOOR_STORE, 0,
-	  0, 0, NULL, TGT_NONE, 0, true, NULL },
+	  0, 0, NULL, TGT_NONE, 0, true, NULL, 0 },
 	{ "12", "unmap_leaf_by_leaf", "unmap %s of %s pages but the first of "
 	  "each table, one call per table (SLAT_FLUSH_RANGE)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_UNMAP_LEAVES, FLOOR_STORE_ZERO, 0,
 	  0, 0, NULL, TGT_NONE, 0, true,
-	  "no table goes as a whole: every leaf is cleared (compare with 3)" },
+	  "no table goes as a whole: every leaf is cleared (compare with 3)", 0 },
 	{ "13", "fault_path_exclusive", "map %s as %s pages, one call per "
 	  "page, exclusive (compare with 2)",
 	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_EACH, FLOOR_CALL_STORE, 0,
-	  47.5, 777.2, "2x the same, exclusive", TGT_NONE, 0, true, NULL },
+	  47.5, 777.2, "2x the same, exclusive", TGT_NONE, 0, true, NULL, 0 },
 	{ "14", "split_already_split_no_skip", "split %s that is already %s "
 	  "pages, walking every level (SLAT_SPLIT_NO_SKIP, compare with 7)",
 	  16 * GIB, 16 * GIB, LAY_PAGES, LAY_PAGES, OP_SPLIT_NO_SKIP,
 	  FLOOR_LOAD, 0, 5.26, 59.2,
 	  "7 split 16 GiB already 4K, walking every level", TGT_PEER_X, 4,
-	  true, NULL },
+	  true, NULL, 0 },
 	{ "15", "unmap_pages_fwb", "unmap %s of %s pages in one call with FWB "
 	  "(SLAT_FLUSH_RANGE, compare with 3)",
 	  GIB, GIB, LAY_PAGES, LAY_NONE, OP_UNMAP, FLOOR_STORE_ZERO,
 	  SLAT_FEAT_FWB, 6.44, 102.4, "3f unmap, FWB and range TLBI on both",
-	  TGT_NONE, 0, true, "FWB: no cache maintenance is needed" },
+	  TGT_NONE, 0, true, "FWB: no cache maintenance is needed", 0 },
 	{ "16", "dirty_read", "read the hardware dirty state of %s of %s "
 	  "pages (all dirty)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_DIRTY_READ, FLOOR_LOAD,
 	  SLAT_FEAT_HWDIRTY, 0, 0, NULL, TGT_FLOOR_X, 2, true,
-	  "every page written by slat_hw_access() before the clock starts" },
+	  "every page written by slat_hw_access() before the clock starts", 0 },
 	{ "17", "dirty_read_clear", "read and clear the hardware dirty state "
 	  "of %s of %s pages (all dirty, SLAT_FLUSH_RANGE)",
 	  GIB, GIB, LAY_PAGES, LAY_PAGES, OP_DIRTY_CLEAR, FLOOR_LOAD,
 	  SLAT_FEAT_HWDIRTY, 0, 0, NULL, TGT_FLOOR_X, 2, true,
-	  "every page written by slat_hw_access() before the clock starts" },
+	  "every page written by slat_hw_access() before the clock starts", 0 },
+	{ "18", "fault_path_scattered", "map %s as %s pages, one call per "
+	  "page in a seeded random order, SLAT_SHARED (compare with 2)",
+	  GIB, GIB, LAY_NONE, LAY_PAGES, OP_MAP_SCATTERED, FLOOR_CLAIM, 0,
+	  0, 0, NULL, TGT_HERE_X, 6, true,
+	  "consecutive faults fall in different last-level tables, as a "
+	  "guest's faults do; KVM's code takes the same pages in the same "
+	  "order", 140 },
 };
 
 #define NR_SC ((int)(sizeof(scenarios) / sizeof(scenarios[0])))
@@ -411,6 +424,7 @@ struct env {
 	struct slat_stats vcpu;  /* the shared calls' own counters */
 	uint64_t *bitmap;        /* for slat_dirty_read(): a bit per page */
 	size_t words;
+	uint32_t *scatter;       /* page indexes in the scattered order */
 	/* The order of an unmap's hooks, watched on its warm-up run: KVM's
 	 * duty is to clean each leaf after the invalidation that removes it
 	 * from every TLB, so that no CPU can refill the line from it. */
@@ -555,6 +569,29 @@ static double load1(void)
 }
 
 /* @features: the scenario's own, beyond the bench's configuration. */
+/* 0 .. n-1 in a seeded random order (Fisher-Yates, splitmix64): the same
+ * order in every run and on every machine. */
+static uint32_t *scattered_order(uint64_t n)
+{
+	uint32_t *v = malloc(n * sizeof(*v));
+	uint64_t x = 0x5ca77e5ed;
+
+	if (!v)
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (uint32_t)i;
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t z = (x += 0x9e3779b97f4a7c15ull), j, tmp;
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		j = z % (i + 1);
+		tmp = v[i], v[i] = v[j], v[j] = (uint32_t)tmp;
+	}
+	return v;
+}
+
 static void env_init(struct env *e, uint32_t features, uint64_t size)
 {
 	struct slat_config cfg = opt.cfg;
@@ -572,13 +609,15 @@ static void env_init(struct env *e, uint32_t features, uint64_t size)
 		die(what, rc);
 	e->words = (size / opt.granule + 63) / 64;
 	e->bitmap = calloc(e->words, sizeof(uint64_t));
-	if (!e->bitmap)
+	e->scatter = scattered_order(size / opt.granule);
+	if (!e->bitmap || !e->scatter)
 		die("dirty bitmap", SLAT_E_NOMEM);
 }
 
 static void env_fini(struct env *e)
 {
 	free(e->bitmap);
+	free(e->scatter);
 	slat_hosted_cache_drain(&e->h, &e->cache);
 	slat_hosted_cache_fini(&e->cache);
 	slat_table_destroy(&e->t);
@@ -934,6 +973,7 @@ static void check_counts(const struct scenario *sc, struct result *r,
 	case OP_MAP:
 	case OP_MAP_EACH:
 	case OP_MAP_EACH_SHARED:
+	case OP_MAP_SCATTERED:
 		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
 			 size / leaf_after);
 		check_eq(r, "table writes", s->written[SLAT_WRITE_TABLE],
@@ -944,7 +984,7 @@ static void check_counts(const struct scenario *sc, struct result *r,
 		check_eq(r, "D-cache bytes", s->dcache_bytes, arm ? size : 0);
 		/* One entry read per fault: the page cache's memo holds the
 		 * last table; a descent from the root refills it per table. */
-		if (sc->op != OP_MAP)
+		if (sc->op != OP_MAP && sc->op != OP_MAP_SCATTERED)
 			check_eq(r, "visited per call",
 				 s->visited / r->leaves, 1);
 		break;
@@ -1011,6 +1051,7 @@ static uint64_t leaves_of(const struct scenario *sc, uint64_t size)
 {
 	switch (sc->op) {
 	case OP_MAP: case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+	case OP_MAP_SCATTERED:
 		return size / lsize(layout_level(sc->after));
 	case OP_UNMAP:
 		return size / lsize(layout_level(sc->before));
@@ -1052,7 +1093,7 @@ static void prepare(const struct scenario *sc, struct env *e, uint64_t ipa,
 	case OP_MAP:
 		topup(e, SLAT_OP_MAP, ipa, size, layout_flags(sc->after));
 		break;
-	case OP_MAP_EACH: case OP_MAP_EACH_SHARED:
+	case OP_MAP_EACH: case OP_MAP_EACH_SHARED: case OP_MAP_SCATTERED:
 		/* Page by page links what one map of pages does. */
 		topup(e, SLAT_OP_MAP, ipa, size, SLAT_MAP_PAGES);
 		/* A vCPU counts its shared calls in its own counters (as
@@ -1095,6 +1136,24 @@ static int map_each(struct env *e, uint64_t ipa, uint64_t size, uint32_t fl)
 	return rc;
 }
 
+/* The pages of [ipa, ipa + size) in e->scatter, one shared call each. */
+static int map_scattered(struct env *e, uint64_t ipa, uint64_t size)
+{
+	struct slat_op vop = { .flags = SLAT_SHARED, .cache = &e->cache };
+	uint64_t page = opt.granule, n = size / page;
+	int rc = SLAT_OK;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t a = ipa + (uint64_t)e->scatter[i] * page;
+
+		rc = slat_map(&e->t, slat_ipa(a), page, slat_pa(MAP_PA_OFF + a),
+			      MAP_ATTRS, &vop);
+		if (rc != SLAT_OK)
+			break;
+	}
+	return rc;
+}
+
 static int unmap_leaves(struct env *e, uint64_t ipa, uint64_t size)
 {
 	uint64_t page = opt.granule, span = lsize(2);
@@ -1126,6 +1185,8 @@ static int operate(const struct scenario *sc, struct env *e, struct result *r,
 		return map_each(e, ipa, size, 0);
 	case OP_MAP_EACH_SHARED:
 		return map_each(e, ipa, size, SLAT_SHARED);
+	case OP_MAP_SCATTERED:
+		return map_scattered(e, ipa, size);
 	case OP_UNMAP:
 		return slat_unmap(&e->t, slat_ipa(ipa), size,
 				  SLAT_OP(.flush = SLAT_FLUSH_RANGE,
@@ -1261,7 +1322,8 @@ static void check_after(const struct scenario *sc, struct env *e,
  * (the shim has none), in the peer's configuration. */
 static bool kvm_here(const struct scenario *sc)
 {
-	return HAVE_KVM_PEER && opt.kvm && peer_config() && sc->peer_row &&
+	return HAVE_KVM_PEER && opt.kvm && peer_config() &&
+	       (sc->peer_row || sc->tk == TGT_HERE_X) &&
 	       sc->op != OP_PROMOTE && !sc->features;
 }
 
@@ -1298,10 +1360,14 @@ static void kvm_layout(enum layout l, uint64_t ipa, uint64_t size)
 		kvm_die("map (setup)", rc);
 }
 
-static int kvm_operate(const struct scenario *sc, uint64_t ipa,
-		       uint64_t size)
+static int kvm_operate(const struct scenario *sc, const struct env *e,
+		       uint64_t ipa, uint64_t size)
 {
 	switch (sc->op) {
+	case OP_MAP_SCATTERED:
+		return kvm_peer_fault_pages(kvm, ipa, e->scatter,
+					    size / opt.granule,
+					    kvm_pa(sc, ipa), true);
 	case OP_MAP:
 		return kvm_peer_map(kvm, ipa, size, kvm_pa(sc, ipa),
 				    sc->after == LAY_PAGES ? KVM_PEER_PAGES
@@ -1382,7 +1448,7 @@ static struct tpair kvm_sample(const struct scenario *sc, struct env *e,
 		kvm_die("memcache top-up", rc);
 	kvm_peer_read_counts(kvm, &c0);
 	t0 = clock_start(collect);
-	rc = kvm_operate(sc, ipa, size);
+	rc = kvm_operate(sc, e, ipa, size);
 	t0 = elapsed(t0, clock_stop(collect));
 	if (rc)
 		kvm_die(sc->key, rc);
@@ -1480,6 +1546,18 @@ static void judge(const struct scenario *sc, struct result *r)
 				 "<= %" PRIu64 " entries visited", r->min_walk);
 			r->pass = r->st.visited <= r->min_walk;
 		}
+		break;
+	case TGT_HERE_X:
+		/* No published figure: KVM's code in this run is the peer. */
+		if (!r->kvm_ran) {
+			r->has_target = false;
+			break;
+		}
+		snprintf(r->target_text, sizeof(r->target_text),
+			 ">= %.0fx KVM here (<= %.2f CPU ns), <= %.0f "
+			 "instr./leaf", sc->tv, kvm_ns(sc, r) / sc->tv,
+			 sc->ir_max);
+		r->pass = kvm_x >= sc->tv;
 		break;
 	case TGT_NONE:
 	default:
@@ -1835,6 +1913,8 @@ static void json_peer_target(const struct scenario *sc, const struct result *r)
 	       "\"max_ir_per_leaf\": ", target_names[sc->tk], sc->tv);
 	if (sc->tk == TGT_FLOOR_X)
 		printf("null");
+	else if (sc->tk == TGT_HERE_X)
+		printf("%.2f", sc->ir_max);
 	else
 		printf("%.2f", sc->peer_ir / sc->tv);
 	printf(", \"pass\": %s},\n", r->pass ? "true" : "false");
@@ -1981,7 +2061,8 @@ static const char usage[] =
 "  --list          the scenarios, then exit\n"
 "  --targets       each scenario's KVM instructions per leaf and target,\n"
 "                  tab-separated (id, key, KVM instr./leaf or -, target\n"
-"                  kind, value), for bench/callgrind.sh; then exit\n"
+"                  kind, value, instr./leaf at most or -), for\n"
+"                  bench/callgrind.sh; then exit\n"
 "  --count-floor   under callgrind (--collect-atstart=no): count the last\n"
 "                  floor sample instead of the last timed run\n"
 "  --kvm           also run KVM's own stage-2 code (pgtable.c from Debian's\n"
@@ -2172,11 +2253,16 @@ static void print_targets(void)
 			tk = TGT_NONE;
 		if (!peer && tk == TGT_VISITED_PEER)
 			tk = TGT_NONE;  /* its instruction target is KVM's */
+		if (tk == TGT_HERE_X && !peer_config())
+			tk = TGT_NONE;
 		if (peer)
-			printf("%s\t%s\t%.1f\t%s\t%g\n", sc->id, sc->key,
+			printf("%s\t%s\t%.1f\t%s\t%g\t-\n", sc->id, sc->key,
 			       sc->peer_ir, target_names[tk], sc->tv);
+		else if (tk == TGT_HERE_X)
+			printf("%s\t%s\t-\t%s\t%g\t%g\n", sc->id, sc->key,
+			       target_names[tk], sc->tv, sc->ir_max);
 		else
-			printf("%s\t%s\t-\t%s\t%g\n", sc->id, sc->key,
+			printf("%s\t%s\t-\t%s\t%g\t-\n", sc->id, sc->key,
 			       target_names[tk], tk == TGT_NONE ? 0 : sc->tv);
 	}
 }

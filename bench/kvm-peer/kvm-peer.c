@@ -295,17 +295,38 @@ int kvm_peer_map(struct kvm_peer *p, uint64_t ipa, uint64_t size,
 	return rc;
 }
 
-int kvm_peer_fault_each(struct kvm_peer *p, uint64_t ipa, uint64_t size,
-			uint64_t pa, bool shared)
+/* One fault's map, as user_mem_abort() makes it. */
+static int fault_page(struct kvm_peer *p, uint64_t ipa, uint64_t pa,
+		      bool shared)
 {
 	enum kvm_pgtable_walk_flags flags = KVM_PGTABLE_WALK_HANDLE_FAULT |
 		(shared ? KVM_PGTABLE_WALK_SHARED : 0);
 
+	return kvm_pgtable_stage2_map(&p->pgt, ipa, PAGE_SIZE, pa,
+				      kvm_prot(KVM_PEER_RW),
+				      &p->mmu.split_page_cache, flags);
+}
+
+int kvm_peer_fault_each(struct kvm_peer *p, uint64_t ipa, uint64_t size,
+			uint64_t pa, bool shared)
+{
 	for (uint64_t off = 0; off < size; off += PAGE_SIZE) {
-		int rc = kvm_pgtable_stage2_map(&p->pgt, ipa + off, PAGE_SIZE,
-						pa + off, kvm_prot(KVM_PEER_RW),
-						&p->mmu.split_page_cache,
-						flags);
+		int rc = fault_page(p, ipa + off, pa + off, shared);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int kvm_peer_fault_pages(struct kvm_peer *p, uint64_t ipa,
+			 const uint32_t *pages, uint64_t n, uint64_t pa,
+			 bool shared)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)pages[i] * PAGE_SIZE;
+		int rc = fault_page(p, ipa + off, pa + off, shared);
+
 		if (rc)
 			return rc;
 	}

@@ -93,6 +93,13 @@ int kvm_peer_map(struct kvm_peer *p, uint64_t ipa, uint64_t size,
 int kvm_peer_fault_each(struct kvm_peer *p, uint64_t ipa, uint64_t size,
 			uint64_t pa, bool shared);
 
+/** kvm_peer_fault_pages() - kvm_peer_fault_each()'s call for the 4K pages
+ * @pages[0 .. @n-1] of the range at @ipa (page indexes, in that order),
+ * each mapped to the same offset from @pa. Return: the first bad status. */
+int kvm_peer_fault_pages(struct kvm_peer *p, uint64_t ipa,
+			 const uint32_t *pages, uint64_t n, uint64_t pa,
+			 bool shared);
+
 /** kvm_peer_unmap() - kvm_pgtable_stage2_unmap(). */
 int kvm_peer_unmap(struct kvm_peer *p, uint64_t ipa, uint64_t size);
 

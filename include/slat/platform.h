@@ -40,25 +40,25 @@ struct slat_page_cache {
 	/*
 	 * Private to libslat: the leaf encoding of the attributes last mapped
 	 * with this cache, for one table, so that the next fault neither checks
-	 * nor encodes them again. All-zero (a new cache) is empty.
+	 * nor encodes them again; and the tables the last fault's descent went
+	 * through, where the next one starts. All-zero (a new cache) is empty.
 	 */
 	struct slat_leaf_memo {
 		uint64_t table_id;   /* the slat_table's id; 0: empty */
 		uint32_t attrs;
 		uint32_t cmo;        /* the cache maintenance such leaves need */
 		slat_pte_t leaf[SLAT_LAST_LEVEL + 1]; /* per level, output address 0 */
-		/* The (non-root) table the last fault's entry lay in, while the
-		 * table's unlink count is @unlinks: the next fault inside its
-		 * span, of its leaf size, reads one entry there. The shifts and
-		 * the size are kept, not derived: the fault path's tests. */
-		void *table;           /* NULL: none */
-		uint32_t *refcount;    /* its count word */
-		uint64_t table_ipa;    /* the first IPA it translates */
+		/* The table's unlink count when the path was taken: the path
+		 * holds while it has not moved. */
 		uint64_t unlinks;
-		uint64_t leaf_size;    /* the bytes a leaf in it maps */
-		int32_t table_level;   /* the level of its entries */
-		uint8_t leaf_shift;    /* log2 of @leaf_size */
-		uint8_t table_shift;   /* log2 of the bytes it translates */
+		/* By the level of their entries: a table below the root the
+		 * last descent went through (NULL, IPA ~0: none), the first
+		 * IPA it translates, and its count word. */
+		struct {
+			void *table;
+			uint64_t ipa;
+			uint32_t *refcount;
+		} path[SLAT_LAST_LEVEL + 1];
 	} memo;
 };
 

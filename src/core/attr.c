@@ -388,10 +388,10 @@ int slat_mkyoung(struct slat_table *t, slat_ipa_t ipa, uint32_t flags)
 	bool shared = flags & SLAT_SHARED;
 	struct slat_stats local;
 	struct slat_stats *st = stats_begin(t, &local, shared, NULL);
-	int level;
-	slat_pte_t pte, was;
-	slat_pte_t *ptep = core_descend(t, ipa.ipa, SLAT_LAST_LEVEL, 0, &level,
-					&pte, st);
+	slat_pte_t was;
+	struct descent d = core_descend(t, descend_root(t), ipa.ipa,
+					SLAT_LAST_LEVEL, 0, st);
+	slat_pte_t pte = d.pte, *ptep = d.ptep;
 	if (pte_locked(t, pte))
 		ret = SLAT_E_AGAIN;
 	else if (!pte_valid(t, pte))

@@ -294,10 +294,12 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		return SLAT_E_RANGE;
 
 	for (;;) {
-		int level;
-		slat_pte_t pte, new;
-		slat_pte_t *ptep = core_descend(t, ipa.ipa, SLAT_LAST_LEVEL,
-						DESCEND_CPU, &level, &pte, NULL);
+		slat_pte_t new;
+		struct descent d = core_descend(t, descend_root(t), ipa.ipa,
+						SLAT_LAST_LEVEL, DESCEND_CPU,
+						NULL);
+		slat_pte_t pte = d.pte, *ptep = d.ptep;
+		int level = d.level;
 		res->level = level;
 		/* A locked entry is invalid to the hardware. */
 		if (!pte_valid(t, pte)) {
@@ -307,9 +309,7 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		res->fault = t->fmt->hw_update(t, pte, access, &new);
 		/* The CPU's own atomic update; changed under it: walk again. */
 		if (res->fault == SLAT_FAULT_NONE && new != pte &&
-		    !__atomic_compare_exchange_n(ptep, &pte, new, false,
-						 __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
+		    !pte_cpu_update(ptep, pte, new))
 			continue;
 		uint64_t base = ipa.ipa & ~(level_size(t, level) - 1);
 		res->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));

@@ -13,61 +13,123 @@
 #include "cmo.h"
 #include "batch.h"
 
+/*
+ * Installing one leaf into an empty entry is two steps. core_claim_leaf()
+ * takes the entry beside other walkers: with the locked marker when the
+ * leaf's memory needs maintenance (another vCPU then never uses the leaf
+ * before its memory is clean, seed 000), else with the leaf itself, in one
+ * CAS; alone, the entry is the caller's already. core_publish_leaf() then
+ * cleans the memory (and invalidates the I-cache) and stores the leaf; it
+ * is needed when @cmo is not 0 or the caller is alone
+ * (core_leaf_claimed()). Whichever writes the leaf keeps the count word
+ * and the counters.
+ *
+ * @t: the table.
+ * @ptep: the entry, empty (0) when the caller read it.
+ * @level: its level.
+ * @leaf: the leaf; @pa: its output address; @size: the bytes it maps.
+ * @cmo: the CORE_CMO_* the leaf needs (0 under SLAT_SKIP_CMO).
+ * @shared: other walkers may run.
+ * @rc: the count word of @ptep's table when the caller knows it (a fault's
+ *	memo; never the root's), else NULL.
+ * @st: the operation's counters.
+ *
+ * core_claim_leaf() returns SLAT_OK, or SLAT_E_AGAIN when a shared walker
+ * lost the entry (nothing changed).
+ */
+static SLAT_ALWAYS_INLINE int
+core_claim_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+		slat_pte_t leaf, unsigned cmo, bool shared, uint32_t *rc,
+		struct slat_stats *st)
+{
+	slat_pte_t was;
+
+	if (!shared)
+		return SLAT_OK;
+	if (!pte_try_set(t, PTE_SHARED, ptep, 0, ~0ull,
+			 cmo ? t->fmt->locked : leaf, &was)) {
+		st->retries++;
+		return SLAT_E_AGAIN;
+	}
+	/* Counted before the clean, which then keeps only the entry and the
+	 * leaf live across its call: a shared note only marks the count
+	 * unknown, and no exclusive recount can run meanwhile. */
+	st->written[SLAT_WRITE_LEAF]++;
+	refcount_note_known(t, rc, ptep, level, 1, level < SLAT_LAST_LEVEL,
+			    true);
+	return SLAT_OK;
+}
+
+/* core_claim_leaf() left the rest to core_publish_leaf(). */
+static SLAT_ALWAYS_INLINE bool core_leaf_claimed(unsigned cmo, bool shared)
+{
+	return cmo || !shared;
+}
+
+static SLAT_ALWAYS_INLINE int
+core_publish_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+		  slat_pte_t leaf, slat_pa_t pa, uint64_t size, unsigned cmo,
+		  bool shared, uint32_t *rc, struct slat_stats *st)
+{
+	cmo_do(t, pa, size, cmo, st);
+	/* The entry is the caller's: locked, or empty in an exclusive call.
+	 * A release store: what the leaf maps was cleaned before. */
+	pte_store(ptep, leaf);
+	if (shared)
+		return SLAT_OK;
+	/* After the store: a recount of an unknown count must see it. */
+	st->written[SLAT_WRITE_LEAF]++;
+	refcount_note_known(t, rc, ptep, level, 1, level < SLAT_LAST_LEVEL,
+			    false);
+	return SLAT_OK;
+}
+
 /**
- * core_install_leaves() - install @n leaves into empty entries from @ptep.
+ * core_install_leaf() - both steps: one leaf into an empty entry (see
+ * core_claim_leaf()).
+ *
+ * Return: SLAT_OK, or SLAT_E_AGAIN when a shared walker lost the entry.
+ */
+static SLAT_ALWAYS_INLINE int
+core_install_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
+		  slat_pte_t leaf, slat_pa_t pa, uint64_t size, unsigned cmo,
+		  bool shared, uint32_t *rc, struct slat_stats *st)
+{
+	int ret = core_claim_leaf(t, ptep, level, leaf, cmo, shared, rc, st);
+	if (ret || !core_leaf_claimed(cmo, shared))
+		return ret;
+	return core_publish_leaf(t, ptep, level, leaf, pa, size, cmo, shared,
+				 rc, st);
+}
+
+/**
+ * core_install_run() - install @n leaves into empty entries from @ptep, in
+ * one exclusive call.
  * @t: the table.
  * @ptep: the first entry; all @n are empty (0).
- * @n: how many; 1 for a shared walker, which claims entries one at a time.
+ * @n: how many.
  * @level: their level.
  * @size: the bytes one of them maps (level_size() of @level).
  * @leaf: the first leaf; the next ones map the next PAs.
  * @pa: its output address.
  * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
- * @shared: other walkers may run.
- * @rc: the count word of @ptep's table when the caller knows it (a fault's
- *	memo, never the root's), else NULL.
- * @ahead: for a run (@n > 1), where its entries lie in a page the
- *	operation fills after this one (entries_ahead()); else NULL.
+ * @ahead: where its entries lie in a page the operation fills after this
+ *	one (entries_ahead()).
  * @st: the operation's counters.
  *
- * The memory is cleaned (and the I-cache invalidated) before any leaf is
- * visible: a shared walker claims the entry with the locked marker first,
- * so another vCPU never uses the leaf before its memory is clean (seed 000);
- * with nothing to clean, its one CAS installs the leaf. Keeps the count
- * word and the counters.
- *
- * Return: SLAT_OK, or SLAT_E_AGAIN when a shared walker lost the entry.
+ * The memory of the whole run is cleaned in one call before any leaf is
+ * visible. Keeps the count word and the counters.
  */
-static SLAT_ALWAYS_INLINE int
-core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
-		    int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
-		    unsigned cmo, bool shared, uint32_t *rc,
-		    const slat_pte_t *ahead, struct slat_stats *st)
+static SLAT_ALWAYS_INLINE void
+core_install_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
+		 int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
+		 unsigned cmo, const slat_pte_t *ahead, struct slat_stats *st)
 {
 	slat_pte_t was;
-	const bool block = level < SLAT_LAST_LEVEL;
 
-	if (shared) {
-		slat_pte_t claim = cmo ? t->fmt->locked : leaf;
-		if (!pte_try_set(t, PTE_SHARED, ptep, 0, ~0ull, claim, &was)) {
-			st->retries++;
-			return SLAT_E_AGAIN;
-		}
-		/* The entry is ours: count it before the clean, which then
-		 * keeps only the entry and the leaf live across its call. A
-		 * shared note only marks the count unknown, and no exclusive
-		 * recount can run meanwhile. */
-		st->written[SLAT_WRITE_LEAF]++;
-		refcount_note_known(t, rc, ptep, level, 1, block, true);
-		if (cmo) {
-			cmo_do(t, pa, size, cmo, st);
-			pte_store(ptep, leaf);
-		}
-		return SLAT_OK;
-	}
 	if (cmo)
 		cmo_do(t, pa, n * size, cmo, st);
-	if (n == 1 || pa_run_linear(pa, n * size)) {
+	if (pa_run_linear(pa, n * size)) {
 		uint32_t i = 0;
 #ifdef SLAT_PTE_PAIRS
 		if (n > 1 && pte_pair_aligned(ptep)) {
@@ -87,8 +149,8 @@ core_install_leaves(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 					slat_pa(pa.pa + i * size)), &was);
 	}
 	st->written[SLAT_WRITE_LEAF] += n;
-	refcount_note_known(t, rc, ptep, level, (int32_t)n, block, false);
-	return SLAT_OK;
+	refcount_note(t, ptep, level, (int32_t)n, level < SLAT_LAST_LEVEL,
+		      false);
 }
 
 /*

@@ -25,9 +25,12 @@ static inline uint64_t level_size(const struct slat_table *t, int level)
 	return 1ull << level_shift(t, level);
 }
 
+/* Leaves are allowed at @level: always at the last (pages), above it as
+ * the geometry says. */
 static inline bool leaf_allowed(const struct slat_table *t, int level)
 {
-	return level >= 0 && (t->geo.leaf_levels >> level) & 1;
+	return level == SLAT_LAST_LEVEL ||
+	       (level >= 0 && (t->geo.leaf_levels >> level) & 1);
 }
 
 static inline bool is_root_level(const struct slat_table *t, int level)
@@ -108,18 +111,85 @@ static inline bool table_live(const struct slat_table *t)
 	return t && t->root;
 }
 
-/* SLAT_E_ALIGN / SLAT_E_RANGE for an IPA range, SLAT_OK otherwise. */
+/*
+ * Bits above @bits in the last byte of [addr, addr + size), in @addr or in
+ * size - 1: non-zero when the range is empty, wraps, or reaches past
+ * 2^@bits. One test, so that the fault path's check costs a few
+ * instructions.
+ */
+static inline uint64_t range_beyond(uint64_t addr, uint64_t size,
+				    unsigned bits)
+{
+	uint64_t last = size - 1;
+	return (addr | last | (addr + last)) >> bits;
+}
+
+/* Non-zero when [ipa, ipa + size) is not a range of whole granules inside
+ * ia_bits: check_ipa_range() says which error. */
+static inline uint64_t ipa_range_bad(const struct slat_table *t, uint64_t ipa,
+				     uint64_t size)
+{
+	return range_beyond(ipa, size, t->geo.ia_bits) |
+	       ((ipa | size) & granule_mask(t));
+}
+
+/* Non-zero when [pa, pa + size), of a size ipa_range_bad() passed, is not
+ * a range of whole granules inside pa_bits. */
+static inline uint64_t pa_range_bad(const struct slat_table *t, uint64_t pa,
+				    uint64_t size)
+{
+	return range_beyond(pa, size, t->geo.pa_bits) | (pa & granule_mask(t));
+}
+
+/*
+ * The one IPA check: SLAT_E_RANGE for an empty or wrapping range, else
+ * SLAT_E_ALIGN for one not aligned to the granule, else SLAT_E_RANGE for
+ * one past ia_bits; SLAT_OK otherwise.
+ */
 static inline int check_ipa_range(const struct slat_table *t, uint64_t ipa,
 				  uint64_t size)
 {
+	if (__builtin_expect(!ipa_range_bad(t, ipa, size), 1))
+		return SLAT_OK;
 	if (size == 0 || ipa + size < ipa)
 		return SLAT_E_RANGE;
-	if ((ipa | size) & granule_mask(t))
-		return SLAT_E_ALIGN;
-	uint64_t limit = 1ull << t->geo.ia_bits;
-	if (ipa >= limit || size > limit - ipa)
-		return SLAT_E_RANGE;
-	return SLAT_OK;
+	return (ipa | size) & granule_mask(t) ? SLAT_E_ALIGN : SLAT_E_RANGE;
+}
+
+/* The output range of a request whose IPA range passed: SLAT_E_ALIGN,
+ * else SLAT_E_RANGE past pa_bits, else SLAT_OK. */
+static inline int check_pa_range(const struct slat_table *t, uint64_t pa,
+				 uint64_t size)
+{
+	if (__builtin_expect(!pa_range_bad(t, pa, size), 1))
+		return SLAT_OK;
+	return pa & granule_mask(t) ? SLAT_E_ALIGN : SLAT_E_RANGE;
+}
+
+/*
+ * The one input check of map, before its attributes (the format's): known
+ * flags (t->map_flags_refused also holds SLAT_SHARED when the platform
+ * cannot defer frees), then the IPA range, then the output range; one
+ * test when all is well.
+ */
+static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
+				  uint64_t size, uint64_t pa, uint32_t flags)
+{
+	if (__builtin_expect(!((flags & t->map_flags_refused) |
+			       ipa_range_bad(t, ipa, size) |
+			       pa_range_bad(t, pa, size)), 1))
+		return SLAT_OK;
+	if (flags & t->map_flags_refused)
+		return SLAT_E_INVAL;
+	int ret = check_ipa_range(t, ipa, size);
+	return ret ? ret : check_pa_range(t, pa, size);
+}
+
+/* The largest leaf map's @flags allow, log2 bytes (63: no cap). */
+static inline unsigned map_cap_shift(uint32_t flags)
+{
+	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
+	return cap ? cap : 63;
 }
 
 /* SLAT_SHARED without free_deferred: nothing could free a table another

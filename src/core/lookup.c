@@ -10,9 +10,10 @@ int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 	if (ipa.ipa >> t->geo.ia_bits)
 		return SLAT_E_RANGE;
 
-	int level;
-	slat_pte_t pte;
-	core_descend(t, ipa.ipa, SLAT_LAST_LEVEL, 0, &level, &pte, NULL);
+	struct descent d = core_descend(t, descend_root(t), ipa.ipa,
+					SLAT_LAST_LEVEL, 0, NULL);
+	int level = d.level;
+	slat_pte_t pte = d.pte;
 	if (!pte_valid(t, pte))
 		return SLAT_E_NOENT;
 	uint64_t size = level_size(t, level);

@@ -1,66 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * map and unmap. One route for map: the input check, then the one-leaf
- * install (the fault path), whose every "not here" falls back to the
- * general walk; both decide leaf sizes with leaf_fits() and write with the
- * entry primitives.
+ * map and unmap. One route for map: the one input check, then the fault
+ * path (one leaf of exactly the request's size into an empty entry, the
+ * descent starting where the page cache's memo says), whose every "not
+ * here" takes the general walk; both decide leaf sizes with leaf_fits()
+ * and write with the entry primitives.
  */
 #include "internal.h"
 
-/* map_one_leaf() did not map: take the general walk. */
-#define MAP_WALK 1
-
-/* ---- input and the leaf memo ---- */
-
-/* The largest leaf @flags allow, log2 bytes (63: no cap). */
-static inline unsigned map_cap_shift(uint32_t flags)
-{
-	unsigned cap = SLAT_MAP_CAP_SHIFT(flags);
-	return cap ? cap : 63;
-}
-
-/* Which input error, once the quick test found one. */
-static __attribute__((noinline, cold)) int map_input_error(const struct slat_table *t, uint64_t ipa,
-			   uint64_t size, uint64_t pa, uint32_t flags)
-{
-	if (flags & t->map_flags_refused)
-		return SLAT_E_INVAL;
-	int ret = check_ipa_range(t, ipa, size);
-	if (ret)
-		return ret;
-	if (pa & granule_mask(t))
-		return SLAT_E_ALIGN;
-	uint64_t limit = 1ull << t->geo.pa_bits;
-	if (pa >= limit || size > limit - pa)
-		return SLAT_E_RANGE;
-	return SLAT_OK;
-}
+/* ---- the leaf memo ---- */
 
 /*
- * The one input check of map: known flags, a non-empty granule-aligned
- * range inside both address sizes, and (unless @attrs_checked: the cache's
- * memo holds them for this table) attributes the format can express. The
- * common case is one branch.
- */
-static inline int check_map_input(const struct slat_table *t, uint64_t ipa,
-				  uint64_t size, uint64_t pa, uint32_t attrs,
-				  uint32_t flags, bool attrs_checked)
-{
-	uint64_t last = size - 1; /* size 0 fails the address sizes */
-	uint64_t bad = (flags & t->map_flags_refused) |
-		       ((ipa | size | pa) & granule_mask(t)) |
-		       ((ipa | last | (ipa + last)) >> t->geo.ia_bits) |
-		       ((pa | last | (pa + last)) >> t->geo.pa_bits);
-	if (__builtin_expect(bad != 0, 0))
-		return map_input_error(t, ipa, size, pa, flags);
-	return attrs_checked ? SLAT_OK : t->fmt->check_attrs(t, attrs);
-}
-
-/*
- * Remember in @cache how @attrs encode for @t: with the output address in
- * place in the descriptor (t->oa_mask), a leaf is that encoding ORed with
- * its address. Returns the memo, or NULL (and the memo empty) when the
- * format places the address otherwise.
+ * Remember in @cache how @attrs (checked) encode for @t: with the output
+ * address in place in the descriptor (t->oa_mask), a leaf is that encoding
+ * ORed with its address. Returns the memo, or NULL (and the memo empty)
+ * when the format places the address otherwise.
  */
 static __attribute__((noinline)) struct slat_leaf_memo *
 memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
@@ -69,8 +23,7 @@ memo_fill(const struct slat_table *t, struct slat_page_cache *cache,
 	struct slat_leaf_memo *m = &cache->memo;
 
 	m->table_id = 0;
-	m->table = NULL;
-	m->refcount = NULL;
+	core_memo_forget(m, __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE));
 	if (!t->oa_mask)
 		return NULL;
 	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
@@ -181,27 +134,27 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 {
 	struct slat_table *t = ctx->t;
 	slat_pa_t pa = slat_pa(map_pa(d, ctx->addr));
-	bool shared = walk_shared(ctx);
-	uint32_t n = 1;
+	uint64_t size = level_size(t, ctx->level);
+	slat_pte_t leaf = t->fmt->make_leaf(t, pa, d->attrs, ctx->level);
+	unsigned cmo = map_cmo(d->cmo, d->op.flags, ctx->stats);
 
-	/* Shared walkers claim entries one at a time; a table with no entries
-	 * needs no scan. */
-	if (!shared) {
-		uint32_t max = walk_run(ctx);
-		bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
-			     core_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
-		n = empty ? max : empty_run(ctx, max);
+	/* Shared walkers claim entries one at a time. */
+	if (walk_shared(ctx)) {
+		int ret = core_install_leaf(t, ctx->ptep, ctx->level, leaf, pa,
+					    size, cmo, true, NULL, ctx->stats);
+		if (ret)
+			return op_fail(&d->op, ctx->addr, ret);
+		d->wrote = true;
+		return 1;
 	}
-	int ret = core_install_leaves(t, ctx->ptep, n, ctx->level,
-				      level_size(t, ctx->level),
-				      t->fmt->make_leaf(t, pa, d->attrs, ctx->level),
-				      pa, map_cmo(d->cmo, d->op.flags, ctx->stats),
-				      shared, NULL,
-				      entries_ahead(t, d->op.cache, ctx->ptep,
-						    ctx->level),
-				      ctx->stats);
-	if (ret)
-		return op_fail(&d->op, ctx->addr, ret);
+	/* A table with no entries needs no scan. */
+	uint32_t max = walk_run(ctx);
+	bool empty = max == 1 || (!is_root_level(t, ctx->level) &&
+		     core_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
+	uint32_t n = empty ? max : empty_run(ctx, max);
+	core_install_run(t, ctx->ptep, n, ctx->level, size, leaf, pa, cmo,
+			 entries_ahead(t, d->op.cache, ctx->ptep, ctx->level),
+			 ctx->stats);
 	d->wrote = true;
 	return (int)n;
 }
@@ -321,13 +274,13 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 		       ? 1 : SLAT_E_EXISTS;
 }
 
-/* Any range, any layout, through the walker. Not inlined, so that the
- * fault path stays short. */
+/* Any range, any layout, through the walker, its input checked. Not
+ * inlined, so that the fault path stays short. */
 static __attribute__((noinline)) int
 map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	 uint32_t attrs, struct slat_op *op)
+	 uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
+	 uint64_t *done)
 {
-	uint32_t flags = op ? op->flags : 0;
 	/* Set field by field: an initializer would zero the op's counters
 	 * with a memset, which the freestanding core does not have. */
 	struct map_data d;
@@ -340,7 +293,7 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	d.wrote = false;
 	/* A replaced translation is invalidated before its replacement is
 	 * made: map has no use for a flush policy. */
-	struct slat_op args = { flags, SLAT_FLUSH_NONE, op ? op->cache : NULL, 0 };
+	struct slat_op args = { flags, SLAT_FLUSH_NONE, cache, 0 };
 	int ret = core_op_begin(&d.op, t, slat_ipa(ipa), size, &args,
 				CORE_FLAGS_MAP);
 	if (ret)
@@ -356,183 +309,160 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 				   SLAT_VISIT_LEAF | SLAT_VISIT_TABLE_PRE,
 				   SLAT_LAST_LEVEL);
 	ret = core_op_end(&d.op, ret);
-	if (op)
-		op->done = args.done;
+	*done = args.done;
 	return ret ? ret : d.wrote ? SLAT_OK : SLAT_NOTHING_TO_DO;
 }
 
 /* ---- the fault path ---- */
 
+/* map_fault() did not map: take the general walk. */
+#define MAP_WALK 1
+
 /*
- * One leaf of exactly the request's size into an empty entry under existing
- * tables, through the one descent, leaf_fits() and core_install_leaves():
- * a fault that map_fault_memo() could not serve. Anything else (a size no
- * leaf has, a leaf that does not fit, a missing table, an entry in use)
- * returns MAP_WALK.
+ * One leaf of exactly the request's size, at @level, into an empty entry
+ * under existing tables: leaf_fits() decides, the descent starts from the
+ * memo's path, core_install_leaves() installs. Anything else (a leaf that
+ * does not fit, a missing table, an entry in use) returns MAP_WALK. @m:
+ * the memo of @attrs for @t, or NULL.
  */
 static SLAT_ALWAYS_INLINE int
-map_one_leaf(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	     uint32_t attrs, uint32_t flags, struct slat_leaf_memo *m,
-	     struct slat_stats *st)
+map_leaf(struct slat_table *t, struct slat_leaf_memo *m, int level,
+	 uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
+	 uint32_t flags, struct slat_stats *st)
 {
-	if (size & (size - 1))
+	if (!leaf_fits(t, level, ipa, pa, size, map_cap_shift(flags)))
 		return MAP_WALK;
-	unsigned shift = (unsigned)__builtin_ctzll(size);
-	int level = t->leaf_level[shift], at;
-	if (level < 0 || !leaf_fits_shift(t, level, shift, ipa, pa, size,
-					  map_cap_shift(flags)))
-		return MAP_WALK;
-	slat_pte_t old;
-	uint32_t *rc;
-	slat_pte_t *ptep = core_descend_fault(t, m, ipa, level, &at, &old, &rc,
-					      st);
-	if (at != level || old != 0)
-		return MAP_WALK;
+	struct descent d;
+	if (m) {
+		if (!core_fault_entry_near(t, m, ipa, level, &d.ptep, st))
+			return MAP_WALK;
+		d.rc = m->path[level].refcount;
+	} else {
+		d = core_descend(t, descend_root(t), ipa, level, DESCEND_FAST,
+				 st);
+		if (d.level != level || d.pte != 0)
+			return MAP_WALK;
+	}
 	/* An empty entry satisfies SLAT_MAP_NO_REPLACE by itself. */
 	slat_pte_t leaf = m ? m->leaf[level] | pa
 			    : t->fmt->make_leaf(t, slat_pa(pa), attrs, level);
 	unsigned cmo = map_cmo(m ? m->cmo : cmo_for_attrs(t, attrs), flags, st);
-	return core_install_leaves(t, ptep, 1, level, size, leaf, slat_pa(pa),
-				   cmo, (flags & SLAT_SHARED) != 0, rc, NULL, st);
+	return core_install_leaf(t, d.ptep, level, leaf, slat_pa(pa), size, cmo,
+				 (flags & SLAT_SHARED) != 0, d.rc, st);
 }
 
-/*
- * After the input check: the one-leaf install, else the general walk.
- * Shared callers without counters of their own count atomically, on the
- * general path.
- */
+/* map_leaf() at the level whose leaves are @size bytes, MAP_WALK when none
+ * is. */
 static SLAT_ALWAYS_INLINE int
-map_checked(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	    uint32_t attrs, struct slat_op *op, struct slat_leaf_memo *m)
+map_fault(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
+	  uint64_t size, uint64_t pa, uint32_t attrs, uint32_t flags,
+	  struct slat_stats *st)
 {
-	uint32_t flags = op ? op->flags : 0;
-	struct slat_stats *st = !(flags & SLAT_SHARED) ? &t->stats
-				: op->cache ? op->cache->stats : NULL;
-	if (st) {
-		int ret = map_one_leaf(t, ipa, size, pa, attrs, flags, m, st);
-		if (ret != MAP_WALK) {
-			if (op && ret == SLAT_OK)
-				op->done = size;
-			return ret;
-		}
-	}
-	return map_walk(t, ipa, size, pa, attrs, op);
+	int level = leaf_level_of_size(t, size);
+	if (level < 0)
+		return MAP_WALK;
+	return map_leaf(t, m, level, ipa, size, pa, attrs, flags, st);
 }
 
-/* Attributes the cache's memo does not hold: checked, then remembered. */
-static __attribute__((noinline)) int
-map_new_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	      uint32_t attrs, struct slat_op *op)
-{
-	if (op)
-		op->done = 0;
-	if (!table_live(t))
-		return SLAT_E_INVAL;
-	uint32_t flags = op ? op->flags : 0;
-	int ret = check_map_input(t, ipa, size, pa, attrs, flags, false);
-	if (ret)
-		return ret;
-	struct slat_page_cache *cache = op ? op->cache : NULL;
-	struct slat_leaf_memo *m = cache ? memo_fill(t, cache, attrs) : NULL;
-	return map_checked(t, ipa, size, pa, attrs, op, m);
-}
-
-/* Attributes the cache's memo holds, for a request its last table does not
- * serve. Out of line: the fault path's registers are for the memo's case. */
-static __attribute__((noinline)) int
-map_memo_attrs(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
-	       uint32_t attrs, struct slat_op *op)
-{
-	struct slat_leaf_memo *m = &op->cache->memo;
-	op->done = 0;
-	int ret = check_map_input(t, ipa, size, pa, attrs, op->flags, true);
-	if (ret)
-		return ret;
-	return map_checked(t, ipa, size, pa, attrs, op, m);
-}
-
-/* map_fault_memo()'s install for an exclusive caller, out of line: the
- * shared fault then keeps no value live across its clean's call but the
- * entry and the leaf. */
-static __attribute__((noinline)) int
-map_memo_alone(struct slat_table *t, const struct slat_leaf_memo *m,
-	       slat_pte_t *ptep, uint64_t size, uint64_t pa, struct slat_op *op)
-{
-	int level = m->table_level;
-	op->done = size;
-	return core_install_leaves(t, ptep, 1, level, size,
-				   m->leaf[level] | pa, slat_pa(pa),
-				   map_cmo(m->cmo, op->flags, &t->stats),
-				   false, m->refcount, NULL, &t->stats);
-}
-
-/*
- * The fault path: a leaf of the memo table's leaf size into an empty entry
- * of the table the cache's last fault ended in. The memo proves what the
- * input check and leaf_fits() establish for other requests: the table is
- * still linked (no unlink since), so all it translates is inside the input
- * address size; a leaf of its entries' size is allowed there (a descent for
- * one ended there); the attributes were checked when the memo was filled.
- * Left to test is what each fault brings: its flags (a cap, or a flag the
- * table refuses, takes the general path), the IPA inside the table, the
- * alignment and the PA's size. Anything else goes to map_memo_attrs().
- * Every way out is a return or a tail call: the shared install's clean is
- * the one call that returns here.
- */
+/* After the input check: the fault path, else the general walk. *@done:
+ * the bytes mapped from @ipa. */
 static SLAT_ALWAYS_INLINE int
-map_fault_memo(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
-	       uint64_t size, uint64_t pa, uint32_t attrs, struct slat_op *op)
+map_checked(struct slat_table *t, struct slat_leaf_memo *m, uint64_t ipa,
+	    uint64_t size, uint64_t pa, uint32_t attrs, uint32_t flags,
+	    struct slat_page_cache *cache, struct slat_stats *st,
+	    uint64_t *done)
 {
-	uint32_t flags = op->flags;
-	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
-	uint64_t off = ipa - m->table_ipa;
-	/* In locals: the counters' stores may alias the memo. @refcount is set
-	 * and cleared with @table. */
-	uint32_t *rc = m->refcount;
-
-	if (!rc || m->unlinks != unlinks || size != m->leaf_size)
-		return map_memo_attrs(t, ipa, size, pa, attrs, op);
-	/* Aligned to its size, the leaf's last byte is pa | (size - 1). */
-	uint64_t bad = (flags & t->fault_flags_refused) |
-		       (off >> m->table_shift) | leaf_misaligned(ipa, pa, size) |
-		       ((pa | (size - 1)) >> t->geo.pa_bits);
-	struct slat_stats *st = (flags & SLAT_SHARED) ? op->cache->stats
-						      : &t->stats;
-	if (bad || !st)
-		return map_memo_attrs(t, ipa, size, pa, attrs, op);
-	slat_pte_t *ptep = &((slat_pte_t *)m->table)[off >> m->leaf_shift];
-	if (pte_read(ptep) != 0)
-		return map_memo_attrs(t, ipa, size, pa, attrs, op);
-	st->visited++;
-	if (!(flags & SLAT_SHARED))
-		return map_memo_alone(t, m, ptep, size, pa, op);
-	int level = m->table_level;
-	/* Set first: then nothing of @op is live across the clean's call. */
-	op->done = size;
-	int ret = core_install_leaves(t, ptep, 1, level, size,
-				      m->leaf[level] | pa, slat_pa(pa),
-				      map_cmo(m->cmo, flags, st), true, rc,
-				      NULL, st);
-	if (ret != SLAT_OK)
-		op->done = 0;
+	int ret = map_fault(t, m, ipa, size, pa, attrs, flags, st);
+	if (ret == MAP_WALK)
+		return map_walk(t, ipa, size, pa, attrs, flags, cache, done);
+	if (ret == SLAT_OK)
+		*done = size;
 	return ret;
 }
 
+
+/* The one place a map reports how far it got: @done bytes from its IPA. */
+static SLAT_ALWAYS_INLINE int map_done(struct slat_op *op, uint64_t done,
+				       int ret)
+{
+	if (op)
+		op->done = done;
+	return ret;
+}
+
+/*
+ * Every request but a page's fault with attributes the cache's memo holds
+ * and counters of its own: the table's liveness and the attributes checked
+ * too, then remembered in the memo; no cache, or a shared caller counting
+ * into the table atomically. Out of line: the common fault's registers are
+ * its own.
+ */
+static __attribute__((noinline)) int
+map_other(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
+	  uint32_t attrs, struct slat_op *op)
+{
+	uint32_t flags = op ? op->flags : 0;
+	struct slat_page_cache *cache = op ? op->cache : NULL;
+	uint64_t done = 0;
+
+	if (!table_live(t))
+		return map_done(op, 0, SLAT_E_INVAL);
+	struct slat_leaf_memo *m = memo_hit(t, cache, attrs);
+	int ret = check_map_input(t, ipa, size, pa, flags);
+	if (!ret && !m) {
+		ret = t->fmt->check_attrs(t, attrs);
+		if (!ret && cache)
+			m = memo_fill(t, cache, attrs);
+	}
+	if (ret)
+		return map_done(op, 0, ret);
+	struct slat_stats local;
+	struct slat_stats *st = stats_begin(t, &local, flags & SLAT_SHARED,
+					    cache);
+	ret = map_checked(t, m, ipa, size, pa, attrs, flags, cache, st, &done);
+	stats_end(t, st, &local);
+	return map_done(op, done, ret);
+}
+
+/*
+ * The commonest fault: a page, with attributes the cache's memo holds
+ * (which it never holds for a destroyed table) and counters of its own;
+ * the same check, rule, descent and install as any map (map_leaf()), the
+ * compiler's copy for a leaf at the last level. Anything else, bad input
+ * included, is map_other()'s, from the start. The clean is its one call:
+ * *done is reported once the entry is claimed, before it, so that nothing
+ * of the request is live across it.
+ */
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
 {
-	/* Every way on sets op->done: the fault path once. */
-	if (!t) {
-		if (op)
-			op->done = 0;
-		return SLAT_E_INVAL;
-	}
-	/* A vCPU's faults repeat the attributes, which the cache's memo holds
-	 * checked and encoded; it never holds them for a destroyed table. */
-	struct slat_leaf_memo *m = memo_hit(t, op ? op->cache : NULL, attrs);
-	if (!m)
-		return map_new_attrs(t, ipa.ipa, size, pa.pa, attrs, op);
-	return map_fault_memo(t, m, ipa.ipa, size, pa.pa, attrs, op);
+	const int level = SLAT_LAST_LEVEL;
+	struct slat_page_cache *cache = op ? op->cache : NULL;
+	struct slat_stats *st;
+
+	if (__builtin_expect(!t || !memo_hit(t, cache, attrs) ||
+			     !(st = stats_own(t, op->flags & SLAT_SHARED,
+					      cache)) ||
+			     size != level_size(t, level), 0))
+		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
+	struct slat_leaf_memo *m = &cache->memo;
+	uint32_t flags = op->flags;
+	bool shared = flags & SLAT_SHARED;
+	if (check_map_input(t, ipa.ipa, size, pa.pa, flags) ||
+	    !leaf_fits(t, level, ipa.ipa, pa.pa, size, map_cap_shift(flags)))
+		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
+	slat_pte_t *ptep;
+	if (!core_fault_entry_near(t, m, ipa.ipa, level, &ptep, st))
+		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
+	slat_pte_t leaf = m->leaf[level] | pa.pa;
+	unsigned cmo = map_cmo(m->cmo, flags, st);
+	int ret = core_claim_leaf(t, ptep, level, leaf, cmo, shared,
+				  m->path[level].refcount, st);
+	map_done(op, ret ? 0 : size, ret);
+	if (ret || !core_leaf_claimed(cmo, shared))
+		return ret;
+	return core_publish_leaf(t, ptep, level, leaf, pa, size, cmo, shared,
+				 m->path[level].refcount, st);
 }
 
 /* ---- unmap ---- */

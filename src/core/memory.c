@@ -13,13 +13,22 @@ void slat_page_cache_init(struct slat_page_cache *c, void **pages,
 	c->capacity = capacity;
 	c->stats = NULL;
 	c->memo.table_id = 0;
-	c->memo.table = NULL;
-	c->memo.refcount = NULL;
-	c->memo.leaf_size = 0;
 	c->memo.attrs = 0;
 	c->memo.cmo = 0;
 	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
 		c->memo.leaf[level] = 0;
+	core_memo_forget(&c->memo, 0);
+}
+
+void core_memo_forget(struct slat_leaf_memo *m, uint64_t unlinks)
+{
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++) {
+		m->path[level].table = NULL;
+		/* No IPA's top bits: memo_path_holds() fails. */
+		m->path[level].ipa = ~0ull;
+		m->path[level].refcount = NULL;
+	}
+	m->unlinks = unlinks;
 }
 
 int core_cache_check(const struct slat_table *t,
@@ -111,8 +120,8 @@ void core_release_unlinked(struct slat_table *t, void *table, int level,
 {
 	if (cmo)
 		core_cmo_subtree(t, table, level, cmo, st);
-	/* Before the page can be freed: no fault may start from a memo of it
-	 * (core_descend_fault()). */
+	/* Before the page can be freed: no fault may start from a memo's path
+	 * through it (core_descend_fault()). */
 	__atomic_add_fetch(&t->unlinks, 1, __ATOMIC_RELEASE);
 	if (t->mm->free_deferred) {
 		/* Counted when freed: walkers inside may still link tables. */

@@ -161,12 +161,8 @@ static int need_check(const struct slat_table *t, const struct slat_need *req)
 		return SLAT_E_CONFIG;
 	if (req->kind != SLAT_OP_MAP)
 		return SLAT_OK;
-	uint64_t pa = req->pa.pa, limit = 1ull << t->geo.pa_bits;
-	if (pa & granule_mask(t))
-		return SLAT_E_ALIGN;
-	if (pa >= limit || req->size > limit - pa)
-		return SLAT_E_RANGE;
-	return t->fmt->check_attrs(t, req->attrs);
+	ret = check_pa_range(t, req->pa.pa, req->size);
+	return ret ? ret : t->fmt->check_attrs(t, req->attrs);
 }
 
 int64_t slat_pages_needed(const struct slat_table *t,
@@ -177,8 +173,7 @@ int64_t slat_pages_needed(const struct slat_table *t,
 		return ret;
 	struct need_walk n = {
 		.req = req, .t = t, .end = req->ipa.ipa + req->size,
-		.cap_shift = SLAT_MAP_CAP_SHIFT(req->flags)
-				     ? SLAT_MAP_CAP_SHIFT(req->flags) : 63,
+		.cap_shift = map_cap_shift(req->flags),
 	};
 	struct slat_walker w = {
 		.cb = need_visitor, .arg = &n,

@@ -294,6 +294,19 @@ pte_try_update(const struct slat_table *t, enum pte_writers who,
 	return pte_write(t, who, ptep, old, clear, set, was, false);
 }
 
+/*
+ * The CPU's own update of an entry its walker read as @old (the access
+ * flag and dirty state of a leaf, the access flag of a table): one
+ * compare-and-swap, which fails, changing nothing, if the entry changed
+ * meanwhile (the CPU then walks again, or leaves the flag for next time).
+ */
+static SLAT_ALWAYS_INLINE bool pte_cpu_update(slat_pte_t *ptep, slat_pte_t old,
+					      slat_pte_t new)
+{
+	return __atomic_compare_exchange_n(ptep, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 /* The change that takes a leaf from @old to @new, as pte_try_set() wants
  * it: the bits neither touches (the CPU's, among them) keep their latest
  * value. */

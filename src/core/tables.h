@@ -156,6 +156,10 @@ static SLAT_ALWAYS_INLINE void prefetch_fill_line(const slat_pte_t *ahead)
 	__builtin_prefetch(ahead, 1, 3);
 }
 
+/* Empty the path of a fault's memo (its tables may be gone): the table's
+ * unlink count is @unlinks now. */
+void core_memo_forget(struct slat_leaf_memo *m, uint64_t unlinks) SLAT_INTERNAL;
+
 /* Give back a page popped but never published (a lost race), zeroed. */
 void core_cache_unpop(struct slat_page_cache *cache, void *page,
 		      struct slat_stats *st) SLAT_INTERNAL;
@@ -185,18 +189,27 @@ void core_stats_commit(struct slat_table *t,
 		       const struct slat_stats *st) SLAT_INTERNAL;
 
 /*
- * Where an operation counts: straight into the table when it holds it
- * exclusively; in shared mode into the caller's own counters (the page
- * cache's), else into @local, added atomically by stats_end().
+ * Where an operation counts without a struct of its own: straight into the
+ * table when it holds it exclusively; in shared mode into the caller's own
+ * counters (the page cache's); NULL when neither (shared, no counters).
  */
+static inline struct slat_stats *
+stats_own(struct slat_table *t, bool shared, const struct slat_page_cache *cache)
+{
+	if (!shared)
+		return &t->stats;
+	return cache ? cache->stats : NULL;
+}
+
+/* Where an operation counts: stats_own(), else into @local, added
+ * atomically by stats_end(). */
 static inline struct slat_stats *
 stats_begin(struct slat_table *t, struct slat_stats *local, bool shared,
 	    const struct slat_page_cache *cache)
 {
-	if (!shared)
-		return &t->stats;
-	if (cache && cache->stats)
-		return cache->stats;
+	struct slat_stats *st = stats_own(t, shared, cache);
+	if (st)
+		return st;
 	core_stats_clear(local);
 	return local;
 }

@@ -41,7 +41,7 @@ static inline void prefetch_next_table(const struct slat_walk_ctx *ctx)
 		__builtin_prefetch(p + line * 64);
 }
 
-static int descend(struct walk *wk, struct slat_walk_ctx *ctx, uint64_t addr,
+static int walk_below(struct walk *wk, struct slat_walk_ctx *ctx, uint64_t addr,
 		   uint64_t end)
 {
 	struct slat_table *t = wk->t;
@@ -90,7 +90,7 @@ static int walk_entry(struct walk *wk, struct slat_walk_ctx *ctx,
 
 	if (!table || !may_descend(wk, ctx->level))
 		return 1;
-	ret = descend(wk, ctx, addr, end);
+	ret = walk_below(wk, ctx, addr, end);
 	if (ret < 0)
 		return ret;
 	if (want & SLAT_VISIT_TABLE_POST) {
@@ -209,30 +209,26 @@ void *slat_pte_table(const struct slat_table *t, slat_pte_t pte)
 	return table_va(t, pte);
 }
 
-slat_pte_t *core_descend_fault(const struct slat_table *t,
-			       struct slat_leaf_memo *m, uint64_t ipa,
-			       int stop_level, int *level, slat_pte_t *value,
-			       uint32_t **rc, struct slat_stats *st)
+slat_pte_t *core_fault_entry(const struct slat_table *t,
+			     struct slat_leaf_memo *m, uint64_t unlinks,
+			     uint64_t ipa, int stop_level,
+			     struct slat_stats *st)
 {
-	/* Read before the descent: an unlink during it moves the count past
-	 * what the memo holds, and the memo is not used. */
-	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
-	slat_pte_t *ptep = core_descend(t, ipa, stop_level, DESCEND_FAST,
-					level, value, st);
-	*rc = NULL;
-	if (m && *level == stop_level && !is_root_level(t, stop_level)) {
-		/* A non-root table translates what one entry above maps. */
-		unsigned span = level_shift(t, stop_level - 1);
-		unsigned shift = level_shift(t, stop_level);
-		m->table = table_page_of(t, ptep);
-		m->refcount = table_refcount(t, m->table);
-		m->table_ipa = ipa & ~((1ull << span) - 1);
-		m->unlinks = unlinks;
-		m->leaf_size = 1ull << shift;
-		m->table_level = stop_level;
-		m->leaf_shift = (uint8_t)shift;
-		m->table_shift = (uint8_t)span;
-		*rc = m->refcount;
-	}
-	return ptep;
+	const int start = t->geo.start_level;
+	int l = stop_level;
+	struct descent d;
+
+	if (m->unlinks != unlinks)
+		core_memo_forget(m, unlinks);
+	while (l > start && !memo_path_holds(t, m, l, ipa))
+		l--;
+	if (l > start)
+		d = descend_path(t, m, l, ipa, stop_level, st);
+	else
+		d = descend(t, descend_root(t), ipa, stop_level, DESCEND_FAST,
+			    m, st);
+	/* At @stop_level below the root, the path's table there is the
+	 * entry's; a leaf at the start level has none. */
+	return d.level == stop_level && d.level > start && !d.pte ? d.ptep
+								  : NULL;
 }

@@ -148,105 +148,215 @@ static SLAT_ALWAYS_INLINE uint32_t walk_read_run(const struct slat_walk_ctx *ctx
 				  make_table() writes them: the caller falls
 				  back to the walker then */
 
-/* core_descend()'s loop; @linear is a constant at each call (two copies):
- * table addresses are then pte & oa_mask in one linear map. */
-static SLAT_ALWAYS_INLINE slat_pte_t *
-descend_loop(const struct slat_table *t, uint64_t ipa, int stop_level,
-	     unsigned how, bool linear, int *level, slat_pte_t *value,
-	     struct slat_stats *st)
+/* Where a descent starts: a table, the level of its entries, and the mask
+ * of an index into it (the root's may span concatenated pages). */
+struct descend_from {
+	slat_pte_t *table;
+	int level;
+	uint64_t index_mask;
+};
+
+/* The root, where every descent starts that knows no better. */
+static inline struct descend_from descend_root(const struct slat_table *t)
 {
-	const int start = t->geo.start_level;
-	const int depth = stop_level - start;
-	unsigned shift = level_shift(t, start);
-	/* The root's index needs no mask: @ipa is inside ia_bits. */
-	slat_pte_t *ptep = &((slat_pte_t *)t->root)[ipa >> shift];
+	return (struct descend_from){ t->root, t->geo.start_level,
+				      t->geo.root_entries - 1 };
+}
+
+/* The table at @ptep's entry (of @level, a table), seen from @ipa. */
+static inline struct descend_from descend_below(const struct slat_table *t,
+						slat_pte_t pte, int level)
+{
+	return (struct descend_from){ table_va(t, pte), level + 1,
+				      t->geo.entries - 1 };
+}
+
+/*
+ * Where a descent ended: the entry, its value (read once: the one the
+ * descent decided on; read again, a table could have replaced the leaf),
+ * its level, and for a fault's descent the count word of its table (NULL:
+ * the root's).
+ */
+struct descent {
+	slat_pte_t *ptep;
+	slat_pte_t pte;
+	int level;
+	uint32_t *rc;
+};
+
+/*
+ * The levels of descent @d below its first entry, up to @depth of them;
+ * @linear is a constant at each call (two copies): table addresses are
+ * then pte & oa_mask in one linear map. @path (a fault's memo, or NULL)
+ * records each table the descent goes through, by the level of its
+ * entries, with the first IPA it translates and its count word.
+ */
+static SLAT_ALWAYS_INLINE struct descent
+descend_levels(const struct slat_table *t, struct descent d, int depth,
+	       uint64_t ipa, unsigned how, bool linear,
+	       struct slat_leaf_memo *path)
+{
 	/* Read once: the entries' acquire loads would reload them per level. */
 	const uint64_t index_mask = t->geo.entries - 1;
 	const slat_pte_t table_mask = t->table_mask, table_match = t->table_match;
 	const slat_pte_t oa_mask = t->oa_mask;
 	const intptr_t linear_offset = t->linear_offset;
 	const unsigned bits = t->geo.bits_per_level;
-	slat_pte_t pte = pte_read(ptep);
-	int n;
+	unsigned shift = level_shift(t, d.level);
 
-	for (n = 0; n < depth; n++, pte = pte_read(ptep)) {
+	for (int n = 0; n < depth; n++, d.level++, d.pte = pte_read(d.ptep)) {
 		/* The fast test first; the full one for tables libslat did not
 		 * write this way, unless a miss only costs the general path. */
-		if ((pte & table_mask) != table_match &&
-		    ((how & DESCEND_FAST) || !pte_table(t, pte, start + n)))
+		if ((d.pte & table_mask) != table_match &&
+		    ((how & DESCEND_FAST) || !pte_table(t, d.pte, d.level)))
 			break;
 		/* The CPU sets it with an atomic update of the entry it read;
 		 * if the entry changed meanwhile, it is not set. */
 		if ((how & DESCEND_CPU) && t->fmt->table_young_bit &&
-		    hw_updates_ptes(t) && !(pte & t->fmt->table_young_bit))
-			__atomic_compare_exchange_n(ptep, &(slat_pte_t){ pte },
-						    pte | t->fmt->table_young_bit,
-						    false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
+		    hw_updates_ptes(t) && !(d.pte & t->fmt->table_young_bit))
+			pte_cpu_update(d.ptep, d.pte,
+				       d.pte | t->fmt->table_young_bit);
 		slat_pte_t *table = linear
-			? (slat_pte_t *)((intptr_t)(pte & oa_mask) + linear_offset)
-			: table_va(t, pte);
+			? (slat_pte_t *)((intptr_t)(d.pte & oa_mask) + linear_offset)
+			: table_va(t, d.pte);
+		if (path) {
+			path->path[d.level + 1].table = table;
+			path->path[d.level + 1].ipa = ipa & ~((1ull << shift) - 1);
+			path->path[d.level + 1].refcount = table_refcount(t, table);
+		}
 		shift -= bits;
-		ptep = &table[(ipa >> shift) & index_mask];
+		d.ptep = &table[(ipa >> shift) & index_mask];
 	}
+	return d;
+}
+
+/*
+ * core_descend()'s loop from @from; @path as descend_levels(). A descent
+ * that starts at @stop_level reads one entry and nothing else. The levels
+ * below the first entry have two copies, one for linear table addresses.
+ */
+static SLAT_ALWAYS_INLINE struct descent
+descend(const struct slat_table *t, struct descend_from from, uint64_t ipa,
+	int stop_level, unsigned how, struct slat_leaf_memo *path,
+	struct slat_stats *st)
+{
+	const int depth = stop_level - from.level;
+	struct descent d;
+
+	d.ptep = &from.table[(ipa >> level_shift(t, from.level)) &
+			     from.index_mask];
+	d.pte = pte_read(d.ptep);
+	d.level = from.level;
+	d.rc = NULL;
+	if (depth > 0 && t->linear && t->oa_mask)
+		d = descend_levels(t, d, depth, ipa, how, true, path);
+	else if (depth > 0)
+		d = descend_levels(t, d, depth, ipa, how, false, path);
 	if (st)
-		st->visited += (uint64_t)n + 1;
-	*level = start + n;
-	*value = pte;
-	return ptep;
+		st->visited += (uint64_t)(d.level - from.level) + 1;
+	return d;
 }
 
 /**
  * core_descend() - the entry translating @ipa at @stop_level, or at the
  * first level above it whose entry is not a table.
  * @t: the table.
+ * @from: where to start: descend_root(), or a table below it whose span
+ *	holds @ipa (descend_below()).
  * @ipa: inside ia_bits.
  * @stop_level: the deepest level to reach (SLAT_LAST_LEVEL: to the leaf).
  * @how: DESCEND_CPU, DESCEND_FAST or 0.
- * @level: receives the level of the entry returned.
- * @value: receives its value, read once: the one the descent decided on
- *	(read again, a table could have replaced the leaf meanwhile).
  * @st: counts the entries read (may be NULL).
  *
  * The one descent that bypasses the walker: lookup, mkyoung, the CPU's
- * walk and the fault path use it. Return: the entry.
+ * walk, the fault path (core_descend_fault()) and the first leaf under a
+ * table use it. Return: where it ended (struct descent; no count word).
  */
-static SLAT_ALWAYS_INLINE slat_pte_t *
-core_descend(const struct slat_table *t, uint64_t ipa, int stop_level,
-	     unsigned how, int *level, slat_pte_t *value, struct slat_stats *st)
+static SLAT_ALWAYS_INLINE struct descent
+core_descend(const struct slat_table *t, struct descend_from from,
+	     uint64_t ipa, int stop_level, unsigned how, struct slat_stats *st)
 {
-	if (t->linear && t->oa_mask)
-		return descend_loop(t, ipa, stop_level, how, true, level, value, st);
-	return descend_loop(t, ipa, stop_level, how, false, level, value, st);
+	return descend(t, from, ipa, stop_level, how, NULL, st);
+}
+
+/* The memo's path holds a table of @level whose span holds @ipa: an empty
+ * slot's IPA is ~0, whose top bits no IPA has. */
+static SLAT_ALWAYS_INLINE bool memo_path_holds(const struct slat_table *t,
+					       const struct slat_leaf_memo *m,
+					       int level, uint64_t ipa)
+{
+	return !((ipa ^ m->path[level].ipa) >> level_shift(t, level - 1));
+}
+
+/* The descent of a fault from the path's table of @level, the path
+ * recording what it goes through, with the count word of the entry's
+ * table. */
+static SLAT_ALWAYS_INLINE struct descent
+descend_path(const struct slat_table *t, struct slat_leaf_memo *m, int from,
+	     uint64_t ipa, int stop_level, struct slat_stats *st)
+{
+	struct descend_from f = { m->path[from].table, from,
+				  t->geo.entries - 1 };
+	struct descent d = descend(t, f, ipa, stop_level, DESCEND_FAST, m, st);
+	d.rc = m->path[d.level].refcount;
+	return d;
 }
 
 /*
- * core_descend_fault() - core_descend(DESCEND_FAST) for a fault, from the
- * root, remembering in @m the table it ended in.
- * @t: the table.
- * @m: the memo (of @t; may be NULL), refilled when the descent reached
- *	@stop_level in a table below the root.
- * @ipa, @stop_level, @level, @value, @st: as core_descend().
- * @rc: receives the count word of the entry's table when @m was refilled
- *	(never the root's), else NULL.
+ * The empty entry at @stop_level translating @ipa, for a fault: the
+ * descent from the deepest table of the memo's path whose span holds
+ * @ipa (else from the root), recording the tables it goes through, so
+ * that the path's table at @stop_level is then the entry's. NULL when the
+ * descent ends elsewhere or on an entry in use. The path emptied first if
+ * @unlinks (t->unlinks, read before) moved since it was taken.
  *
- * A vCPU faults pages next to each other; the table its last fault ended in
- * usually holds the next entry, and the descent is most of a fault's work:
- * map's fault path reads one entry of the memo's table instead
- * (map_fault_memo()). The memo holds while no table was unlinked since it
- * was taken: t->unlinks moves before any unlinked table can be freed or
- * reused (an exclusive call runs alone; a shared walker's unlink is
- * followed by a grace period, and a read-side section that began after it
- * sees the count move). A fault through a memo taken just before a
- * concurrent unlink writes into the unlinked table, as one whose descent
- * read the entry just before it would. Out of line: the fault path's
- * registers are for the memo's case.
- *
- * Return: the entry.
+ * A guest's faults fall next to each other, or at least under the same
+ * tables near the leaves, and the descent from the root is most of a
+ * fault's work: a fault next to the last one reads one entry of the
+ * last-level table the last one ended in (core_fault_entry_near()), a
+ * fault elsewhere in the same gigabyte two. The path holds while no table
+ * was unlinked since it was taken: t->unlinks moves before any unlinked
+ * table can be freed or reused (an exclusive call runs alone; a shared
+ * walker's unlink is followed by a grace period, and a read-side section
+ * that began after it sees the count move). A fault through a path taken
+ * just before a concurrent unlink writes into the unlinked table, as one
+ * whose descent read the entry just before it would.
  */
-slat_pte_t *core_descend_fault(const struct slat_table *t,
-			       struct slat_leaf_memo *m, uint64_t ipa,
-			       int stop_level, int *level, slat_pte_t *value,
-			       uint32_t **rc, struct slat_stats *st) SLAT_INTERNAL;
+slat_pte_t *core_fault_entry(const struct slat_table *t,
+			     struct slat_leaf_memo *m, uint64_t unlinks,
+			     uint64_t ipa, int stop_level,
+			     struct slat_stats *st) SLAT_INTERNAL;
+
+/* core_fault_entry(), inline where the path's table at @stop_level, or the
+ * one above it, holds @ipa. True with *@ptep the empty entry. */
+static SLAT_ALWAYS_INLINE bool
+core_fault_entry_near(const struct slat_table *t, struct slat_leaf_memo *m,
+		      uint64_t ipa, int stop_level, slat_pte_t **ptep,
+		      struct slat_stats *st)
+{
+	/* Read before the descent: an unlink during it moves the count past
+	 * what the path holds, and the next fault does not use it. */
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
+
+	/* The two commonest starts, the compiler's copy for each: the
+	 * entry's own table (one read), the one above it (two). */
+	if (__builtin_expect(m->unlinks == unlinks, 1)) {
+		struct descent d;
+		if (memo_path_holds(t, m, stop_level, ipa)) {
+			d = descend_path(t, m, stop_level, ipa, stop_level, st);
+			*ptep = d.ptep;
+			return !d.pte;
+		}
+		if (stop_level - 1 > t->geo.start_level &&
+		    memo_path_holds(t, m, stop_level - 1, ipa)) {
+			d = descend_path(t, m, stop_level - 1, ipa, stop_level,
+					 st);
+			*ptep = d.ptep;
+			return d.level == stop_level && !d.pte;
+		}
+	}
+	*ptep = core_fault_entry(t, m, unlinks, ipa, stop_level, st);
+	return *ptep != NULL;
+}
 
 #endif
