@@ -1456,8 +1456,18 @@ static void do_map(uint64_t ipa, uint64_t size, uint64_t pa, uint32_t attrs,
 				      R.post.n, ipa, done, pa))
 		ECHECK(false, "mapping outside what was asked: %s", R.ck.msg);
 	R.map_bounds_checked++;
-	const struct check_leaf *newl[R.post.n ? R.post.n : 1];
-	bool dwant[R.post.n ? R.post.n : 1], iwant[R.post.n ? R.post.n : 1];
+	/* On the heap: a map of many leaves has more than a stack holds. */
+	static const struct check_leaf **newl;
+	static bool *dwant, *iwant;
+	static size_t newcap;
+	if (newcap < R.post.n + 1) {
+		newcap = 2 * (R.post.n + 1);
+		newl = realloc(newl, newcap * sizeof(*newl));
+		dwant = realloc(dwant, newcap * sizeof(*dwant));
+		iwant = realloc(iwant, newcap * sizeof(*iwant));
+		if (!newl || !dwant || !iwant)
+			abort();
+	}
 	size_t nnew = 0;
 	for (size_t i = 0; i < R.post.n; i++) {
 		const struct check_leaf *l = &R.post.v[i];

@@ -157,11 +157,8 @@ struct slat_table {
 	/* The flags map refuses: the unknown ones, and SLAT_SHARED when the
 	 * platform cannot defer frees (one test on the fault path). */
 	uint32_t map_flags_refused;
-	/* ...and those the fault path through a memo leaves to the general
-	 * one: these, and any cap on the leaf size. */
-	uint32_t fault_flags_refused;
-	/* Tables unlinked so far: a page cache's memo of the last table a
-	 * fault reached holds while this has not moved. */
+	/* Tables unlinked so far: the path of tables a page cache's memo
+	 * holds is good while this has not moved. */
 	uint64_t unlinks;
 };
 

@@ -163,7 +163,7 @@ static int relax_exec_leaf(const struct slat_walk_ctx *ctx,
 		ctx->stats->cmo_skipped++;
 	else
 		cmo_do(t, t->fmt->pte_pa(t, old), size, CORE_CMO_ICACHE, ctx->stats);
-	pte_store(ptep, pte_apply(was, clear, set));
+	pte_write_owned(t, ptep, pte_apply(was, clear, set));
 	return SLAT_OK;
 }
 

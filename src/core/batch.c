@@ -28,7 +28,7 @@ void core_promote_publish(struct slat_table *t, slat_pte_t *ptep,
 	if (make) {
 		if (hw_updates_ptes(t))
 			make = core_merge_hw_state(t, make, table, level);
-		pte_store(ptep, make);
+		pte_write_owned(t, ptep, make);
 		refcount_note(t, ptep, level - 1, 0, true, false);
 		st->written[SLAT_WRITE_LEAF]++;
 		return;

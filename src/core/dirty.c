@@ -309,7 +309,7 @@ int slat_hw_access(struct slat_table *t, slat_ipa_t ipa, unsigned access,
 		res->fault = t->fmt->hw_update(t, pte, access, &new);
 		/* The CPU's own atomic update; changed under it: walk again. */
 		if (res->fault == SLAT_FAULT_NONE && new != pte &&
-		    !pte_cpu_update(ptep, pte, new))
+		    !pte_cpu_update(t, ptep, pte, new))
 			continue;
 		uint64_t base = ipa.ipa & ~(level_size(t, level) - 1);
 		res->pa = slat_pa(t->fmt->pte_pa(t, pte).pa + (ipa.ipa - base));

@@ -48,7 +48,7 @@ void core_make(const struct slat_walk_ctx *ctx, slat_pte_t new)
 	struct slat_table *t = ctx->t;
 	bool table = pte_table(t, new, ctx->level);
 
-	pte_store(ctx->ptep, new);
+	pte_write_owned(t, ctx->ptep, new);
 	refcount_note(t, ctx->ptep, ctx->level, 0,
 		      !table && ctx->level < SLAT_LAST_LEVEL, walk_shared(ctx));
 	ctx->stats->written[table ? SLAT_WRITE_TABLE : SLAT_WRITE_LEAF]++;
@@ -187,9 +187,8 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 	slat_pte_t child = t->fmt->leaf_for_level(t, block, level + 1);
 	slat_pa_t pa = t->fmt->pte_pa(t, block);
 
-	/* The page is not published yet: nobody else reads it before the
-	 * release store that links it, so plain stores, which the compiler
-	 * may unroll and vectorise. */
+	/* The page is not published yet: pte_init(), the writer's one
+	 * exception. */
 	if (pa_run_linear(pa, level_size(t, level))) {
 		uint32_t i = 0;
 #ifdef SLAT_PTE_PAIRS
@@ -199,13 +198,12 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 #endif
 #pragma GCC unroll 8
 		for (; i < n; i++)
-			page[i] = child + i * step;
+			pte_init(&page[i], child + i * step);
 	} else {
 		for (uint32_t i = 0; i < n; i++)
-			__atomic_store_n(&page[i],
-					 t->fmt->pte_with_pa(t, child,
-							     slat_pa(pa.pa + i * step)),
-					 __ATOMIC_RELAXED);
+			pte_init(&page[i],
+				 t->fmt->pte_with_pa(t, child,
+						     slat_pa(pa.pa + i * step)));
 	}
 	*table_refcount(t, page) =
 		n | (level + 1 < SLAT_LAST_LEVEL ? SLAT_REFCOUNT_HAS_BLOCKS : 0);
@@ -216,7 +214,7 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 static void unfill(struct slat_table *t, slat_pte_t *page)
 {
 	for (uint32_t i = 0; i < t->geo.entries; i++)
-		page[i] = 0;
+		pte_init(&page[i], 0);
 	*table_refcount(t, page) = 0;
 }
 

@@ -74,7 +74,7 @@ core_publish_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 	cmo_do(t, pa, size, cmo, st);
 	/* The entry is the caller's: locked, or empty in an exclusive call.
 	 * A release store: what the leaf maps was cleaned before. */
-	pte_store(ptep, leaf);
+	pte_write_owned(t, ptep, leaf);
 	if (shared)
 		return SLAT_OK;
 	/* After the store: a recount of an unknown count must see it. */

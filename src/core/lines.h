@@ -198,7 +198,7 @@ static SLAT_ALWAYS_INLINE void line_store_pairs(slat_pte_t *p,
 {
 #pragma GCC unroll 4
 	for (int j = 0; j < LEAF_GROUP / 2; j++)
-		pte_store_pair_once(&p[2 * j], (v[j] & keep) | add);
+		pte_write_pair(&p[2 * j], (v[j] & keep) | add);
 }
 
 /* leaf_group_of() of the group held in four pairs. */
@@ -388,10 +388,10 @@ static SLAT_ALWAYS_INLINE uint32_t install_pairs(slat_pte_t *ptep, uint32_t n,
 	for (; p != lines; p += 8, ahead += 8) {
 		prefetch_fill_line(ahead);
 		for (int k = 0; k < 8; k += 2, v += step)
-			pte_store_pair_once(p + k, v);
+			pte_write_pair(p + k, v);
 	}
 	for (; p != end; p += 2, v += step)
-		pte_store_pair_once(p, v);
+		pte_write_pair(p, v);
 	return n & ~1u;
 }
 #endif

@@ -97,16 +97,6 @@ static inline slat_pte_t pte_peek(const slat_pte_t *ptep)
 	return __atomic_load_n(ptep, __ATOMIC_RELAXED);
 }
 
-/*
- * A store to an entry nobody else may change: the caller owns it (locked
- * or invalid, so neither the CPU nor another walker writes it), or it is
- * in a table page not yet published.
- */
-static inline void pte_store(slat_pte_t *ptep, slat_pte_t v)
-{
-	__atomic_store_n(ptep, v, __ATOMIC_RELEASE);
-}
-
 #if defined(__SANITIZE_THREAD__)
 #define SLAT_TSAN 1
 #elif defined(__has_feature)
@@ -116,12 +106,13 @@ static inline void pte_store(slat_pte_t *ptep, slat_pte_t v)
 #endif
 
 /*
- * A store that orders nothing, of an entry other walkers do not write. A
- * volatile store, as the kernel's WRITE_ONCE(): one single-copy atomic
- * store of the aligned 64-bit entry on every target, which GCC addresses
- * like any store (its atomic builtins want an address register each, which
- * spills in an unrolled loop). ThreadSanitizer builds use the relaxed
- * atomic store it stands for, so that the race checks see it as one.
+ * pte_write()'s store that orders nothing, of an entry nobody else
+ * writes: a volatile store, as the kernel's WRITE_ONCE(): one single-copy
+ * atomic store of the aligned 64-bit entry on every target, which GCC
+ * addresses like any store (its atomic builtins want an address register
+ * each, which spills in an unrolled loop). ThreadSanitizer builds use the
+ * relaxed atomic store it stands for, so that the race checks see it as
+ * one.
  */
 static inline void pte_store_once(slat_pte_t *ptep, slat_pte_t v)
 {
@@ -136,8 +127,8 @@ static inline void pte_store_once(slat_pte_t *ptep, slat_pte_t v)
  * Two neighbouring entries in one 16-byte access, where the core may use
  * vector registers (not at EL2 built with -mgeneral-regs-only, nor under
  * ThreadSanitizer, whose race checks want one access per entry). Each
- * 64-bit lane is single-copy atomic, as pte_peek() and pte_store_once()
- * are: an aligned 128-bit SIMD access is a pair of single-copy atomic
+ * 64-bit lane is single-copy atomic, as pte_peek() and pte_write()'s
+ * store are: an aligned 128-bit SIMD access is a pair of single-copy atomic
  * 64-bit accesses on Arm, and every aligned quadword of an aligned 16-byte
  * SSE access is atomic on x86. Bulk loops use them on 16-byte aligned
  * entries nobody else writes: half the loads and stores, which is what
@@ -152,7 +143,9 @@ static inline pte_pair pte_peek_pair(const slat_pte_t *ptep)
 	return *(const volatile pte_pair *)(const void *)ptep;
 }
 
-static inline void pte_store_pair_once(slat_pte_t *ptep, pte_pair v)
+/* pte_write()'s mode for two neighbouring entries nobody else writes
+ * (the bulk loops of exclusive calls): one store of both lanes. */
+static inline void pte_write_pair(slat_pte_t *ptep, pte_pair v)
 {
 	*(volatile pte_pair *)(void *)ptep = v;
 }
@@ -170,12 +163,33 @@ static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
 	return (pte & ~clear) | set;
 }
 
-/* Who else may write an entry while an operation runs. */
+/*
+ * The writer. Every store of an entry another agent may see (another
+ * walker, the CPU's walker, the software MMU playing it) goes through
+ * pte_write(), whose mode is who else may write the entry meanwhile,
+ * decided once per operation by pte_writers_of():
+ *
+ *  PTE_ALONE     nobody: the operation holds the table alone, or owns the
+ *                entry (it holds the locked marker, or is empty in an
+ *                exclusive call): a single-copy atomic store, a release
+ *                one when it publishes (pte_write_owned());
+ *  PTE_WITH_CPU  the CPU, which sets the access flag and dirty state of
+ *                valid leaves (SLAT_FEAT_HWDIRTY): a CAS loop that applies
+ *                the change again to whatever it replaces;
+ *  PTE_SHARED    other walkers (SLAT_SHARED), or the CPU as the core plays
+ *                it (pte_cpu_update()): one CAS from the value read, which
+ *                fails if anything changed the entry.
+ *
+ * pte_write_pair() is PTE_ALONE for two neighbouring entries at once, the
+ * exclusive bulk loops' store. The one exception is a table page not yet
+ * published (a split's subtree being built, a page given back unused):
+ * no walker can reach it before the release store that links it, and
+ * pte_init() fills it with plain stores.
+ */
 enum pte_writers {
-	PTE_ALONE,     /* nobody: a plain store */
-	PTE_WITH_CPU,  /* the CPU, which sets AF and dirty state in valid
-			  leaves (SLAT_FEAT_HWDIRTY): a CAS loop */
-	PTE_SHARED,    /* other walkers (SLAT_SHARED): one CAS */
+	PTE_ALONE,
+	PTE_WITH_CPU,
+	PTE_SHARED,
 };
 
 /* Write protection leaves @pte as it is. */
@@ -294,17 +308,35 @@ pte_try_update(const struct slat_table *t, enum pte_writers who,
 	return pte_write(t, who, ptep, old, clear, set, was, false);
 }
 
+/* pte_write() into an entry the caller owns (PTE_ALONE): locked by it, or
+ * empty in an exclusive call; @new may publish what it points to. */
+static SLAT_ALWAYS_INLINE void pte_write_owned(const struct slat_table *t,
+					       slat_pte_t *ptep, slat_pte_t new)
+{
+	slat_pte_t was;
+	pte_write(t, PTE_ALONE, ptep, 0, ~0ull, new, &was, true);
+}
+
 /*
  * The CPU's own update of an entry its walker read as @old (the access
- * flag and dirty state of a leaf, the access flag of a table): one
- * compare-and-swap, which fails, changing nothing, if the entry changed
+ * flag and dirty state of a leaf, the access flag of a table): a
+ * PTE_SHARED write, which fails, changing nothing, if the entry changed
  * meanwhile (the CPU then walks again, or leaves the flag for next time).
  */
-static SLAT_ALWAYS_INLINE bool pte_cpu_update(slat_pte_t *ptep, slat_pte_t old,
+static SLAT_ALWAYS_INLINE bool pte_cpu_update(const struct slat_table *t,
+					      slat_pte_t *ptep, slat_pte_t old,
 					      slat_pte_t new)
 {
-	return __atomic_compare_exchange_n(ptep, &old, new, false,
-					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	slat_pte_t was;
+	return pte_write(t, PTE_SHARED, ptep, old, ~0ull, new, &was, false);
+}
+
+/* An entry of a table page not yet published (the writer's one
+ * exception): no walker reads it before the release store that links the
+ * page. */
+static SLAT_ALWAYS_INLINE void pte_init(slat_pte_t *ptep, slat_pte_t v)
+{
+	__atomic_store_n(ptep, v, __ATOMIC_RELAXED);
 }
 
 /* The change that takes a leaf from @old to @new, as pte_try_set() wants

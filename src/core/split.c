@@ -31,8 +31,7 @@ static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
 		slat_pte_t c = t->fmt->pte_with_pa(t, child, slat_pa(pa + i * step));
 		slat_pte_t *sub = build_subtree(t, c, level + 1, target, cache, st);
 		slat_pa_t sub_pa = t->mm->virt_to_phys(t->mm_ctx, sub);
-		__atomic_store_n(&page[i], t->fmt->make_table(t, sub_pa),
-				 __ATOMIC_RELAXED);
+		pte_init(&page[i], t->fmt->make_table(t, sub_pa));
 	}
 	*table_refcount(t, page) = t->geo.entries;
 	st->written[SLAT_WRITE_TABLE] += t->geo.entries;

@@ -129,7 +129,6 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->page_mask = (1ull << geo.granule_shift) - 1;
 	t->map_flags_refused = ~(uint32_t)CORE_FLAGS_MAP |
 			       (shared_refused(t, SLAT_SHARED) ? SLAT_SHARED : 0);
-	t->fault_flags_refused = t->map_flags_refused | SLAT_MAP_CAP(0x3f);
 	t->root = root;
 	t->root_pa = mm->virt_to_phys(mm_ctx, root);
 	/* The register that holds it must express it. */

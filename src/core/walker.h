@@ -214,7 +214,7 @@ descend_levels(const struct slat_table *t, struct descent d, int depth,
 		 * if the entry changed meanwhile, it is not set. */
 		if ((how & DESCEND_CPU) && t->fmt->table_young_bit &&
 		    hw_updates_ptes(t) && !(d.pte & t->fmt->table_young_bit))
-			pte_cpu_update(d.ptep, d.pte,
+			pte_cpu_update(t, d.ptep, d.pte,
 				       d.pte | t->fmt->table_young_bit);
 		slat_pte_t *table = linear
 			? (slat_pte_t *)((intptr_t)(d.pte & oa_mask) + linear_offset)

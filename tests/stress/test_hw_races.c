@@ -49,14 +49,16 @@
  * first case of each; the test fails if there is any.
  *
  *   test_hw_races [--config NAME|all] [--op NAME|all] [--rounds N]
- *                 [--seed N] [--list] [--help]
+ *                 [--check-every N] [--seed N] [--list] [--help]
  *
  * --rounds: per operation and configuration, rounds in which the two
  * threads met (some access began while the operation ran; default 3000).
  * On a loaded machine the threads may also take turns: such rounds are
  * checked as well but not counted, up to 2 x N rounds in all.
  * SLAT_HW_ROUNDS in the environment overrides the default (the
- * ThreadSanitizer run).
+ * ThreadSanitizer run). --check-every: the whole table through the
+ * invariant checker every N rounds (default 512; each round's own checks
+ * run every round).
  */
 #include <pthread.h>
 
@@ -839,6 +841,9 @@ static void check_table(unsigned round, struct op_stats *os)
 	note(os->first_wrong, "round %u: checker: %s", round, CK.msg);
 }
 
+/* Rounds between two full checks of the table. */
+static unsigned check_every = 512;
+
 static void run_op(const struct op *op, unsigned rounds, struct op_stats *os)
 {
 	struct timing tm = { .op_ns = 1000, .lag_ns = 100 };
@@ -846,7 +851,7 @@ static void run_op(const struct op *op, unsigned rounds, struct op_stats *os)
 	unsigned i;
 	for (i = 0; os->overlapping < rounds && i < 2 * rounds; i++) {
 		one_round(op, ++hw_rounds_started, i, &tm, os);
-		if (i % 512 == 511)
+		if (i % check_every == check_every - 1)
 			check_table(i, os);
 	}
 	check_table(i, os);
@@ -917,7 +922,7 @@ static uint64_t run_config(const struct hw_config *c, const char *op_name,
 }
 
 #define USAGE "usage: test_hw_races [--config NAME|all] [--op NAME|all] " \
-	      "[--rounds N] [--seed N] [--list] [--help]"
+	      "[--rounds N] [--check-every N] [--seed N] [--list] [--help]"
 
 static void usage(void)
 {
@@ -948,6 +953,8 @@ int main(int argc, char **argv)
 			op = argv[++i];
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = strtoull(argv[++i], NULL, 0), rounds_given = true;
+		else if (!strcmp(argv[i], "--check-every") && i + 1 < argc)
+			check_every = (unsigned)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--list"))
@@ -964,7 +971,8 @@ int main(int argc, char **argv)
 		usage();
 	if (!rounds_given)
 		rounds = st_env_count("SLAT_HW_ROUNDS", rounds);
-	ST_CHECK(rounds >= 1 && rounds <= 100000000 && seed, "bad arguments");
+	ST_CHECK(rounds >= 1 && rounds <= 100000000 && seed && check_every >= 1,
+		 "bad arguments");
 	rng = seed;
 
 	uint64_t bad = 0;
