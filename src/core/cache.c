@@ -31,27 +31,6 @@ cmo_leaf(struct slat_table *t, slat_pte_t pte, const struct cmo_masks *m,
 	cmo_run_add(t, r, pa, m->size, st);
 }
 
-/* core_cmo_subtree()'s loop over one table; @tables is a constant at each
- * call, so that the last level's copy tests no entry for a table. */
-static SLAT_ALWAYS_INLINE void
-cmo_table(struct slat_table *t, const slat_pte_t *table, int level, bool tables,
-	  const struct cmo_masks *m, struct cmo_run *run, struct slat_stats *st)
-{
-	struct cmo_run r = *run;
-
-	for (uint32_t i = 0; i < t->geo.entries; i++) {
-		slat_pte_t pte = pte_peek(&table[i]);
-		if (tables && pte_table(t, pte, level)) {
-			*run = r;
-			core_cmo_subtree(t, table_va(t, pte), level + 1, run, st);
-			r = *run;
-			continue;
-		}
-		cmo_leaf(t, pte, m, &r, st);
-	}
-	*run = r;
-}
-
 /*
  * A last-level table whose output addresses are in place (oa_mask): the
  * lines of cacheable pages that continue one another from a line's first
@@ -86,21 +65,57 @@ static void cmo_lines(struct slat_table *t, const slat_pte_t *table,
 	*run = r;
 }
 
+struct cmo_walk {
+	struct slat_table *t;
+	struct cmo_masks m;
+	struct cmo_run *run;
+	struct slat_stats *st;
+};
+
+/* A last-level table whose output addresses are in place whole, else
+ * leaf by leaf; tables below are walked. */
+static SLAT_ALWAYS_INLINE int cmo_pre(void *arg, slat_pte_t *ptep,
+				      uint32_t nr_left, int level,
+				      uint64_t addr)
+{
+	(void)addr;
+	struct cmo_walk *w = arg;
+	struct slat_table *t = w->t;
+	struct cmo_masks m = w->m;
+
+	m.size = level_size(t, level);
+	if (nr_left == t->geo.entries) {
+		if (level == SLAT_LAST_LEVEL && m.oa_mask) {
+			cmo_lines(t, ptep, &m, w->run, w->st);
+			return (int)nr_left;
+		}
+		/* An empty table (a parent its children's removal emptied). */
+		if (level < SLAT_LAST_LEVEL &&
+		    !core_refcount_get(t, table_page_of(t, ptep)))
+			return (int)nr_left;
+	}
+	/* The entries up to the next table, in one go. */
+	uint32_t n;
+	for (n = 0; n < nr_left; n++) {
+		slat_pte_t pte = pte_peek(&ptep[n]);
+		if (pte_table(t, pte, level))
+			break;
+		cmo_leaf(t, pte, &m, w->run, w->st);
+	}
+	return (int)n;
+}
+
 void core_cmo_subtree(struct slat_table *t, const slat_pte_t *table, int level,
 		      struct cmo_run *run, struct slat_stats *st)
 {
-	const struct cmo_masks m = {
-		.present = t->fmt->present_mask, .memattr = t->fmt->memattr_mask,
-		.wb = t->normal_memattr, .oa_mask = t->oa_mask,
-		.size = level_size(t, level),
+	struct cmo_walk w = {
+		.t = t,
+		.m = { .present = t->fmt->present_mask,
+		       .memattr = t->fmt->memattr_mask,
+		       .wb = t->normal_memattr, .oa_mask = t->oa_mask },
+		.run = run, .st = st,
 	};
-	/* Whole lines: a table's entries are a power of two, at least 8. */
-	if (level == SLAT_LAST_LEVEL && m.oa_mask)
-		cmo_lines(t, table, &m, run, st);
-	else if (level == SLAT_LAST_LEVEL)
-		cmo_table(t, table, level, false, &m, run, st);
-	else
-		cmo_table(t, table, level, true, &m, run, st);
+	core_subtree_walk(t, (slat_pte_t *)table, level, 0, cmo_pre, NULL, &w);
 }
 
 struct flush_data {

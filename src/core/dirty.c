@@ -75,163 +75,100 @@ static int dirty_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	return 1;
 }
 
-/* The AND and OR of the line at @p, read in pairs of entries when @pairs
- * (a constant at each call: p is then 16-byte aligned). */
-static SLAT_ALWAYS_INLINE void line_and_or(const slat_pte_t *p, bool pairs,
-					   slat_pte_t *all, slat_pte_t *any)
+/*
+ * What the line loop does for dirty_read: lines of dirty leaves in a row
+ * are reported as one run when it ends, and cleaned as they come when
+ * asked (pte_write_line(): beside other walkers, each entry takes the
+ * step); a line with none ends the run.
+ */
+struct dirty_lines {
+	struct dirty_data *d;
+	bool clear;             /* d->clear, a constant at each call */
+	struct line_writer w;
+	slat_pte_t *run;        /* the first line of the run, or NULL */
+	uint32_t reported;      /* leaves in the runs reported */
+};
+
+/* The dirty leaves [l->run, end) of c's run, if any, are reported. */
+static SLAT_ALWAYS_INLINE void dirty_run_end(const struct slat_walk_ctx *c,
+					     struct dirty_lines *l,
+					     const slat_pte_t *end)
 {
-	slat_pte_t a = ~0ull, o = 0;
-#ifdef SLAT_PTE_PAIRS
-	if (pairs) {
-		pte_pair v[LEAF_GROUP / 2];
-		line_peek_pairs(p, v);
-		*all = line_and(v);
-		*any = line_or(v);
+	if (!l->run)
 		return;
-	}
-#endif
-	(void)pairs;
-#pragma GCC unroll 8
-	for (int j = 0; j < LEAF_GROUP; j++) {
-		slat_pte_t v = pte_peek(&p[j]);
-		a &= v;
-		o |= v;
-	}
-	*all = a;
-	*any = o;
+	uint32_t n = (uint32_t)(end - l->run);
+	report_dirty(c, l->d, c->addr + ((uint64_t)(l->run - c->ptep) <<
+					 c->t->geo.granule_shift), n);
+	l->reported += n;
+	l->run = NULL;
 }
 
-/* Clean a line of leaves nobody else changes meanwhile (in pairs when
- * @pairs); inlined, so that a constant @set folds. */
-static SLAT_ALWAYS_INLINE void clean_line_alone(const struct slat_table *t,
-					       slat_pte_t *p, slat_pte_t clear,
-					       slat_pte_t set, bool pairs)
+static SLAT_ALWAYS_INLINE bool
+dirty_line_act(const struct slat_walk_ctx *c, slat_pte_t *p,
+	       const struct line *line, enum line_kind kind, slat_pte_t all,
+	       void *arg)
 {
-	slat_pte_t was;
-#ifdef SLAT_PTE_PAIRS
-	if (pairs) {
-		const pte_pair keep = { ~clear, ~clear }, add = { set, set };
-		pte_pair v[LEAF_GROUP / 2];
-		line_peek_pairs(p, v);
-		line_store_pairs(p, v, keep, add);
-		return;
+	struct dirty_lines *l = arg;
+	if (kind == LINE_NONE) {
+		dirty_run_end(c, l, p);
+		return true;
 	}
-#endif
-	(void)pairs;
-#pragma GCC unroll 8
-	for (int j = 0; j < LEAF_GROUP; j++)
-		pte_try_update(t, PTE_ALONE, &p[j], pte_peek(&p[j]), clear, set,
-			       &was);
+	if (l->clear && !pte_write_line(c->t, &l->w, p, line, all))
+		return false;
+	if (!l->run)
+		l->run = p;
+	return true;
 }
-
-/* The dirty leaves [run, end) of c's run, when @run is not NULL, are
- * reported; returns how many. */
-static SLAT_ALWAYS_INLINE uint32_t dirty_run_end(const struct slat_walk_ctx *c,
-						 struct dirty_data *d,
-						 const slat_pte_t *run,
-						 const slat_pte_t *end)
-{
-	if (!run)
-		return 0;
-	report_dirty(c, d, c->addr + ((uint64_t)(run - c->ptep) <<
-				      c->t->geo.granule_shift),
-		     (uint32_t)(end - run));
-	return (uint32_t)(end - run);
-}
-
-/* What dirty_groups() does with a group of dirty leaves: report them;
- * report and clean them (exclusive), with a constant 0 to set (Arm stage 2,
- * EPT) or not; or leave each to the step (a shared walker may lose any). */
-enum dirty_mode { DIRTY_REPORT, DIRTY_CLEAN, DIRTY_CLEAN_SET, DIRTY_STEP };
 
 /*
- * dirty_groups() for one @mode, a constant: the loop then tests nothing
- * per group that is the same for every group. None dirty: a bit
- * leaf_dirty() wants that no entry has, or one it must not have that every
- * entry has. All dirty: every entry valid, with every wanted bit and no
- * refused one (a present bit all share: valid).
+ * The line loop for dirty_read, @who a constant: whole lines with no dirty
+ * leaf skipped, whole lines of dirty ones reported (and cleaned); the
+ * first that is neither is the step's.
  */
 static SLAT_ALWAYS_INLINE uint32_t
-dirty_groups_as(const struct slat_walk_ctx *c, uint32_t max,
-		struct dirty_data *d, uint32_t *changed, const enum dirty_mode mode,
-		const bool pairs)
+dirty_lines_as(const struct slat_walk_ctx *c, uint32_t max,
+	       struct dirty_data *d, uint32_t *changed, enum pte_writers who,
+	       const bool clean)
 {
 	const struct slat_table *t = c->t;
-	const slat_pte_t present = t->fmt->present_mask;
-	const slat_pte_t want = t->fmt->dirty_match;
-	const slat_pte_t refuse = t->fmt->dirty_mask & ~want;
-	const slat_pte_t young = t->fmt->young_bit;
-	const enum pte_writers who = walk_writers(c);
-	slat_pte_t clear, set, was;
-	slat_pte_t *run = NULL; /* the first of the dirty groups in a row */
-	uint32_t dirty = 0; /* leaves in the runs reported */
-	size_t n; /* pointer-sized: no widening per group */
-
+	struct line_rule r = {
+		.present = t->fmt->present_mask,
+		.want = t->fmt->dirty_match,
+		.refuse = t->fmt->dirty_mask & ~t->fmt->dirty_match,
+		.report = true,
+	};
+	slat_pte_t clear, set;
 	clean_change(t, &clear, &set);
-	for (n = 0; n + LEAF_GROUP <= max; n += LEAF_GROUP) {
-		slat_pte_t *p = &c->ptep[n], all, any;
-		line_and_or(p, pairs, &all, &any);
-		if ((((all & want) ^ want) | (any & refuse)) || !(all & present)) {
-			if (!((~any & want) | (all & refuse)))
-				break; /* some dirty: the step's */
-			dirty += dirty_run_end(c, d, run, p);
-			run = NULL;
-			continue;
-		}
-		if (mode == DIRTY_STEP)
-			break;
-		if (!run)
-			run = p;
-		if (mode == DIRTY_REPORT)
-			continue;
-		/* Young and dirty, they are entries the CPU is done with
-		 * (cpu_done_with()): nothing changes them under a store. */
-		if (all & young) {
-			clean_line_alone(t, p, clear,
-					 mode == DIRTY_CLEAN_SET ? set : 0, pairs);
-		} else {
-			for (int j = 0; j < LEAF_GROUP; j++)
-				pte_try_update(t, who, &p[j], pte_peek(&p[j]), clear,
-					       set, &was);
-		}
+	struct dirty_lines l = { .d = d, .clear = clean,
+				 .w = line_writer_of(t, who, clear, set) };
+	if (clean) {
+		r.clear = clear;
+		r.set = set;
 	}
-	dirty += dirty_run_end(c, d, run, &c->ptep[n]);
-	/* Every group of a run was cleaned, when cleaning. */
-	if (mode == DIRTY_CLEAN || mode == DIRTY_CLEAN_SET)
-		*changed += dirty;
-	return (uint32_t)n;
+	uint32_t n = line_loop(c, max, &r, dirty_line_act, &l);
+	dirty_run_end(c, &l, &c->ptep[n]);
+	if (clean)
+		*changed += l.reported;
+	return n;
 }
 
-/*
- * Whole groups for dirty_read: none dirty, skipped; or every one valid and
- * dirty: its pages reported at once, and cleaned when asked. Stops at the
- * first group that is neither, as walk_leaf_groups() wants.
- */
-static SLAT_ALWAYS_INLINE uint32_t
-dirty_groups_read(const struct slat_walk_ctx *c, uint32_t max,
-		  struct dirty_data *d, uint32_t *changed, const bool pairs)
-{
-	if (!d->clear)
-		return dirty_groups_as(c, max, d, changed, DIRTY_REPORT, pairs);
-	if (walk_writers(c) == PTE_SHARED)
-		return dirty_groups_as(c, max, d, changed, DIRTY_STEP, pairs);
-	if (c->t->fmt->dirty_bit_clear)
-		return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN_SET,
-				       pairs);
-	return dirty_groups_as(c, max, d, changed, DIRTY_CLEAN, pairs);
-}
-
-/* dirty_groups_read() in pairs of entries where the core may and the run
- * starts 16-byte aligned. */
+/* dirty_lines_as() for walk_leaf_groups() (a leaf_group_fn), a copy for
+ * reading alone and for cleaning with each writer. */
 static SLAT_ALWAYS_INLINE uint32_t
 dirty_groups(const struct slat_walk_ctx *c, uint32_t max, void *arg,
 	     uint32_t *changed)
 {
-#ifdef SLAT_PTE_PAIRS
-	if (pte_pair_aligned(c->ptep))
-		return dirty_groups_read(c, max, arg, changed, true);
-#endif
-	return dirty_groups_read(c, max, arg, changed, false);
+	struct dirty_data *d = arg;
+	if (!d->clear)
+		return dirty_lines_as(c, max, d, changed, PTE_ALONE, false);
+	switch (walk_writers(c)) {
+	case PTE_ALONE:
+		return dirty_lines_as(c, max, d, changed, PTE_ALONE, true);
+	case PTE_WITH_CPU:
+		return dirty_lines_as(c, max, d, changed, PTE_WITH_CPU, true);
+	default:
+		return dirty_lines_as(c, max, d, changed, PTE_SHARED, true);
+	}
 }
 
 static int dirty_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)

@@ -187,18 +187,10 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 	slat_pte_t child = t->fmt->leaf_for_level(t, block, level + 1);
 	slat_pa_t pa = t->fmt->pte_pa(t, block);
 
-	/* The page is not published yet: pte_init(), the writer's one
-	 * exception. */
+	/* The page is not published yet: nobody reads it before the release
+	 * store that links it (the writer's one exception, pte_init()). */
 	if (pa_run_linear(pa, level_size(t, level))) {
-		uint32_t i = 0;
-#ifdef SLAT_PTE_PAIRS
-		i = install_pairs(page, n, child, step, next);
-#else
-		(void)next;
-#endif
-#pragma GCC unroll 8
-		for (; i < n; i++)
-			pte_init(&page[i], child + i * step);
+		lines_install(t, page, n, child, step, next);
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			pte_init(&page[i],
@@ -270,18 +262,30 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 	return SLAT_OK;
 }
 
-static void merge_scan(const struct slat_table *t, const slat_pte_t *table,
-		       int level, slat_pte_t *any, slat_pte_t *all)
+struct merge_walk {
+	const struct slat_table *t;
+	slat_pte_t any, all;
+};
+
+static SLAT_ALWAYS_INLINE int merge_pre(void *arg, slat_pte_t *ptep,
+					uint32_t nr_left, int level,
+					uint64_t addr)
 {
-	for (uint32_t i = 0; i < t->geo.entries; i++) {
-		slat_pte_t pte = pte_read(&table[i]);
-		if (pte_table(t, pte, level)) {
-			merge_scan(t, table_va(t, pte), level + 1, any, all);
-			continue;
-		}
-		*any |= pte;
-		*all &= pte;
+	(void)addr;
+	struct merge_walk *w = arg;
+	slat_pte_t any = w->any, all = w->all;
+	uint32_t n;
+	/* The entries up to the next table, in one go. */
+	for (n = 0; n < nr_left; n++) {
+		slat_pte_t pte = pte_read(&ptep[n]);
+		if (pte_table(w->t, pte, level))
+			break;
+		any |= pte;
+		all &= pte;
 	}
+	w->any = any;
+	w->all = all;
+	return (int)n;
 }
 
 slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
@@ -289,7 +293,8 @@ slat_pte_t core_merge_hw_state(const struct slat_table *t, slat_pte_t block,
 {
 	/* The block counts as one more leaf: the CPU may have made it young
 	 * or dirty itself, which merging must not undo. */
-	slat_pte_t any = block, all = block;
-	merge_scan(t, table, level, &any, &all);
-	return hw_state_apply(t, block, any, all);
+	struct merge_walk w = { t, block, block };
+	core_subtree_walk(t, (slat_pte_t *)table, level, 0, merge_pre, NULL,
+			  &w);
+	return hw_state_apply(t, block, w.any, w.all);
 }

@@ -130,18 +130,7 @@ core_install_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 	if (cmo)
 		cmo_do(t, pa, n * size, cmo, st);
 	if (pa_run_linear(pa, n * size)) {
-		uint32_t i = 0;
-#ifdef SLAT_PTE_PAIRS
-		if (n > 1 && pte_pair_aligned(ptep)) {
-			i = install_pairs(ptep, n, leaf, size, ahead);
-			leaf += i * size;
-		}
-#else
-		(void)ahead;
-#endif
-#pragma GCC unroll 8
-		for (; i < n; i++, leaf += size)
-			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull, leaf, &was);
+		lines_install(t, ptep, n, leaf, size, ahead);
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,

@@ -102,23 +102,33 @@ static bool same_translation(const struct slat_table *t,
 			       d->attrs);
 }
 
-static bool subtree_has_same(const struct slat_table *t,
-			     const struct map_data *d, slat_pte_t *table,
-			     int level, uint64_t base)
+struct same_walk {
+	const struct slat_table *t;
+	const struct map_data *d;
+};
+
+/* A leaf that already translates as asked ends the walk. */
+static SLAT_ALWAYS_INLINE int same_pre(void *arg, slat_pte_t *ptep,
+				       uint32_t nr_left, int level,
+				       uint64_t addr)
 {
-	uint64_t size = level_size(t, level);
-	for (uint32_t i = 0; i < t->geo.entries; i++) {
-		slat_pte_t pte = pte_read(&table[i]);
-		uint64_t addr = base + i * size;
-		if (pte_table(t, pte, level)) {
-			if (subtree_has_same(t, d, table_va(t, pte), level + 1, addr))
-				return true;
-		} else if (pte_valid(t, pte) &&
-			   same_translation(t, d, pte, addr, addr)) {
-			return true;
-		}
-	}
-	return false;
+	(void)nr_left;
+	struct same_walk *w = arg;
+	slat_pte_t pte = pte_read(ptep);
+	if (pte_table(w->t, pte, level))
+		return 0;
+	return pte_valid(w->t, pte) &&
+	       same_translation(w->t, w->d, pte, addr, addr) ? SLAT_E_EXISTS : 1;
+}
+
+/* Some page under the table at ctx's entry already translates as asked. */
+static bool subtree_has_same(const struct slat_walk_ctx *ctx,
+			     const struct map_data *d)
+{
+	struct same_walk w = { ctx->t, d };
+	return core_subtree_walk(ctx->t, table_va(ctx->t, ctx->old),
+				 ctx->level + 1, ctx->addr, same_pre, NULL,
+				 &w) == SLAT_E_EXISTS;
 }
 
 /* Consecutive empty entries from ctx->ptep, within the first @max. */
@@ -227,9 +237,7 @@ static int map_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 
 	if (visit == SLAT_VISIT_TABLE_PRE) {
 		/* Pages already translated as asked are left alone. */
-		if (!fits || d->no_replace ||
-		    subtree_has_same(t, d, table_va(t, ctx->old), ctx->level + 1,
-				     ctx->addr))
+		if (!fits || d->no_replace || subtree_has_same(ctx, d))
 			return 0;
 		return map_replace(ctx, d);
 	}

@@ -99,20 +99,49 @@ uint32_t core_refcount_get(const struct slat_table *t, void *table)
 	return *known_refcount(t, table) & ~SLAT_REFCOUNT_HAS_BLOCKS;
 }
 
+struct free_walk {
+	struct slat_table *t;
+	struct slat_stats *st;
+};
+
+/* Only tables below: a last-level table, or an empty one, is not read. */
+static SLAT_ALWAYS_INLINE int free_pre(void *arg, slat_pte_t *ptep,
+				       uint32_t nr_left, int level,
+				       uint64_t addr)
+{
+	(void)addr;
+	struct free_walk *w = arg;
+	const struct slat_table *t = w->t;
+	if (level == SLAT_LAST_LEVEL ||
+	    (nr_left == t->geo.entries &&
+	     !core_refcount_get(t, table_page_of(t, ptep))))
+		return (int)nr_left;
+	/* The entries up to the next table, in one go. */
+	uint32_t n = 0;
+	while (n < nr_left && !pte_table(t, ptep[n], level))
+		n++;
+	return (int)n;
+}
+
+static SLAT_ALWAYS_INLINE void free_post(void *arg, slat_pte_t *table,
+					 int level)
+{
+	(void)level;
+	struct free_walk *w = arg;
+	*table_refcount(w->t, table) = 0;
+	w->t->mm->free_page(w->t->mm_ctx, table);
+	stats_count_freed(w->st, 1, false);
+}
+
 void core_free_subtree(struct slat_table *t, void *table, int level,
 		       struct slat_stats *st)
 {
-	if (level < SLAT_LAST_LEVEL && core_refcount_get(t, table)) {
-		slat_pte_t *ptes = table;
-		for (uint32_t i = 0; i < t->geo.entries; i++) {
-			slat_pte_t pte = ptes[i];
-			if (pte_table(t, pte, level))
-				core_free_subtree(t, table_va(t, pte), level + 1, st);
-		}
-	}
-	*table_refcount(t, table) = 0;
-	t->mm->free_page(t->mm_ctx, table);
-	stats_count_freed(st, 1, false);
+	struct free_walk w = { t, st };
+	/* A last-level table holds no table: nothing to walk. */
+	if (level == SLAT_LAST_LEVEL)
+		free_post(&w, table, level);
+	else
+		core_subtree_walk(t, table, level, 0, free_pre, free_post, &w);
 }
 
 void core_release_unlinked(struct slat_table *t, void *table, int level,

@@ -124,38 +124,95 @@ static inline void pte_store_once(slat_pte_t *ptep, slat_pte_t v)
 }
 
 /*
- * Two neighbouring entries in one 16-byte access, where the core may use
- * vector registers (not at EL2 built with -mgeneral-regs-only, nor under
- * ThreadSanitizer, whose race checks want one access per entry). Each
- * 64-bit lane is single-copy atomic, as pte_peek() and pte_write()'s
- * store are: an aligned 128-bit SIMD access is a pair of single-copy atomic
- * 64-bit accesses on Arm, and every aligned quadword of an aligned 16-byte
- * SSE access is atomic on x86. Bulk loops use them on 16-byte aligned
- * entries nobody else writes: half the loads and stores, which is what
- * bounds such a loop.
+ * The unit of a bulk loop's access: PTE_LANES neighbouring entries, two in
+ * one 16-byte access where the core may use vector registers (not at EL2
+ * built with -mgeneral-regs-only, nor under ThreadSanitizer, whose race
+ * checks want one access per entry), else one. The width is a property of
+ * the build: every bulk loop is written once, over units, and a unit's
+ * arithmetic (& | ^ + ~) is lane by lane either way. Each 64-bit lane is
+ * single-copy atomic, as pte_peek() and pte_write()'s store are: an
+ * aligned 128-bit SIMD access is a pair of single-copy atomic 64-bit
+ * accesses on Arm, and every aligned quadword of an aligned 16-byte SSE
+ * access is atomic on x86. Units start at entries aligned to their size
+ * (a line's first entry always is): half the loads and stores, which is
+ * what bounds such a loop.
  */
 #if (defined(__SSE2__) || defined(__ARM_NEON)) && !defined(SLAT_TSAN)
-#define SLAT_PTE_PAIRS 1
-typedef slat_pte_t pte_pair __attribute__((vector_size(16)));
+#define PTE_LANES 2
+typedef slat_pte_t pte_unit __attribute__((vector_size(16)));
 
-static inline pte_pair pte_peek_pair(const slat_pte_t *ptep)
+static inline pte_unit pte_peek_unit(const slat_pte_t *ptep)
 {
-	return *(const volatile pte_pair *)(const void *)ptep;
+	return *(const volatile pte_unit *)(const void *)ptep;
 }
 
-/* pte_write()'s mode for two neighbouring entries nobody else writes
- * (the bulk loops of exclusive calls): one store of both lanes. */
-static inline void pte_write_pair(slat_pte_t *ptep, pte_pair v)
+/* pte_write()'s PTE_ALONE store for a unit of entries nobody else writes
+ * (the bulk loops of exclusive calls). */
+static inline void pte_write_unit(slat_pte_t *ptep, pte_unit v)
 {
-	*(volatile pte_pair *)(void *)ptep = v;
+	*(volatile pte_unit *)(void *)ptep = v;
 }
 
-/* Pairs start at 16-byte aligned entries. */
-static inline bool pte_pair_aligned(const slat_pte_t *ptep)
+/* A unit whose lanes are @x, @x + @step, ... */
+static inline pte_unit unit_ramp(slat_pte_t x, uint64_t step)
 {
-	return !((uintptr_t)ptep & 15);
+	return (pte_unit){ x, x + step };
+}
+
+/* Lane @k of @v. */
+static inline slat_pte_t unit_lane(pte_unit v, unsigned k)
+{
+	return v[k];
+}
+#else
+#define PTE_LANES 1
+typedef slat_pte_t pte_unit;
+
+static inline pte_unit pte_peek_unit(const slat_pte_t *ptep)
+{
+	return pte_peek(ptep);
+}
+
+static inline void pte_write_unit(slat_pte_t *ptep, pte_unit v)
+{
+	pte_store_once(ptep, v);
+}
+
+static inline pte_unit unit_ramp(slat_pte_t x, uint64_t step)
+{
+	(void)step;
+	return x;
+}
+
+static inline slat_pte_t unit_lane(pte_unit v, unsigned k)
+{
+	(void)k;
+	return v;
 }
 #endif
+
+/* Every lane @x. */
+static inline pte_unit unit_splat(slat_pte_t x)
+{
+	return unit_ramp(x, 0);
+}
+
+/* The OR and the AND of a unit's lanes. */
+static inline slat_pte_t unit_or(pte_unit v)
+{
+	slat_pte_t r = 0;
+	for (unsigned k = 0; k < PTE_LANES; k++)
+		r |= unit_lane(v, k);
+	return r;
+}
+
+static inline slat_pte_t unit_and(pte_unit v)
+{
+	slat_pte_t r = ~0ull;
+	for (unsigned k = 0; k < PTE_LANES; k++)
+		r &= unit_lane(v, k);
+	return r;
+}
 
 static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
 				   slat_pte_t set)
@@ -180,8 +237,8 @@ static inline slat_pte_t pte_apply(slat_pte_t pte, slat_pte_t clear,
  *                it (pte_cpu_update()): one CAS from the value read, which
  *                fails if anything changed the entry.
  *
- * pte_write_pair() is PTE_ALONE for two neighbouring entries at once, the
- * exclusive bulk loops' store. The one exception is a table page not yet
+ * pte_write_unit() is PTE_ALONE for a unit of neighbouring entries (one or
+ * two, see PTE_LANES), the exclusive bulk loops' store. The one exception is a table page not yet
  * published (a split's subtree being built, a page given back unused):
  * no walker can reach it before the release store that links it, and
  * pte_init() fills it with plain stores.

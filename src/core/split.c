@@ -12,30 +12,78 @@ struct split_data {
 	bool skip;               /* never walk a subtree just built */
 };
 
-/* Build, off-line, the subtree that translates like @leaf (at @level). */
-static slat_pte_t *build_subtree(struct slat_table *t, slat_pte_t leaf,
-				 int level, int target,
-				 struct slat_page_cache *cache,
-				 struct slat_stats *st)
+/* Building the subtree that translates like a block, before it is
+ * published: the pages come from the cache, pre-order. */
+struct build_walk {
+	struct slat_table *t;
+	struct slat_page_cache *cache;
+	struct slat_stats *st;
+	slat_pte_t block;        /* the block, as taken out */
+	slat_pte_t as_level[SLAT_LAST_LEVEL + 1]; /* ...encoded for each level */
+	uint64_t base;           /* the first IPA it maps */
+	uint64_t pa;             /* ...and its output address */
+	int target;              /* the level of the leaves */
+};
+
+/* A page popped for the subtree, linked from @ptep, the entry of @level
+ * that translates like the block @part: filled with the target's leaves
+ * when it holds them (true), else left to be built. */
+static SLAT_ALWAYS_INLINE bool build_page(struct build_walk *w, slat_pte_t *ptep,
+					  int level, slat_pte_t part)
 {
-	slat_pte_t *page = core_cache_pop(t, cache, st);
-	if (level + 1 == target) {
-		core_fill_split(t, page, leaf, level,
-				core_cache_next(cache, page), st);
-		return page;
-	}
-	uint64_t step = level_size(t, level + 1);
-	slat_pte_t child = t->fmt->leaf_for_level(t, leaf, level + 1);
-	uint64_t pa = t->fmt->pte_pa(t, leaf).pa;
-	for (uint32_t i = 0; i < t->geo.entries; i++) {
-		slat_pte_t c = t->fmt->pte_with_pa(t, child, slat_pa(pa + i * step));
-		slat_pte_t *sub = build_subtree(t, c, level + 1, target, cache, st);
-		slat_pa_t sub_pa = t->mm->virt_to_phys(t->mm_ctx, sub);
-		pte_init(&page[i], t->fmt->make_table(t, sub_pa));
+	struct slat_table *t = w->t;
+	slat_pte_t *page = core_cache_pop(t, w->cache, w->st);
+
+	pte_init(ptep, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx,
+								 page)));
+	if (level + 1 == w->target) {
+		core_fill_split(t, page, part, level,
+				core_cache_next(w->cache, page), w->st);
+		return true;
 	}
 	*table_refcount(t, page) = t->geo.entries;
-	st->written[SLAT_WRITE_TABLE] += t->geo.entries;
-	return page;
+	return false;
+}
+
+/* Each entry of a page being built gets its page; the walk goes on into
+ * those that are not full yet. */
+static SLAT_ALWAYS_INLINE int build_pre(void *arg, slat_pte_t *ptep,
+					uint32_t nr_left, int level,
+					uint64_t addr)
+{
+	(void)nr_left;
+	struct build_walk *w = arg;
+	const struct slat_table *t = w->t;
+	/* The part of the block the entry maps, as a block of its level. */
+	slat_pte_t part = t->fmt->pte_with_pa(t, w->as_level[level],
+					      slat_pa(w->pa + (addr - w->base)));
+	w->st->written[SLAT_WRITE_TABLE]++;
+	return build_page(w, ptep, level, part) ? 1 : 0;
+}
+
+/* Build, off-line, the subtree that translates like @block at ctx's entry,
+ * its table descriptor into @link (a local: core_make() publishes it). */
+static void build_subtree(const struct slat_walk_ctx *ctx, slat_pte_t block,
+			  int target, struct slat_page_cache *cache,
+			  slat_pte_t *link)
+{
+	struct slat_table *t = ctx->t;
+	/* Field by field: an initializer would zero the rest with a memset,
+	 * which the freestanding core does not have. */
+	struct build_walk w;
+	w.t = t;
+	w.cache = cache;
+	w.st = ctx->stats;
+	w.block = block;
+	w.base = ctx->addr;
+	w.target = target;
+	if (build_page(&w, link, ctx->level, block))
+		return;
+	w.pa = t->fmt->pte_pa(t, block).pa;
+	for (int l = ctx->level + 1; l < target; l++)
+		w.as_level[l] = t->fmt->leaf_for_level(t, block, l);
+	core_subtree_walk(ctx->t, table_va(ctx->t, *link), ctx->level + 1,
+			  ctx->addr, build_pre, NULL, &w);
 }
 
 /*
@@ -82,7 +130,7 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	if (ctx->level >= d->target) {
 		uint32_t none;
 		if (ctx->level == SLAT_LAST_LEVEL)
-			return (int)walk_read_run(ctx);
+			return (int)lines_read(ctx->ptep, walk_run(ctx));
 		return walk_leaf_run(ctx, split_pass_step, NULL, &none);
 	}
 	if (!pte_valid(t, ctx->old))
@@ -93,11 +141,10 @@ static int split_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	if (ret)
 		return op_fail(&d->op, ctx->addr, ret);
 	/* Built from the value taken out: the CPU may have updated it. */
-	slat_pte_t block;
+	slat_pte_t block, link;
 	core_take_block(ctx, &block);
-	slat_pte_t *sub = build_subtree(t, block, ctx->level, d->target, cache,
-					ctx->stats);
-	core_make(ctx, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx, sub)));
+	build_subtree(ctx, block, d->target, cache, &link);
+	core_make(ctx, link);
 	return d->skip ? 1 : 0;
 }
 
@@ -140,17 +187,22 @@ struct recover_data {
  * for the access flag and the dirty state, which are merged.
  */
 struct promote_scan {
-	slat_pte_t expect;       /* the next leaf, as it must be */
+	const struct slat_table *t;
+	slat_pte_t expect;       /* the next leaf, as it must be (at any level) */
 	slat_pte_t ignore;       /* bits that may differ: AF, dirty */
 	slat_pte_t any, all;     /* OR and AND of the leaves: merged bits */
 	bool linear;             /* OA field linear over the block */
 	uint64_t pa;             /* PA of the next leaf when not linear */
 	const slat_pte_t *ahead; /* the table promotion scans next, or NULL */
+	/* A leaf's type bits per level: leaf_for_level only sets or clears
+	 * them, whatever the output address. */
+	slat_pte_t type_set[SLAT_LAST_LEVEL + 1], type_keep[SLAT_LAST_LEVEL + 1];
+	struct slat_stats *st;
 };
 
 /*
  * A last-level table's leading lines of leaves that continue the run
- * (leaf_lines_continue()). Returns the entries they hold; promote_scan()
+ * (leaf_lines_continue()). Returns the entries they hold; promote_pre()
  * goes on from there one by one, to find where the run stops.
  */
 static uint32_t promote_scan_lines(const struct slat_table *t,
@@ -169,62 +221,53 @@ static uint32_t promote_scan_lines(const struct slat_table *t,
 	return (uint32_t)(stop - table);
 }
 
-static bool promote_scan(struct slat_table *t, slat_pte_t *table, int level,
-			 struct promote_scan *s, struct slat_stats *st)
+/* The next entry, or the leading lines of a last-level table, continue
+ * the run; a leaf that does not ends the walk. */
+static SLAT_ALWAYS_INLINE int promote_pre(void *arg, slat_pte_t *ptep,
+					  uint32_t nr_left, int level,
+					  uint64_t addr)
 {
+	(void)addr;
+	struct promote_scan *s = arg;
+	const struct slat_table *t = s->t;
 	uint64_t size = level_size(t, level);
-	/* A leaf's type bits at this level, once per table: leaf_for_level
-	 * only sets or clears them, whatever the output address. */
-	slat_pte_t type_set = t->fmt->leaf_for_level(t, 0, level);
-	slat_pte_t type_keep = t->fmt->leaf_for_level(t, ~0ull, level);
-	uint32_t i = 0;
 
-	/* No tables at the last level. */
-	if (level == SLAT_LAST_LEVEL && s->linear) {
-		i = promote_scan_lines(t, table, (s->expect & type_keep) | type_set,
-				       s);
-		s->expect += i * size;
-		s->pa += i * size;
+	if (level == SLAT_LAST_LEVEL && s->linear && nr_left == t->geo.entries) {
+		uint32_t k = promote_scan_lines(
+			t, ptep, (s->expect & s->type_keep[level]) |
+				 s->type_set[level], s);
+		s->expect += k * size;
+		s->pa += k * size;
+		s->st->visited += k;
+		if (k)
+			return (int)k;
 	}
-	for (; i < t->geo.entries; i++) {
-		slat_pte_t pte = pte_read(&table[i]);
-		if (pte_table(t, pte, level)) {
-			st->visited++;
-			if (!promote_scan(t, table_va(t, pte), level + 1, s, st))
-				return false;
-			continue;
-		}
-		slat_pte_t expect = s->linear ? s->expect
-			: t->fmt->pte_with_pa(t, s->expect, slat_pa(s->pa));
-		expect = (expect & type_keep) | type_set;
-		if (!pte_valid(t, pte) || ((pte ^ expect) & ~s->ignore)) {
-			st->visited += i + 1;
-			return false;
-		}
-		s->any |= pte;
-		s->all &= pte;
-		s->expect += size;
-		s->pa += size;
-	}
-	st->visited += t->geo.entries;
-	return true;
-}
-
-/* The first leaf under the table at ctx's entry. */
-static slat_pte_t first_leaf(const struct slat_walk_ctx *ctx)
-{
-	struct slat_table *t = ctx->t;
-	slat_pte_t first = pte_read((slat_pte_t *)table_va(t, ctx->old));
-	for (int level = ctx->level + 1; pte_table(t, first, level); level++)
-		first = pte_read((slat_pte_t *)table_va(t, first));
-	return first;
+	slat_pte_t pte = pte_read(ptep);
+	s->st->visited++;
+	if (pte_table(t, pte, level))
+		return 0;
+	slat_pte_t expect = s->linear ? s->expect
+		: t->fmt->pte_with_pa(t, s->expect, slat_pa(s->pa));
+	expect = (expect & s->type_keep[level]) | s->type_set[level];
+	if (!pte_valid(t, pte) || ((pte ^ expect) & ~s->ignore))
+		return SLAT_E_EXISTS;
+	s->any |= pte;
+	s->all &= pte;
+	s->expect += size;
+	s->pa += size;
+	return 1;
 }
 
 /* The block the table at ctx's entry can become, or 0. */
 static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 {
 	struct slat_table *t = ctx->t;
-	slat_pte_t first = first_leaf(ctx);
+	slat_pte_t *table = table_va(t, ctx->old);
+	/* Its first leaf: the descent from the table, down its first
+	 * entries. */
+	slat_pte_t first = core_descend(t, descend_below(t, ctx->old,
+							 ctx->level),
+					ctx->addr, SLAT_LAST_LEVEL, 0, NULL).pte;
 	if (!pte_valid(t, first))
 		return 0;
 	uint64_t base = t->fmt->pte_pa(t, first).pa;
@@ -233,19 +276,27 @@ static slat_pte_t promoted_block(const struct slat_walk_ctx *ctx)
 		return 0;
 
 	slat_pte_t ignore = hw_state_bits(t);
-	struct promote_scan s = {
-		.expect = first & ~ignore,
-		.ignore = ignore,
-		.linear = pa_run_linear(slat_pa(base), block_size),
-		.pa = base,
-		.all = ~0ull,
-		/* Its lines are the next last-level table's only when this
-		 * one holds leaves. */
-		.ahead = ctx->level + 1 == SLAT_LAST_LEVEL ? walk_next_table(ctx)
-							   : NULL,
-	};
-	if (!promote_scan(t, table_va(t, ctx->old), ctx->level + 1, &s,
-			  ctx->stats))
+	/* Field by field: an initializer would zero the type arrays with a
+	 * memset, which the freestanding core does not have. */
+	struct promote_scan s;
+	s.t = t;
+	s.expect = first & ~ignore;
+	s.ignore = ignore;
+	s.any = 0;
+	s.all = ~0ull;
+	s.linear = pa_run_linear(slat_pa(base), block_size);
+	s.pa = base;
+	/* Its lines are the next last-level table's only when this one holds
+	 * leaves. */
+	s.ahead = ctx->level + 1 == SLAT_LAST_LEVEL ? walk_next_table(ctx) : NULL;
+	s.st = ctx->stats;
+
+	for (int l = ctx->level + 1; l <= SLAT_LAST_LEVEL; l++) {
+		s.type_set[l] = t->fmt->leaf_for_level(t, 0, l);
+		s.type_keep[l] = t->fmt->leaf_for_level(t, ~0ull, l);
+	}
+	if (core_subtree_walk(t, table, ctx->level + 1, ctx->addr, promote_pre,
+			      NULL, &s))
 		return 0;
 	return hw_state_apply(t, t->fmt->leaf_for_level(t, first, ctx->level),
 			      s.any, s.all);

@@ -118,28 +118,78 @@ walk_leaf_run(const struct slat_walk_ctx *ctx, leaf_step_fn step, void *arg,
 }
 
 /*
- * walk_run()'s entries at the last level read and nothing else: a walk
- * that must see every entry but has nothing to do with these (split's,
- * below its target). In pairs where the core may (pte_peek_pair()). Returns
- * how many it read.
+ * What a subtree walk does at the entry @ptep (of @level, mapping from
+ * @addr; @nr_left entries of its table from it): returns how many entries
+ * from @ptep it dealt with (at least one), 0 to go down into the table
+ * @ptep holds, or a negative value that ends the walk with it.
  */
-static SLAT_ALWAYS_INLINE uint32_t walk_read_run(const struct slat_walk_ctx *ctx)
-{
-	uint32_t max = walk_run(ctx), n = 0;
+typedef int (*subtree_pre_fn)(void *arg, slat_pte_t *ptep, uint32_t nr_left,
+			      int level, uint64_t addr);
+/* After the entries of @table (of @level), before its parent goes on. */
+typedef void (*subtree_post_fn)(void *arg, slat_pte_t *table, int level);
 
-#ifdef SLAT_PTE_PAIRS
-	const slat_pte_t *p = ctx->ptep;
-	if (pte_pair_aligned(p)) {
-		const slat_pte_t *end = p + (max & ~1u);
-#pragma GCC unroll 4
-		for (; p != end; p += 2)
-			(void)pte_peek_pair(p);
-		n = max & ~1u;
+/**
+ * core_subtree_walk() - every entry of the subtree of @table, in address
+ * order, tables before and after their entries.
+ * @t: the table.
+ * @table: a table page below the root (entries of @level).
+ * @level: the level of its entries.
+ * @base: the first IPA it translates.
+ * @pre: at each entry or run of entries; inlined.
+ * @post: after each table's entries, @table's last (NULL: none); inlined.
+ * @arg: passed to both.
+ *
+ * The one walk of a subtree nobody else reaches through the root: one
+ * unlinked (cleaned, merged, freed), one being built before it is
+ * published, or one read whole (map's check for a translation to keep,
+ * promotion's scan). The walker proper (walk.c) takes every range from the
+ * root. Iterative, so that @pre and @post inline.
+ *
+ * Return: SLAT_OK, or the negative value @pre ended it with.
+ */
+static SLAT_ALWAYS_INLINE int
+core_subtree_walk(const struct slat_table *t, slat_pte_t *table, int level,
+		  uint64_t base, subtree_pre_fn pre, subtree_post_fn post,
+		  void *arg)
+{
+	struct {
+		slat_pte_t *table;
+		uint32_t i;
+		uint64_t base;
+	} f[SLAT_LAST_LEVEL + 2];
+	const uint32_t entries = t->geo.entries;
+	int top = 0;
+
+	f[0].table = table;
+	f[0].i = 0;
+	f[0].base = base;
+	for (;;) {
+		if (f[top].i == entries) {
+			if (post)
+				post(arg, f[top].table, level);
+			if (top == 0)
+				return SLAT_OK;
+			top--;
+			level--;
+			f[top].i++;
+			continue;
+		}
+		slat_pte_t *ptep = &f[top].table[f[top].i];
+		uint64_t addr = f[top].base +
+				((uint64_t)f[top].i << level_shift(t, level));
+		int ret = pre(arg, ptep, entries - f[top].i, level, addr);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			f[top].i += (uint32_t)ret;
+			continue;
+		}
+		top++;
+		level++;
+		f[top].table = table_va(t, pte_read(ptep));
+		f[top].i = 0;
+		f[top].base = addr;
 	}
-#endif
-	for (; n < max; n++)
-		(void)pte_peek(&ctx->ptep[n]);
-	return max;
 }
 
 /* How core_descend() walks (constants at each call). */
