@@ -433,13 +433,65 @@ map_other(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 }
 
 /*
+ * The install of a page fault whose entry @ptep (empty, in the path's
+ * table at the last level) the descent found: the claim, *done reported,
+ * then the clean and the store. Reported before the clean, the one call:
+ * nothing of the request is live across it.
+ */
+static SLAT_ALWAYS_INLINE int
+map_page_install(struct slat_table *t, struct slat_op *op,
+		 struct slat_leaf_memo *m, uint32_t flags, slat_pte_t *ptep,
+		 uint64_t size, slat_pa_t pa, struct slat_stats *st)
+{
+	const int level = SLAT_LAST_LEVEL;
+	bool shared = flags & SLAT_SHARED;
+	slat_pte_t leaf = m->leaf[level] | pa.pa;
+	unsigned cmo = map_cmo(m->cmo, flags, st);
+	uint32_t *rc = m->path[level].refcount;
+	int ret = core_claim_leaf(t, ptep, level, leaf, cmo, shared, rc, st);
+
+	map_done(op, ret ? 0 : size, ret);
+	if (ret || !core_leaf_claimed(cmo, shared))
+		return ret;
+	return core_publish_leaf(t, ptep, level, leaf, pa, size, cmo, shared,
+				 rc, st);
+}
+
+/*
+ * A page fault, checked, whose entry's own table the memo's path does not
+ * hold: the descent from the table above it (two reads, the compiler's
+ * copy), else from the deepest one that holds it (core_fault_entry()).
+ * Out of line: the commonest fault keeps its registers.
+ */
+static __attribute__((noinline)) int
+map_page_far(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+	     slat_pa_t pa, uint32_t attrs, struct slat_op *op,
+	     struct slat_stats *st, uint64_t unlinks)
+{
+	const int level = SLAT_LAST_LEVEL;
+	struct slat_leaf_memo *m = &op->cache->memo;
+	slat_pte_t *ptep;
+
+	if (m->unlinks == unlinks && level - 1 > t->geo.start_level &&
+	    memo_path_holds(t, m, level - 1, ipa.ipa)) {
+		struct descent d = descend_path(t, m, level - 1, ipa.ipa, level,
+						st);
+		ptep = d.level == level && !d.pte ? d.ptep : NULL;
+	} else {
+		ptep = core_fault_entry(t, m, unlinks, ipa.ipa, level, st);
+	}
+	if (!ptep)
+		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
+	return map_page_install(t, op, m, op->flags, ptep, size, pa, st);
+}
+
+/*
  * The commonest fault: a page, with attributes the cache's memo holds
  * (which it never holds for a destroyed table) and counters of its own;
  * the same check, rule, descent and install as any map (map_leaf()), the
- * compiler's copy for a leaf at the last level. Anything else, bad input
- * included, is map_other()'s, from the start. The clean is its one call:
- * *done is reported once the entry is claimed, before it, so that nothing
- * of the request is live across it.
+ * compiler's copy for a leaf at the last level whose table the memo's
+ * path holds: one read. Anything else, bad input included, is
+ * map_other()'s, from the start; every way there is a tail call.
  */
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
@@ -455,22 +507,19 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
 	struct slat_leaf_memo *m = &cache->memo;
 	uint32_t flags = op->flags;
-	bool shared = flags & SLAT_SHARED;
 	if (check_map_input(t, ipa.ipa, size, pa.pa, flags) ||
 	    !leaf_fits(t, level, ipa.ipa, pa.pa, size, map_cap_shift(flags)))
 		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
-	slat_pte_t *ptep;
-	if (!core_fault_entry_near(t, m, ipa.ipa, level, &ptep, st))
+	/* Read before the descent: an unlink during it moves the count past
+	 * what the path holds, and the next fault does not use it. */
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(m->unlinks != unlinks ||
+			     !memo_path_holds(t, m, level, ipa.ipa), 0))
+		return map_page_far(t, ipa, size, pa, attrs, op, st, unlinks);
+	struct descent d = descend_path(t, m, level, ipa.ipa, level, st);
+	if (d.pte)
 		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
-	slat_pte_t leaf = m->leaf[level] | pa.pa;
-	unsigned cmo = map_cmo(m->cmo, flags, st);
-	int ret = core_claim_leaf(t, ptep, level, leaf, cmo, shared,
-				  m->path[level].refcount, st);
-	map_done(op, ret ? 0 : size, ret);
-	if (ret || !core_leaf_claimed(cmo, shared))
-		return ret;
-	return core_publish_leaf(t, ptep, level, leaf, pa, size, cmo, shared,
-				 m->path[level].refcount, st);
+	return map_page_install(t, op, m, flags, d.ptep, size, pa, st);
 }
 
 /* ---- unmap ---- */
