@@ -180,7 +180,8 @@ void core_unlink_table(const struct slat_walk_ctx *ctx, struct core_batch *b)
 }
 
 void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
-		     int level, const slat_pte_t *next, struct slat_stats *st)
+		     int level, const struct slat_page_cache *cache,
+		     struct slat_stats *st)
 {
 	uint32_t n = t->geo.entries;
 	uint64_t step = level_size(t, level + 1);
@@ -190,7 +191,8 @@ void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
 	/* The page is not published yet: nobody reads it before the release
 	 * store that links it (the writer's one exception, pte_init()). */
 	if (pa_run_linear(pa, level_size(t, level))) {
-		lines_install(t, page, n, child, step, next);
+		lines_install(t, page, n, child, step,
+			      core_cache_next(cache, page));
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			pte_init(&page[i],
@@ -240,9 +242,8 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 	slat_pte_t block = ctx->old, was;
 
 	/* Without break-before-make a shared walker swaps in one CAS. */
-	const slat_pte_t *next = core_cache_next(cache, page);
 	if (!t->fmt->split_needs_bbm && walk_shared(ctx)) {
-		core_fill_split(t, page, block, ctx->level, next, ctx->stats);
+		core_fill_split(t, page, block, ctx->level, cache, ctx->stats);
 		if (!pte_try_set(t, PTE_SHARED, ctx->ptep, block, ~0ull, table, &was)) {
 			unfill(t, page);
 			core_cache_unpop(cache, page, ctx->stats);
@@ -257,7 +258,7 @@ int core_split_block(const struct slat_walk_ctx *ctx,
 		core_cache_unpop(cache, page, ctx->stats);
 		return ret;
 	}
-	core_fill_split(t, page, block, ctx->level, next, ctx->stats);
+	core_fill_split(t, page, block, ctx->level, cache, ctx->stats);
 	core_make(ctx, table);
 	return SLAT_OK;
 }

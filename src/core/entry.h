@@ -113,8 +113,8 @@ core_install_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
  * @leaf: the first leaf; the next ones map the next PAs.
  * @pa: its output address.
  * @cmo: the CORE_CMO_* the leaves need (0 under SLAT_SKIP_CMO).
- * @ahead: where its entries lie in a page the operation fills after this
- *	one (entries_ahead()).
+ * @cache: the operation's page cache (its pages are filled in turn: the
+ *	run asks for the same lines of a later one, entries_ahead()), or NULL.
  * @st: the operation's counters.
  *
  * The memory of the whole run is cleaned in one call before any leaf is
@@ -123,14 +123,16 @@ core_install_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 static SLAT_ALWAYS_INLINE void
 core_install_run(struct slat_table *t, slat_pte_t *ptep, uint32_t n,
 		 int level, uint64_t size, slat_pte_t leaf, slat_pa_t pa,
-		 unsigned cmo, const slat_pte_t *ahead, struct slat_stats *st)
+		 unsigned cmo, const struct slat_page_cache *cache,
+		 struct slat_stats *st)
 {
 	slat_pte_t was;
 
 	if (cmo)
 		cmo_do(t, pa, n * size, cmo, st);
 	if (pa_run_linear(pa, n * size)) {
-		lines_install(t, ptep, n, leaf, size, ahead);
+		lines_install(t, ptep, n, leaf, size,
+			      entries_ahead(t, cache, ptep, level));
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			pte_try_set(t, PTE_ALONE, &ptep[i], 0, ~0ull,
@@ -197,10 +199,10 @@ int core_clear_leaves(const struct slat_walk_ctx *ctx, struct core_batch *b,
 void core_unlink_table(const struct slat_walk_ctx *ctx,
 		       struct core_batch *b) SLAT_INTERNAL;
 
-/* Fill @page (unpublished) with the next-level leaves that translate like
- * @block at @level; @next: a page filled after it (core_cache_next()). */
+/* Fill @page (unpublished, popped from @cache) with the next-level leaves
+ * that translate like @block at @level. */
 void core_fill_split(struct slat_table *t, slat_pte_t *page, slat_pte_t block,
-		     int level, const slat_pte_t *next,
+		     int level, const struct slat_page_cache *cache,
 		     struct slat_stats *st) SLAT_INTERNAL;
 
 /*

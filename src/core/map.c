@@ -163,8 +163,7 @@ static int map_install_run(const struct slat_walk_ctx *ctx, struct map_data *d)
 		     core_refcount_get(t, table_page_of(t, ctx->ptep)) == 0);
 	uint32_t n = empty ? max : empty_run(ctx, max);
 	core_install_run(t, ctx->ptep, n, ctx->level, size, leaf, pa, cmo,
-			 entries_ahead(t, d->op.cache, ctx->ptep, ctx->level),
-			 ctx->stats);
+			 d->op.cache, ctx->stats);
 	d->wrote = true;
 	return (int)n;
 }

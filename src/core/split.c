@@ -37,8 +37,7 @@ static SLAT_ALWAYS_INLINE bool build_page(struct build_walk *w, slat_pte_t *ptep
 	pte_init(ptep, t->fmt->make_table(t, t->mm->virt_to_phys(t->mm_ctx,
 								 page)));
 	if (level + 1 == w->target) {
-		core_fill_split(t, page, part, level,
-				core_cache_next(w->cache, page), w->st);
+		core_fill_split(t, page, part, level, w->cache, w->st);
 		return true;
 	}
 	*table_refcount(t, page) = t->geo.entries;
