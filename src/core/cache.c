@@ -84,16 +84,13 @@ static SLAT_ALWAYS_INLINE int cmo_pre(void *arg, slat_pte_t *ptep,
 	struct cmo_masks m = w->m;
 
 	m.size = level_size(t, level);
-	if (nr_left == t->geo.entries) {
-		if (level == SLAT_LAST_LEVEL && m.oa_mask) {
-			cmo_lines(t, ptep, &m, w->run, w->st);
-			return (int)nr_left;
-		}
-		/* An empty table (a parent its children's removal emptied). */
-		if (level < SLAT_LAST_LEVEL &&
-		    !core_refcount_get(t, table_page_of(t, ptep)))
-			return (int)nr_left;
+	if (level == SLAT_LAST_LEVEL && m.oa_mask &&
+	    nr_left == t->geo.entries) {
+		cmo_lines(t, ptep, &m, w->run, w->st);
+		return (int)nr_left;
 	}
+	if (subtree_table_empty(t, ptep, nr_left, level))
+		return (int)nr_left;
 	/* The entries up to the next table, in one go. */
 	uint32_t n;
 	for (n = 0; n < nr_left; n++) {

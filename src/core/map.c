@@ -328,7 +328,7 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 /*
  * One leaf of exactly the request's size, at @level, into an empty entry
  * under existing tables: leaf_fits() decides, the descent starts from the
- * memo's path, core_install_leaves() installs. Anything else (a leaf that
+ * memo's path, core_install_leaf() installs. Anything else (a leaf that
  * does not fit, a missing table, an entry in use) returns MAP_WALK. @m:
  * the memo of @attrs for @t, or NULL.
  */

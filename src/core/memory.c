@@ -113,8 +113,7 @@ static SLAT_ALWAYS_INLINE int free_pre(void *arg, slat_pte_t *ptep,
 	struct free_walk *w = arg;
 	const struct slat_table *t = w->t;
 	if (level == SLAT_LAST_LEVEL ||
-	    (nr_left == t->geo.entries &&
-	     !core_refcount_get(t, table_page_of(t, ptep))))
+	    subtree_table_empty(t, ptep, nr_left, level))
 		return (int)nr_left;
 	/* The entries up to the next table, in one go. */
 	uint32_t n = 0;

@@ -192,6 +192,17 @@ core_subtree_walk(const struct slat_table *t, slat_pte_t *table, int level,
 	}
 }
 
+/* For a subtree walk's callback: @ptep is the first entry of a table
+ * below the last level with nothing in it (its count word is 0), which
+ * the walk need not read (a parent its children's removal emptied). */
+static SLAT_ALWAYS_INLINE bool subtree_table_empty(const struct slat_table *t,
+						   const slat_pte_t *ptep,
+						   uint32_t nr_left, int level)
+{
+	return level < SLAT_LAST_LEVEL && nr_left == t->geo.entries &&
+	       !core_refcount_get(t, table_page_of(t, ptep));
+}
+
 /* How core_descend() walks (constants at each call). */
 #define DESCEND_CPU  (1u << 0) /* as the CPU: set table access flags (EPT A/D) */
 #define DESCEND_FAST (1u << 1) /* stop at any table entry not written as
