@@ -1221,7 +1221,8 @@ static void order_snapshot(uint64_t ipa, uint64_t e)
 	O.nt = 0;
 	if (checker_tables(&R.ck, ipa, e, otable_cb, NULL))
 		die("raw walk: %s", R.ck.msg);
-	qsort(O.t, O.nt, sizeof(*O.t), otable_cmp);
+	if (O.nt)
+		qsort(O.t, O.nt, sizeof(*O.t), otable_cmp);
 }
 
 static const struct otable *otable_of(uint64_t va)
@@ -1301,7 +1302,8 @@ static bool order_clean_covered(uint64_t p, uint64_t n, uint64_t ipa,
 		O.pa[O.npa].e = l->oa + (b - l->base);
 		O.npa++;
 	}
-	qsort(O.pa, O.npa, sizeof(*O.pa), piece_cmp);
+	if (O.npa)
+		qsort(O.pa, O.npa, sizeof(*O.pa), piece_cmp);
 	uint64_t at = p;
 	for (size_t i = 0; i < O.npa && at < p + n; i++)
 		if (O.pa[i].s <= at && O.pa[i].e > at)
@@ -1327,7 +1329,8 @@ static void check_order(uint64_t ipa, uint64_t e, bool cleans)
 			if (R.pre.v[i].size > max_leaf)
 				max_leaf = R.pre.v[i].size;
 		}
-		qsort(O.bypa, R.pre.n, sizeof(*O.bypa), bypa_cmp);
+		if (R.pre.n)
+			qsort(O.bypa, R.pre.n, sizeof(*O.bypa), bypa_cmp);
 	}
 	for (size_t i = 0; i < R.nev; i++) {
 		const struct slat_hosted_event *ev = &R.ev[i].ev;
