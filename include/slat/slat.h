@@ -133,6 +133,8 @@ struct slat_table {
 	struct slat_config cfg;
 	struct slat_geometry geo;
 	uint64_t page_mask;     /* granule size - 1 */
+	uint64_t ia_beyond;     /* the bits no IPA has: ~0 << ia_bits */
+	uint64_t pa_beyond;     /* the bits no PA has: ~0 << pa_bits */
 	void *root;
 	slat_pa_t root_pa;
 	struct slat_stats stats;

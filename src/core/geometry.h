@@ -112,16 +112,17 @@ static inline bool table_live(const struct slat_table *t)
 }
 
 /*
- * Bits above @bits in the last byte of [addr, addr + size), in @addr or in
- * size - 1: non-zero when the range is empty, wraps, or reaches past
- * 2^@bits. One test, so that the fault path's check costs a few
+ * The bits of @beyond (~0 << the address size) in the last byte of
+ * [addr, addr + size), in @addr or in size - 1: non-zero when the range is
+ * empty, wraps, or reaches past the address size. One test, and a mask
+ * rather than a shift count, so that the fault path's check costs a few
  * instructions.
  */
 static inline uint64_t range_beyond(uint64_t addr, uint64_t size,
-				    unsigned bits)
+				    uint64_t beyond)
 {
 	uint64_t last = size - 1;
-	return (addr | last | (addr + last)) >> bits;
+	return (addr | last | (addr + last)) & beyond;
 }
 
 /* Non-zero when [ipa, ipa + size) is not a range of whole granules inside
@@ -129,7 +130,7 @@ static inline uint64_t range_beyond(uint64_t addr, uint64_t size,
 static inline uint64_t ipa_range_bad(const struct slat_table *t, uint64_t ipa,
 				     uint64_t size)
 {
-	return range_beyond(ipa, size, t->geo.ia_bits) |
+	return range_beyond(ipa, size, t->ia_beyond) |
 	       ((ipa | size) & granule_mask(t));
 }
 
@@ -138,7 +139,7 @@ static inline uint64_t ipa_range_bad(const struct slat_table *t, uint64_t ipa,
 static inline uint64_t pa_range_bad(const struct slat_table *t, uint64_t pa,
 				    uint64_t size)
 {
-	return range_beyond(pa, size, t->geo.pa_bits) | (pa & granule_mask(t));
+	return range_beyond(pa, size, t->pa_beyond) | (pa & granule_mask(t));
 }
 
 /*

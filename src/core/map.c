@@ -281,8 +281,9 @@ static int no_replace_visitor(const struct slat_walk_ctx *ctx,
 		       ? 1 : SLAT_E_EXISTS;
 }
 
-/* Any range, any layout, through the walker, its input checked. Not
- * inlined, so that the fault path stays short. */
+/* Any range, any layout, through the walker, its input checked
+ * (check_map_input(), which the caller ran). Not inlined, so that the
+ * fault path stays short. */
 static __attribute__((noinline)) int
 map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	 uint32_t attrs, uint32_t flags, struct slat_page_cache *cache,
@@ -301,10 +302,8 @@ map_walk(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
 	/* A replaced translation is invalidated before its replacement is
 	 * made: map has no use for a flush policy. */
 	struct slat_op args = { flags, SLAT_FLUSH_NONE, cache, 0 };
-	int ret = core_op_begin(&d.op, t, slat_ipa(ipa), size, &args,
-				CORE_FLAGS_MAP);
-	if (ret)
-		return ret;
+	int ret = SLAT_OK;
+	core_op_start(&d.op, t, slat_ipa(ipa), size, &args);
 	if (d.no_replace) {
 		ret = core_op_walk(&d.op, no_replace_visitor, &d,
 				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);

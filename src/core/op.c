@@ -10,7 +10,6 @@ int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 {
 	uint32_t flags = args ? args->flags : 0;
 	enum slat_tlbi_policy policy = args ? args->flush : SLAT_FLUSH_ENTRY;
-	struct slat_page_cache *cache = args ? args->cache : NULL;
 
 	if (args)
 		args->done = 0;
@@ -20,17 +19,26 @@ int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 	int ret = check_ipa_range(t, ipa.ipa, size);
 	if (ret)
 		return ret;
+	core_op_start(op, t, ipa, size, args);
+	return SLAT_OK;
+}
+
+void core_op_start(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
+		   uint64_t size, struct slat_op *args)
+{
+	uint32_t flags = args ? args->flags : 0;
+
 	op->t = t;
 	op->ipa = ipa.ipa;
 	op->end = ipa.ipa + size;
 	op->flags = flags;
-	op->policy = policy;
-	op->cache = cache;
+	op->policy = args ? args->flush : SLAT_FLUSH_ENTRY;
+	op->cache = args ? args->cache : NULL;
 	op->done = args ? &args->done : NULL;
-	op->st = stats_begin(t, &op->local, (flags & SLAT_SHARED) != 0, cache);
+	op->st = stats_begin(t, &op->local, (flags & SLAT_SHARED) != 0,
+			     op->cache);
 	op->fail_addr = op->end;
 	op->changed = false;
-	return SLAT_OK;
 }
 
 int core_op_walk(struct core_op *op, slat_visitor_fn cb, void *arg,

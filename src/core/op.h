@@ -35,6 +35,10 @@ struct core_op {
 int core_op_begin(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
 		  uint64_t size, struct slat_op *args,
 		  uint32_t allowed) SLAT_INTERNAL;
+/* core_op_begin() for arguments the caller checked as it would (map's
+ * input check): only the set-up; @args->done is left as it is. */
+void core_op_start(struct core_op *op, struct slat_table *t, slat_ipa_t ipa,
+		   uint64_t size, struct slat_op *args) SLAT_INTERNAL;
 /* slat_walk() without its argument checks, for the core's own walkers
  * (whose stop level may be above the start level: only the root's entries
  * are visited then). */

@@ -127,6 +127,8 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->cfg.pa_bits = geo.pa_bits;
 	t->geo = geo;
 	t->page_mask = (1ull << geo.granule_shift) - 1;
+	t->ia_beyond = ~0ull << geo.ia_bits;
+	t->pa_beyond = ~0ull << geo.pa_bits;
 	t->map_flags_refused = ~(uint32_t)CORE_FLAGS_MAP |
 			       (shared_refused(t, SLAT_SHARED) ? SLAT_SHARED : 0);
 	t->root = root;

@@ -209,18 +209,22 @@ static SLAT_ALWAYS_INLINE bool subtree_table_empty(const struct slat_table *t,
 				  make_table() writes them: the caller falls
 				  back to the walker then */
 
-/* Where a descent starts: a table, the level of its entries, and the mask
- * of an index into it (the root's may span concatenated pages). */
+/* Where a descent starts: a table, the level of its entries, and how an
+ * IPA indexes it: ((ipa ^ base) >> shift) & index_mask. The root's mask
+ * may span concatenated pages; a fault's path table, whose span is known
+ * to hold the IPA, takes its first IPA as base and needs no mask (the XOR
+ * is the one its span test computed). */
 struct descend_from {
 	slat_pte_t *table;
 	int level;
-	uint64_t index_mask;
+	uint64_t base;          /* the first IPA it translates, or 0 */
+	uint64_t index_mask;    /* ~0: the IPA is inside the table's span */
 };
 
 /* The root, where every descent starts that knows no better. */
 static inline struct descend_from descend_root(const struct slat_table *t)
 {
-	return (struct descend_from){ t->root, t->geo.start_level,
+	return (struct descend_from){ t->root, t->geo.start_level, 0,
 				      t->geo.root_entries - 1 };
 }
 
@@ -228,7 +232,7 @@ static inline struct descend_from descend_root(const struct slat_table *t)
 static inline struct descend_from descend_below(const struct slat_table *t,
 						slat_pte_t pte, int level)
 {
-	return (struct descend_from){ table_va(t, pte), level + 1,
+	return (struct descend_from){ table_va(t, pte), level + 1, 0,
 				      t->geo.entries - 1 };
 }
 
@@ -304,7 +308,7 @@ descend(const struct slat_table *t, struct descend_from from, uint64_t ipa,
 	const int depth = stop_level - from.level;
 	struct descent d;
 
-	d.ptep = &from.table[(ipa >> level_shift(t, from.level)) &
+	d.ptep = &from.table[((ipa ^ from.base) >> level_shift(t, from.level)) &
 			     from.index_mask];
 	d.pte = pte_read(d.ptep);
 	d.level = from.level;
@@ -357,7 +361,7 @@ descend_path(const struct slat_table *t, struct slat_leaf_memo *m, int from,
 	     uint64_t ipa, int stop_level, struct slat_stats *st)
 {
 	struct descend_from f = { m->path[from].table, from,
-				  t->geo.entries - 1 };
+				  m->path[from].ipa, ~0ull };
 	struct descent d = descend(t, f, ipa, stop_level, DESCEND_FAST, m, st);
 	d.rc = m->path[d.level].refcount;
 	return d;
