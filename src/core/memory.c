@@ -149,7 +149,7 @@ void core_release_unlinked(struct slat_table *t, void *table, int level,
 	if (cmo)
 		core_cmo_subtree(t, table, level, cmo, st);
 	/* Before the page can be freed: no fault may start from a memo's path
-	 * through it (core_descend_fault()). */
+	 * through it (core_fault_entry()). */
 	__atomic_add_fetch(&t->unlinks, 1, __ATOMIC_RELEASE);
 	if (t->mm->free_deferred) {
 		/* Counted when freed: walkers inside may still link tables. */

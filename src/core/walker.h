@@ -334,7 +334,7 @@ descend(const struct slat_table *t, struct descend_from from, uint64_t ipa,
  * @st: counts the entries read (may be NULL).
  *
  * The one descent that bypasses the walker: lookup, mkyoung, the CPU's
- * walk, the fault path (core_descend_fault()) and the first leaf under a
+ * walk, the fault path (core_fault_entry()) and the first leaf under a
  * table use it. Return: where it ended (struct descent; no count word).
  */
 static SLAT_ALWAYS_INLINE struct descent
