@@ -14,8 +14,13 @@
 
 #include "dump.h"
 #include "script.h"
+#include "textin.h"
 
 #define MAX_TOKENS 16
+/* A line is one operation and its words (a snapshot's path the longest);
+ * a script, what a generator writes for a whole guest's worth of pages. */
+#define SCRIPT_LINE_MAX 8192
+#define SCRIPT_LINES_MAX (1ul << 24)
 
 enum op_kind {
 	OP_CONFIG,
@@ -106,14 +111,19 @@ static const char *script_name(const struct script *s)
 static int error(const struct script *s, const char *op, const char *what,
 		 const char *advice_fmt, ...)
 {
-	char advice[512];
+	/* Room for a whole line's word: text_printf_safe() cuts it. */
+	char advice[SCRIPT_LINE_MAX + 512];
 	va_list ap;
 
 	va_start(ap, advice_fmt);
 	vsnprintf(advice, sizeof(advice), advice_fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s:%u: %s: %s (%s)\n", script_name(s), s->line, op,
-		what, advice);
+	/* The words come from the script: escaped, the quoted ones and an
+	 * unknown operation's name cut short. */
+	size_t len = strlen(op), shown = text_quote_shown(len);
+	fprintf(stderr, "%s:%u: ", script_name(s), s->line);
+	text_printf_safe(stderr, "%.*s%s: %s (%s)\n", (int)shown, op,
+			 shown < len ? "..." : "", what, advice);
 	return 2;
 }
 
@@ -529,7 +539,7 @@ static int parse_bits(struct script *s, const char *key, const char *val,
 			     key, val, key);
 	if (v < 32 || v > max)
 		return error(s, "config", "address size out of range",
-			     "%s=%s: %s= takes 32..%u (arm-s2, arm-s1: 32..48, "
+			     "\"%s=%s\": %s= takes 32..%u (arm-s2, arm-s1: 32..48, "
 			     "or up to 52 with granule=64k or lpa2=on; ept: "
 			     "32..%u)", key, val,
 			     key, max, max);
@@ -569,7 +579,7 @@ static int parse_setting(struct script *s, const char *key, const char *val,
 	/* A repeated setting would silently override the first. */
 	if (*seen & bit)
 		return error(s, "config", "setting given twice",
-			     "%s=%s: %s= is set earlier on the line%s; give "
+			     "\"%s=%s\": %s= is set earlier on the line%s; give "
 			     "it once", key, val, key,
 			     feat == SLAT_FEAT_HWDIRTY ? " (hwdirty= and ad= "
 							 "are one setting)" : "");
@@ -1075,10 +1085,10 @@ static int run_snapshot(struct script *s, const char *file)
 	char err[512];
 
 	if (script_write_raw(s, file, &records, &leaves, err, sizeof(err))) {
-		fprintf(stderr,
-			"%s:%u: snapshot: %s (check that the directory exists "
-			"and can be written, and the space there)\n",
-			script_name(s), s->line, err);
+		fprintf(stderr, "%s:%u: ", script_name(s), s->line);
+		text_printf_safe(stderr, "snapshot: %s (check that the "
+				 "directory exists and can be written, and the "
+				 "space there)\n", err);
 		return 1;
 	}
 	fprintf(s->out, "snapshot %s: %" PRIu32 " page record%s, %zu lea%s\n",
@@ -1202,7 +1212,7 @@ static int run_op(struct script *s, struct op *op)
 static int parse_number(struct script *s, const char *op, const char *what,
 			const char *tok, uint64_t *v)
 {
-	char buf[96];
+	char buf[SCRIPT_LINE_MAX + 96];
 
 	if (dump_parse_u64(tok, v))
 		return 0;
@@ -1513,10 +1523,10 @@ static int parse_line(struct script *s, char **tok, int n)
 
 int script_run(struct script *s, FILE *in, const char *path)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
+	struct text_in text;
+	char *line;
+	size_t len;
+	int rc;
 
 	s->path = path;
 	s->line = 0;
@@ -1526,25 +1536,18 @@ int script_run(struct script *s, FILE *in, const char *path)
 		s->cfg.ia_bits = 40;
 		s->cfg.pa_bits = 48;
 	}
-	while ((len = getline(&line, &cap, in)) >= 0) {
+	if (!text_in_open(&text, in, "", script_name(s), "script",
+			  SCRIPT_LINE_MAX, SCRIPT_LINES_MAX))
+		return 1;
+	while ((rc = text_in_line(&text, &line, &len)) == 1) {
 		char *tok[MAX_TOKENS + 1], *save = NULL, *hash, *w;
 		int n = 0;
 
-		s->line++;
-		/* C strings would end the line there, unseen. */
-		if (memchr(line, '\0', (size_t)len)) {
-			fprintf(stderr,
-				"%s:%u: NUL byte at column %zu (a script is text; "
-				"remove the byte, or check that this is the "
-				"script)\n", script_name(s), s->line,
-				strlen(line) + 1);
-			rc = 2;
-			goto out;
-		}
+		s->line = (unsigned)text.line;
 		if ((hash = strchr(line, '#')))
 			*hash = '\0';
-		for (w = strtok_r(line, " \t\r\n", &save); w;
-		     w = strtok_r(NULL, " \t\r\n", &save)) {
+		for (w = strtok_r(line, " \t\r", &save); w;
+		     w = strtok_r(NULL, " \t\r", &save)) {
 			if (n == MAX_TOKENS) {
 				rc = error(s, tok[0], "line too long",
 					   "one operation per line");
@@ -1559,16 +1562,11 @@ int script_run(struct script *s, FILE *in, const char *path)
 			goto out;
 		s->ops++;
 	}
-	if (ferror(in)) {
-		fprintf(stderr, "slat-dump: %s: %s\n", path, strerror(errno));
-		rc = 1;
-		goto out;
-	}
 	/* An empty script still shows its (empty) table. */
-	if (!s->ready)
+	if (!rc && !s->ready)
 		rc = table_setup(s, "config");
 out:
-	free(line);
+	text_in_close(&text);
 	return rc;
 }
 

@@ -10,6 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "textin.h"
+
+/* A cost file is a dozen `key = value` lines and comments. */
+#define COST_LINE_MAX 1024
+#define COST_LINES_MAX 4096
+
 /* ---- switches ---- */
 
 static const char *const switch_names[] = {
@@ -281,10 +287,11 @@ static int cost_line(struct perf_cost *c, const char *path, int lineno,
 		if (!strcmp(key, keys[i].key))
 			break;
 	if (i == sizeof(keys) / sizeof(keys[0])) {
-		fprintf(stderr, "slat-perf: %s:%d: unknown key '%s' (keys: "
-			"tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
-			"clean_line, cache_line, fault_exit, entry_visit, "
-			"entry_write)\n", path, lineno, key);
+		fprintf(stderr, "slat-perf: %s:%d: ", path, lineno);
+		text_printf_safe(stderr, "unknown key \"%s\" (keys: tlbi_ipa, "
+				 "tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
+				 "clean_line, cache_line, fault_exit, "
+				 "entry_visit, entry_write)\n", key);
 		return -1;
 	}
 	*(double *)((char *)c + keys[i].off) = v;
@@ -298,34 +305,27 @@ bad:
 int perf_cost_load(struct perf_cost *c, const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int lineno = 0, ret = 0;
+	struct text_in text;
+	char *line;
+	size_t len;
+	int ret;
 
 	if (!f) {
 		fprintf(stderr, "slat-perf: --cost %s: %s (give a file of "
 			"`key = value` lines)\n", path, strerror(errno));
 		return 1;
 	}
-	while (!ret && (len = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		/* a NUL would end the line unseen */
-		if (memchr(line, '\0', (size_t)len)) {
-			fprintf(stderr, "slat-perf: %s:%d: a NUL byte (a cost "
-				"file is text: `key = value` lines)\n", path,
-				lineno);
+	if (!text_in_open(&text, f, "slat-perf: ", path, "cost file",
+			  COST_LINE_MAX, COST_LINES_MAX)) {
+		fclose(f);
+		return 1;
+	}
+	while ((ret = text_in_line(&text, &line, &len)) == 1)
+		if (cost_line(c, path, (int)text.line, line) < 0) {
 			ret = 2;
-		} else if (cost_line(c, path, lineno, line) < 0) {
-			ret = 2;
+			break;
 		}
-	}
-	if (!ret && ferror(f)) {
-		fprintf(stderr, "slat-perf: --cost %s: %s\n", path,
-			strerror(errno));
-		ret = 1;
-	}
-	free(line);
+	text_in_close(&text);
 	fclose(f);
 	if (!ret && c->cache_line < 1) {
 		fprintf(stderr, "slat-perf: %s: cache_line must be at least 1\n", path);

@@ -22,8 +22,13 @@ def limit(mem):
     return set_limit
 
 
-def run(args, stdin=None, stdout=subprocess.PIPE, timeout=30, mem=None):
+def run(args, stdin=None, stdout=subprocess.PIPE, timeout=30, mem=None,
+        stdin_file=None):
     try:
+        if stdin_file is not None:
+            return subprocess.run([EXE] + args, stdin=stdin_file,
+                                  stdout=stdout, stderr=subprocess.PIPE,
+                                  timeout=timeout, preexec_fn=limit(mem))
         return subprocess.run([EXE] + args, input=stdin, stdout=stdout,
                               stderr=subprocess.PIPE, timeout=timeout,
                               preexec_fn=limit(mem))
@@ -443,6 +448,52 @@ def t_split_nomem():
     if done % (2 << 20) or not 0 < done < 1 << 30:
         sys.exit(f"FAIL: a split stopped at 0x{done:x}, not at a 2M block")
     ok(["--arena", "4M", "-"], "the same split with room", stdin=script)
+
+
+def t_unbounded_input():
+    """Endless or huge input ends in a clear error, at once and in a few
+    MB: a line is read a byte at a time up to its limit, never whole."""
+    mem = 64 << 20
+    # /dev/zero as a file and on stdin: a NUL at the first byte
+    p = run(["/dev/zero"], timeout=10, mem=mem)
+    expect(p, 2, r"^/dev/zero:1: NUL byte at column 1 \(a script is text",
+           "/dev/zero as a script")
+    with open("/dev/zero", "rb") as zero:
+        p = run(["-"], stdin=None, timeout=10, mem=mem, stdin_file=zero)
+    expect(p, 2, r"^<stdin>:1: NUL byte at column 1", "/dev/zero on stdin")
+    # an endless line without a NUL: `yes` with a 10000-byte word
+    y = subprocess.Popen(["yes", "a" * 10000], stdout=subprocess.PIPE)
+    p = run(["-"], timeout=10, mem=mem, stdin_file=y.stdout)
+    y.kill()
+    y.wait()
+    expect(p, 2, r"^<stdin>:1: line longer than 8192 bytes \(a script line "
+           r"is short", "an endless line")
+    # 20 MB without a newline after a valid start
+    p = run(["-"], stdin=b"map 0 4K 0 " + b"r" * (20 << 20), timeout=10,
+            mem=mem)
+    expect(p, 2, r"^<stdin>:1: line longer than 8192 bytes", "a 20 MB word")
+    if len(p.stderr) > 300:
+        sys.exit(f"FAIL: a 20 MB word: {len(p.stderr)} bytes of error")
+
+
+def t_quoted_words():
+    """Errors quote a short prefix of the user's word, its bytes that a
+    terminal would act on escaped."""
+    p = run(["-"], stdin=b"map 0 4K 0 rw %s\n" % (b"q" * 1000))
+    expect(p, 2, r'unknown flag \("q{40}\.\.\.": map flags are',
+           "a long word")
+    quoted = re.search(rb'"([^"]*)"', p.stderr).group(1)
+    if len(quoted) != 43:
+        sys.exit(f"FAIL: a 1000-byte word quoted as {len(quoted)} bytes")
+    p = run(["-"], stdin=b"map 0 4K 0 rw,\x01\x1b[31m\xff\n")
+    expect(p, 2, r'unknown attribute word "\\x01\\x1b\[31m\\xff"',
+           "control bytes in a word")
+    p = run(["-"], stdin=b"x" * 5000 + b" 0 4K\n")
+    expect(p, 2, r"^<stdin>:1: x{40}\.\.\.: unknown operation",
+           "a long operation name")
+    for q in (p.stderr,):
+        if any(b < 0x20 and b != 0x0a or b >= 0x7f for b in q):
+            sys.exit(f"FAIL: raw bytes in {q!r}")
 
 
 if __name__ == "__main__":

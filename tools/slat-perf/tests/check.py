@@ -284,16 +284,27 @@ def t_errors(exe):
     d = tempfile.mkdtemp()
     cf = os.path.join(d, "cost")
     # strtod's nan and inf are not costs; a NUL byte does not end a line
+    # A cost file is short lines: a long line, too many lines or an
+    # endless file is refused at once; words come back escaped.
     for text, rx in [("dsb = nan\n", "non-negative number"),
                      ("dsb = inf\n", "non-negative number"),
-                     ("dsb = 1\0\nwhat = 3\n", "NUL byte")]:
+                     ("dsb = 1\0\nwhat = 3\n", r":1: NUL byte at column 8"),
+                     ("dsb = 1\n" + "#" * 2000 + "\n",
+                      r":2: line longer than 1024 bytes"),
+                     ("# c\n" * 5000, r": more than 4096 lines"),
+                     ("ds\x1bb = 1\n", r'unknown key "ds\\x1bb"')]:
         open(cf, "w").write(text)
         p = run(exe, ["--cost", cf, "dirty-log"], ok=False)
         if p.returncode != 2 or not re.search(rx, p.stderr):
-            sys.exit(f"FAIL: cost {text!r}: exit {p.returncode}, {p.stderr!r}")
+            sys.exit(f"FAIL: cost {text[:40]!r}: exit {p.returncode}, "
+                     f"{p.stderr!r}")
+    p = subprocess.run([exe, "--cost", "/dev/zero", "dirty-log"],
+                       capture_output=True, text=True, timeout=10)
+    if p.returncode != 2 or "/dev/zero:1: NUL byte at column 1" not in p.stderr:
+        sys.exit(f"FAIL: --cost /dev/zero: exit {p.returncode}, {p.stderr!r}")
     open(cf, "w").write("tlbi_ipa = 5\nwhat = 3\n")
     p = run(exe, ["--cost", cf, "dirty-log"], ok=False)
-    if p.returncode == 0 or "unknown key 'what'" not in p.stderr:
+    if p.returncode == 0 or 'unknown key "what"' not in p.stderr:
         sys.exit(f"FAIL: bad cost file accepted: {p.stderr}")
     # A cost file changes the model: every cost 0 but the fault exit.
     open(cf, "w").write("# only faults\n" + "".join(
