@@ -48,6 +48,7 @@ function(slat_finish_library name component)
       target_link_options(${name}-shared PRIVATE LINKER:--no-undefined)
     endif()
   endif()
+  slat_localize_archive(${name})
   install(TARGETS ${targets} EXPORT slatTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -60,4 +61,28 @@ function(slat_finish_library name component)
   else()
     add_library(slat::${component} ALIAS ${name})
   endif()
+endfunction()
+
+# slat_localize_archive(NAME): the static archive NAME becomes one object in
+# which every symbol but the public ones (SLAT_API) is local, as the shared
+# library's are: a hypervisor links it beside its own code, which may well
+# have a core_walk or a sim_run of its own. Linked relocatable (-r) from the
+# whole archive, then objcopy --localize-hidden: the hidden symbols are the
+# ones the library's objects share among themselves.
+function(slat_localize_archive name)
+  if(NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "objcopy not found: it makes the static archives' "
+            "internal symbols local (install binutils)")
+  endif()
+  set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}-localized.o)
+  add_custom_command(TARGET ${name} POST_BUILD
+    COMMAND ${CMAKE_C_COMPILER} -r -nostdlib
+            -Wl,--whole-archive $<TARGET_FILE:${name}> -Wl,--no-whole-archive
+            -o ${obj}
+    COMMAND ${CMAKE_OBJCOPY} --localize-hidden ${obj}
+    COMMAND ${CMAKE_COMMAND} -E remove $<TARGET_FILE:${name}>
+    COMMAND ${CMAKE_AR} qc $<TARGET_FILE:${name}> ${obj}
+    COMMAND ${CMAKE_RANLIB} $<TARGET_FILE:${name}>
+    COMMENT "Making the internal symbols of lib${name}.a local"
+    VERBATIM)
 endfunction()

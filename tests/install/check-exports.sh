@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check-exports.sh NM LIBRARY.so HEADER...
+# check-exports.sh NM LIBRARY.so|LIBRARY.a HEADER...
 #
-# The dynamic symbols LIBRARY.so defines (NM -D --defined-only) must be the
-# functions HEADER... declare (public-functions.pl), all of them:
+# The dynamic symbols LIBRARY.so defines (NM -D --defined-only), or the
+# global symbols LIBRARY.a defines (NM -g --defined-only: what a program
+# linking it beside its own code meets), must be the functions HEADER...
+# declare (public-functions.pl), all of them:
 #  - a symbol no header declares is an internal function or variable that
 #    leaks (mark it static, or rely on -fvisibility=hidden);
 #  - a declared function the library does not export lost its SLAT_API
@@ -21,7 +23,11 @@ trap 'rm -rf "$tmp"' EXIT
 
 perl "$here/public-functions.pl" "$@" > "$tmp/decls"
 awk '{print $1}' "$tmp/decls" | LC_ALL=C sort -u > "$tmp/declared"
-"$nm" -D --defined-only "$lib" | awk 'NF >= 3 {print $3}' |
+case $lib in
+*.a) scope=-g ;;
+*) scope=-D ;;
+esac
+"$nm" "$scope" --defined-only "$lib" | awk 'NF >= 3 {print $3}' |
 	LC_ALL=C sort -u > "$tmp/exported"
 
 fail=0

@@ -15,7 +15,9 @@
 #     pkg-config slat-hosted), each built once with the shared libraries
 #     (ldd must show libslat.so.0 and libslat-hosted.so.0 of the prefix) and
 #     once static (no libslat*.so at all), against the prefix and the staged
-#     tree; every program maps and looks up a page and exits 0;
+#     tree; and a program linking the core's archive alone, as slat-core.pc's
+#     archive variable names it (a hypervisor's build); every program maps
+#     and looks up a page and exits 0;
 #  4. a core-only build for bare-metal aarch64 (cmake/aarch64-none.cmake),
 #     installed: libslat.a, the core headers and slat-core.pc alone; a
 #     freestanding program (bare-metal/) linked against it with
@@ -119,7 +121,9 @@ for c in core hosted sim; do
 	esac
 	headers=()
 	for h in $hs; do headers+=("$prefix/$incdir/slat/$h.h"); done
-	quiet sh "$here/check-exports.sh" nm "$prefix/$libdir/lib$lib.so" "${headers[@]}"
+	for f in "lib$lib.so" "lib$lib.a"; do
+		quiet sh "$here/check-exports.sh" nm "$prefix/$libdir/$f" "${headers[@]}"
+	done
 done
 for t in slat-dump slat-perf; do
 	out=$("$prefix/$bindir/$t" --version)
@@ -190,6 +194,18 @@ PKG_CONFIG_PATH=$stage$staged/$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage \
 	quiet make -C "$src/make-static" STATIC=1
 check_linked "$src/make-static/stage2" static ""
 say "pkg-config slat-hosted: shared and static (-static, --static) programs ran"
+# (c) A hypervisor's build: the core's archive alone, named by slat-core.pc
+# (its Libs would take libslat.so, installed beside it), hooks of its own.
+archive=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig \
+	pkg-config --variable=archive slat-core)
+[ "$archive" = "$prefix/$libdir/libslat.a" ] ||
+	fail "slat-core.pc: archive=$archive, not $prefix/$libdir/libslat.a"
+pc=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags slat-core)
+# shellcheck disable=SC2086 # pkg-config's words
+quiet cc -O2 -Wall -Wextra -Werror $pc -o "$tmp/core-static" \
+	"$here/bare-metal/host.c" "$here/bare-metal/main.c" "$archive"
+check_linked "$tmp/core-static" static ""
+say "pkg-config slat-core: a program linking its archive alone ran"
 
 # ---- 4. Core only, bare-metal aarch64 ----
 cross=aarch64-linux-gnu-

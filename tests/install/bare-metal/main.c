@@ -5,7 +5,9 @@
  * the platform hooks over a static pool of table pages, an Armv8 stage-2
  * table with one 4 KiB page mapped, looked up and unmapped. start.S calls
  * bm_main() with the MMU off (virtual = physical) and reports its result
- * through semihosting when it runs under QEMU (tests/install/run.sh).
+ * through semihosting when it runs under QEMU (tests/install/run.sh). The
+ * same file, with host.c, is the host program that links libslat.a alone
+ * as slat-core.pc's archive variable gives it.
  */
 #include <slat/slat.h>
 
@@ -148,7 +150,8 @@ int bm_main(void)
 		.format = SLAT_FMT_ARM_S2,
 		.granule = GRANULE,
 		.ia_bits = 40,
-		.pa_bits = 40,
+		/* Room for a host program's addresses too. */
+		.pa_bits = 48,
 	};
 	const uint64_t ipa = 0x40000000, pa = 0x80000000;
 	struct slat_leaf leaf;
