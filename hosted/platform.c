@@ -806,6 +806,7 @@ static void h_tlbi_vmid(void *ctx)
 }
 
 static const struct slat_mm_ops hosted_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = h_zalloc_root,
 	.free_root = h_free_root,
 	.free_page = h_free_page,

@@ -354,6 +354,7 @@ void hyp_deferred_counts(uint64_t *deferred, uint64_t *reclaimed)
 }
 
 const struct slat_mm_ops hyp_mm_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = mm_zalloc_root,
 	.free_root = mm_free_root,
 	.free_page = mm_free_page,

@@ -124,6 +124,7 @@ static void bm_tlbi_vmid(void *ctx)
 }
 
 static const struct slat_mm_ops bm_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = bm_zalloc_root,
 	.free_root = bm_free_root,
 	.free_page = bm_free_page,

@@ -129,6 +129,7 @@ static void as_tlbi_vmid(void *ctx)
 }
 
 static const struct slat_mm_ops as_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = as_zalloc_root,
 	.free_root = as_free_root,
 	.free_page = as_free_frame,

@@ -385,6 +385,7 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		goto fail;
 	vm->next_hpa = (1ull << 30) + vm->cfg.arena_bytes;
 	vm->ops = (struct slat_mm_ops){
+		.size = sizeof(struct slat_mm_ops),
 		.zalloc_root = vm_zalloc_root, .free_root = vm_free_root,
 		.free_page = vm_free_page, .free_deferred = vm_free_deferred,
 		.refcount = vm_refcount, .virt_to_phys = vm_virt_to_phys,

@@ -399,6 +399,53 @@ static void init_names_the_missing_hook(void **state)
 	assert_string_equal(slat_mm_ops_missing(NULL, &arm40), "slat_mm_ops");
 }
 
+/*
+ * Hooks built against another version's header: slat_mm_ops of 0.1.0 began
+ * with zalloc_root (no size), a newer one may be longer, and a caller may
+ * forget the size. Each is refused before any hook is called, with a
+ * status that says to rebuild, and the table stays unset.
+ */
+struct mm_ops_0_1 {                  /* began with zalloc_root */
+	void *(*zalloc_root)(void *ctx, size_t bytes);
+	void (*rest[17])(void);      /* its 13 other hooks, and room */
+};
+
+static int old_layout_root_calls;
+
+static void *old_layout_zalloc_root(void *ctx, size_t bytes)
+{
+	(void)ctx;
+	(void)bytes;
+	old_layout_root_calls++;
+	return NULL;
+}
+
+static void init_refuses_another_layout_of_the_hooks(void **state)
+{
+	(void)state;
+	const struct slat_mm_ops *cur = slat_hosted_ops();
+	struct mm_ops_0_1 old = { .zalloc_root = old_layout_zalloc_root };
+	struct slat_mm_ops forgot = *cur, newer = *cur;
+	forgot.size = 0;
+	newer.size = sizeof(newer) + sizeof(void (*)(void));
+	const struct slat_mm_ops *bad[] = {
+		(const struct slat_mm_ops *)(const void *)&old, &forgot, &newer,
+	};
+	struct slat_hosted h;
+	assert_int_equal(slat_hosted_init(&h, 64 * K4, 4096, 0x80000000),
+			 SLAT_OK);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct slat_table t = { 0 };
+		assert_int_equal(slat_table_init(&t, &arm40, bad[i], &h),
+				 SLAT_E_VERSION);
+		assert_null(t.root);
+		assert_string_equal(slat_mm_ops_missing(bad[i], &arm40), "size");
+	}
+	assert_int_equal(old_layout_root_calls, 0);
+	assert_non_null(strstr(slat_strerror(SLAT_E_VERSION), "rebuild"));
+	slat_hosted_fini(&h);
+}
+
 /* Without free_deferred nothing could free a table another walker still
  * reads: every SLAT_SHARED call is refused, the fault path's too once the
  * cache's memo knows the attributes. */
@@ -1763,6 +1810,7 @@ int main(void)
 		cmocka_unit_test(results_are_distinct),
 		cmocka_unit_test(dirty_read_refuses_a_short_bitmap),
 		cmocka_unit_test(init_names_the_missing_hook),
+		cmocka_unit_test(init_refuses_another_layout_of_the_hooks),
 		cmocka_unit_test(shared_needs_free_deferred),
 		cmocka_unit_test(stale_count_word_is_reset),
 		cmocka_unit_test(walk_checks_its_walker),

@@ -339,6 +339,7 @@ static void ept_tlbi_vmid(void *ctx)
 
 /* [snippet:ops] */
 static const struct slat_mm_ops arm_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = hyp_zalloc_root,
 	.free_root = hyp_free_root,
 	.free_page = hyp_free_page,
@@ -357,6 +358,7 @@ static const struct slat_mm_ops arm_ops = {
 
 /* EPT: no cache maintenance, no invalidation by address. */
 static const struct slat_mm_ops ept_ops = {
+	.size = sizeof(struct slat_mm_ops),
 	.zalloc_root = hyp_zalloc_root,
 	.free_root = hyp_free_root,
 	.free_page = hyp_free_page,

@@ -93,6 +93,15 @@ enum slat_tlbi_scope {
 
 struct slat_mm_ops {
 	/*
+	 * sizeof(struct slat_mm_ops) as the caller was built: the layout of
+	 * the hooks it passes. slat_table_init() refuses any other size
+	 * (SLAT_E_VERSION), so that hooks built against another version's
+	 * header are never called at the wrong offsets. Set it to
+	 * sizeof(struct slat_mm_ops).
+	 */
+	size_t size;
+
+	/*
 	 * Allocate the root: @bytes (granule x concatenated pages), zeroed and
 	 * aligned to @bytes. NULL when out of memory.
 	 */

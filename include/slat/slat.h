@@ -167,8 +167,10 @@ struct slat_table {
 /*
  * Check @cfg, derive the geometry (start level, root concatenation) and
  * allocate a zeroed root through @mm->zalloc_root.
- * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration), SLAT_E_INVAL
- * (NULL, or a hook missing: slat_mm_ops_missing() names it), SLAT_E_NOMEM,
+ * Returns SLAT_OK, SLAT_E_CONFIG (unsupported configuration),
+ * SLAT_E_VERSION (@mm->size is not sizeof(struct slat_mm_ops): hooks built
+ * against another version's header), SLAT_E_INVAL (NULL, or a hook
+ * missing: slat_mm_ops_missing() names it), SLAT_E_NOMEM,
  * or SLAT_E_RANGE (the root's PA, from virt_to_phys, is not aligned to its
  * size or lies beyond the output size: no register could hold it; the root
  * is freed).
@@ -180,7 +182,8 @@ SLAT_API int slat_table_init(struct slat_table *t,
 /*
  * The first hook of @mm that slat_table_init() needs for @cfg and @mm lacks
  * ("tlbi_range", ...), or NULL when it has all of them; "slat_mm_ops" for a
- * NULL @mm or an unknown format. Always needed: zalloc_root, free_root,
+ * NULL @mm or an unknown format, "size" for another layout's hooks
+ * (@mm->size). Always needed: zalloc_root, free_root,
  * free_page, refcount, virt_to_phys, phys_to_virt, tlbi_vmid; tlbi_ipa and
  * tlbi_range where the architecture invalidates by address (not EPT);
  * dcache_clean_inval_poc on Arm stage 2 without FEAT_S2FWB,

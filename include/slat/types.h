@@ -68,6 +68,7 @@ enum slat_status {
 	SLAT_E_AGAIN = -7,   /* lost a race with a concurrent walker: retry */
 	SLAT_E_NOENT = -8,   /* nothing is mapped there */
 	SLAT_E_INVAL = -9,   /* bad argument (unknown flag or policy, NULL) */
+	SLAT_E_VERSION = -10, /* hooks of another struct slat_mm_ops layout */
 };
 
 /* A short English description of a status code ("unknown status" if none). */

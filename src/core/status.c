@@ -16,6 +16,7 @@ const char *slat_strerror(int status)
 	case SLAT_E_AGAIN: return "lost a race with a concurrent update: retry";
 	case SLAT_E_NOENT: return "nothing mapped at that address";
 	case SLAT_E_INVAL: return "invalid argument";
+	case SLAT_E_VERSION: return "platform hooks built for another slat: rebuild them against these headers (struct slat_mm_ops.size)";
 	default: return "unknown status";
 	}
 }

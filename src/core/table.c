@@ -44,6 +44,8 @@ const char *slat_mm_ops_missing(const struct slat_mm_ops *mm,
 	const struct slat_format *f = cfg ? format_of(cfg->format) : NULL;
 	if (!mm || !f)
 		return "slat_mm_ops";
+	if (mm->size != sizeof(*mm))
+		return "size";
 	uint32_t feat = cfg->features;
 	bool dcache = f->cache_maintenance && !(feat & SLAT_FEAT_FWB);
 	bool icache = f->cache_maintenance && !(feat & SLAT_FEAT_DIC);
@@ -112,6 +114,10 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	int ret = slat_config_geometry(cfg, &geo);
 	if (ret)
 		return ret;
+	/* Before any hook is read: at another layout's offsets they are
+	 * anything. */
+	if (mm && mm->size != sizeof(*mm))
+		return SLAT_E_VERSION;
 	if (slat_mm_ops_missing(mm, cfg))
 		return SLAT_E_INVAL;
 
