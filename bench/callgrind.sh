@@ -1,7 +1,7 @@
 #!/bin/sh
 # Instructions per leaf entry of each slat-bench scenario under callgrind,
 # beside KVM's instructions per leaf as published in
-# shared/reference/peer-figures.md, with the ratio KVM/ours, the target and
+# docs/PERFORMANCE.md ("KVM's figures of 2026-12-01"), with the ratio KVM/ours, the target and
 # whether it is met; then the functions that execute them
 # (docs/PERFORMANCE.md). Deterministic: only the last timed run of each
 # scenario is counted (--collect-atstart=no, slat-bench toggles collection
@@ -64,8 +64,8 @@ total_ir() {
 
 echo "instructions per leaf under callgrind (slat-bench --size-shift $SHIFT," \
 	"the last timed run); KVM: instructions per leaf as published in"
-echo "peer-figures.md (callgrind, full sizes; its run at 1/16 the size gave" \
-	"ratios within about 10 %); KVM/ours = KVM's Ir/leaf / ours"
+echo "docs/PERFORMANCE.md, KVM 2026-12-01 (callgrind, full sizes; at 1/16 the size" \
+	"the ratios were within about 10 %); KVM/ours = KVM's Ir/leaf / ours"
 [ -z "$KVM_HERE" ] || echo "here: KVM's instructions per leaf counted on" \
 	"this machine (slat-bench --count-kvm), and here/ours"
 printf '%-4s %-28s %8s %12s %9s %8s %9s %7s %9s  %-38s %s\n' id scenario \

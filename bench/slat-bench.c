@@ -181,7 +181,8 @@ enum target_kind {
 static const char *const target_names[] = { "-", "peer-x", "floor-x",
 					     "visited-peer-x", "here-x" };
 
-#define PEER_SRC "peer-figures.md"
+/* Where KVM's published figures are, with the measurement's setup. */
+#define PEER_SRC "docs/PERFORMANCE.md, KVM 2026-12-01"
 
 struct scenario {
 	const char *id, *key;
@@ -193,7 +194,7 @@ struct scenario {
 	enum op op;
 	enum floor_kind floor;
 	uint32_t features;       /* SLAT_FEAT_* beyond the bench's own */
-	/* KVM's figures as published in peer-figures.md (thread CPU time,
+	/* KVM's figures as published (PEER_SRC; thread CPU time,
 	 * median, and callgrind instructions per leaf; 0: none) and its row */
 	double peer_ns, peer_ir;
 	const char *peer_row;
@@ -2044,7 +2045,7 @@ static const char usage[] =
 "in the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) and the wall clock\n"
 "(CLOCK_MONOTONIC): median and min ns per leaf entry of both, the floor\n"
 "(plain 8-byte stores or loads of as many entries, measured here), KVM's\n"
-"figures as published in peer-figures.md (CPU ns and instructions per\n"
+"figures as published (docs/PERFORMANCE.md: CPU ns and instructions per\n"
 "leaf), the target (PASS/MISS on the CPU-time median), the exact counts\n"
 "of struct slat_stats and the table memory per GiB mapped. The load\n"
 "average is printed before and after; above the number of CPUs the run\n"

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 # The seeds' figures: seconds before and after, or a ratio where the seed
-# gives only a change in percent. Sources: shared/seeds/000..004.
+# gives only a change in percent. Sources: docs/seeds.md (the five threads, cited).
 # (experiment, phase, run "before", run "after", seed ratio, row label)
 ROWS = [
     ("000-anon", "create", "cmo=before-map", "cmo=in-walker",
