@@ -58,7 +58,9 @@ def main():
                 if re.search(r"(^|[/.-])[A-Z]{2,}([/.-]|$)", path):
                     continue
                 n += 1
-                if not exists(ROOT, path.rstrip(".")):
+                # from the top, or from the file's folder (tests/README.md)
+                if not (exists(ROOT, path.rstrip(".")) or
+                        exists(here, path.rstrip("."))):
                     bad.append(f"{os.path.relpath(md, ROOT)}: "
                                f"`{path}` (no such file)")
     for b in bad:
