@@ -23,6 +23,37 @@ static const char *const switch_names[] = {
 	"dirty", "clean-time", "block-fault", "wp-partial", NULL,
 };
 
+const struct perf_seed perf_seeds[] = {
+	{ "000", "CMOs moved into the fault path", "Yanan Wang, 2021",
+	  "20210415115032.35760-1-wangyanan55@huawei.com",
+	  "cmo", "before-map", "in-walker" },
+	{ "001", "disabling dirty logging", "Ben Gardon, 2022",
+	  "20220321224358.1305530-1-bgardon@google.com",
+	  "recover", "zap-leaf", "promote" },
+	{ "002", "levels skipped in eager split", "Leonardo Bras, 2026",
+	  "20260618131447.764085-1-leo.bras@arm.com",
+	  "split-skip", "off", "on" },
+	{ "003", "trapped guest TLBIs", "Punit Agrawal, 2016",
+	  "878tvblbhq.fsf@e105922-lin.cambridge.arm.com", NULL, NULL, NULL },
+	{ "004", "MMIO block mappings", "Keqian Zhu, 2021",
+	  "20210122083650.21812-1-zhukeqian1@huawei.com",
+	  "mmio-map", "page", "block" },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct perf_seed *perf_seed_of(const char *sw, const char *a,
+				     const char *b)
+{
+	for (const struct perf_seed *s = perf_seeds; s->id; s++) {
+		if (!s->sw || strcmp(s->sw, sw))
+			continue;
+		if ((!strcmp(a, s->before) && !strcmp(b, s->after)) ||
+		    (!strcmp(a, s->after) && !strcmp(b, s->before)))
+			return s;
+	}
+	return NULL;
+}
+
 int perf_switch_index(const char *name)
 {
 	for (int i = 0; switch_names[i]; i++)

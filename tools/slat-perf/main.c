@@ -117,13 +117,11 @@ static void help(FILE *f)
 "-u without hugetlb).\n"
 "\n"
 "The seeds are five KVM mailing-list threads; each Message-ID finds it\n"
-"(https://lore.kernel.org/all/MESSAGE-ID/), and docs/seeds.md gives its figures:\n"
-"  000  20210415115032.35760-1-wangyanan55@huawei.com (CMOs in the fault path)\n"
-"  001  20220321224358.1305530-1-bgardon@google.com (disabling dirty logging)\n"
-"  002  20260618131447.764085-1-leo.bras@arm.com (levels skipped in eager split)\n"
-"  003  878tvblbhq.fsf@e105922-lin.cambridge.arm.com (trapped guest TLBIs)\n"
-"  004  20210122083650.21812-1-zhukeqian1@huawei.com (MMIO block mappings)\n"
-"\n"
+"(https://lore.kernel.org/all/MESSAGE-ID/), and docs/seeds.md gives its figures:\n", f);
+	for (const struct perf_seed *s = perf_seeds; s->id; s++)
+		fprintf(f, "  %s  %s (%s)\n       %s\n", s->id, s->what, s->by,
+			s->msgid);
+	fputs("\n"
 "Details, the cost table and its sources: docs/slat-perf.md\n", f);
 }
 

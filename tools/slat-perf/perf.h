@@ -38,6 +38,26 @@ struct perf_switches {
 	bool wp_split;                       /* --wp-partial=split */
 };
 
+/*
+ * A seed (docs/seeds.md): the public thread a switch reproduces, and the
+ * switch's value before the thread's change and after it.
+ */
+struct perf_seed {
+	const char *id;          /* "000".."004" */
+	const char *what;        /* what it changed, a few words */
+	const char *by;          /* its author and year */
+	const char *msgid;       /* the thread's Message-ID */
+	const char *sw;          /* the switch, or NULL (a command of its own) */
+	const char *before, *after;
+};
+
+/* The five seeds, in order; NULL-terminated. */
+extern const struct perf_seed perf_seeds[];
+/* The seed whose before and after @sw=@a and @sw=@b are (either order),
+ * or NULL. */
+const struct perf_seed *perf_seed_of(const char *sw, const char *a,
+				     const char *b);
+
 /* Parse "NAME=VALUE" of a switch into @sw. Returns 0, or -1 with a message
  * in @err. */
 int perf_switch_set(struct perf_switches *sw, const char *name,
@@ -344,6 +364,10 @@ void perf_progress_end(const struct perf_opts *o);
 void perf_print_counts(FILE *f, const struct perf_opts *o,
 		       const struct perf_cmd *cmd, const struct perf_run *runs,
 		       int nruns);
+/* Compared value @v as the output names it: "page (before)" when the
+ * comparison is a seed's. */
+const char *perf_cmp_label(char *buf, size_t n, const struct perf_opts *o,
+			   int v);
 void perf_print_compare(FILE *f, const struct perf_opts *o,
 			const struct perf_cmd *cmd, const struct perf_run *runs,
 			int nruns);

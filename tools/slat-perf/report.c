@@ -227,55 +227,148 @@ static void value_agg(const struct perf_opts *o, const struct perf_run *runs,
 	}
 }
 
-static void ratio(char *buf, size_t n, double a, double b)
+/* @x with thousands separated ("262,657"), or with three significant
+ * digits below 10 ("1.92"). */
+static void times(char *buf, size_t n, double x)
 {
-	if (a <= 0 && b <= 0)
-		snprintf(buf, n, "=");
-	else if (a <= 0)
-		snprintf(buf, n, "inf");
-	else
-		snprintf(buf, n, "%.4gx", b / a);
+	if (x < 10) {
+		snprintf(buf, n, "%.3g", x);
+		return;
+	}
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%.0f", x), o = 0;
+	for (int i = 0; i < len && o + 2 < (int)n; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+}
+
+/* How @b compares with @a, in words: "1.9x faster" for times (@ns),
+ * "262,657x fewer" for counts, "same", or that one of them is none. */
+static void ratio_words(char *buf, size_t n, double a, double b, bool ns)
+{
+	char x[32];
+
+	if (a == b) {
+		snprintf(buf, n, "same");
+	} else if (a <= 0 || b <= 0) {
+		snprintf(buf, n, "%s", a <= 0 ? "none before" : "none after");
+	} else if (b < a) {
+		times(x, sizeof(x), a / b);
+		snprintf(buf, n, "%sx %s", x, ns ? "faster" : "fewer");
+	} else {
+		times(x, sizeof(x), b / a);
+		snprintf(buf, n, "%sx %s", x, ns ? "slower" : "more");
+	}
+}
+
+/* @line without its trailing padding. */
+static void cmp_line(FILE *f, char *line)
+{
+	size_t n = strlen(line);
+
+	while (n && line[n - 1] == ' ')
+		line[--n] = '\0';
+	fprintf(f, "%s\n", line);
 }
 
 /* One row of the comparison: @label, the values (seconds when @ns, else
- * counts) and their ratios to the first. */
+ * counts) and how each later one compares with the first. */
 static void cmp_row(FILE *f, const struct perf_opts *o, const char *phase,
 		    const char *label, const double *val, bool ns)
 {
 	char b[48];
 
-	fprintf(f, "%-10s %-16s", phase, label);
+	char line[512];
+	int n = snprintf(line, sizeof(line), "%-10s %-16s", phase, label);
+
 	for (int v = 0; v < o->cmp_n; v++) {
 		if (ns)
 			secs(b, sizeof(b), val[v]);
 		else
 			snprintf(b, sizeof(b), "%llu", (unsigned long long)val[v]);
-		fprintf(f, " %16s", b);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %20s", b);
 	}
 	for (int v = 1; v < o->cmp_n; v++) {
-		ratio(b, sizeof(b), val[0], val[v]);
-		fprintf(f, " %9s", b);
+		ratio_words(b, sizeof(b), val[0], val[v], ns);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "  %-18s", b);
 	}
+	cmp_line(f, line);
+}
+
+/* The seed a comparison reproduces: its before and after among the
+ * values, or NULL. */
+static const struct perf_seed *cmp_seed(const struct perf_opts *o)
+{
+	const struct perf_seed *s = NULL;
+
+	for (int a = 0; a < o->cmp_n && !s; a++)
+		for (int b = a + 1; b < o->cmp_n && !s; b++)
+			s = perf_seed_of(o->cmp_name, o->cmp_vals[a],
+					 o->cmp_vals[b]);
+	return s;
+}
+
+/* "page (before)": a compared value with its role in the seed, if any. */
+const char *perf_cmp_label(char *buf, size_t n, const struct perf_opts *o,
+			   int v)
+{
+	const struct perf_seed *s = cmp_seed(o);
+	const char *val = o->cmp_vals[v];
+	const char *role = !s ? NULL : !strcmp(val, s->before) ? "before"
+			 : !strcmp(val, s->after) ? "after" : NULL;
+	if (role)
+		snprintf(buf, n, "%s (%s)", val, role);
+	else
+		snprintf(buf, n, "%s", val);
+	return buf;
+}
+
+/* What the comparison is: the seed it reproduces, and what is measured
+ * and what is modeled. */
+static void cmp_head(FILE *f, const struct perf_opts *o)
+{
+	const struct perf_seed *s = cmp_seed(o);
+
+	fprintf(f, "\nCompare --%s:", o->cmp_name);
+	for (int v = 0; v < o->cmp_n; v++)
+		fprintf(f, " %s%s", v ? "vs " : "", o->cmp_vals[v]);
 	fprintf(f, "\n");
+	if (s)
+		fprintf(f, "  seed %s, %s (%s; docs/seeds.md):\n  before the "
+			"change --%s=%s, after it --%s=%s\n", s->id, s->what,
+			s->by, s->sw, s->before, s->sw, s->after);
+	fprintf(f, "  measured in this run: exact counts (entries written and "
+		   "visited, TLBIs, faults)\n  and this host's wall time (best "
+		   "of %d run%s each, values alternating);\n  modeled: the counts "
+		   "x the cost table (docs/slat-perf.md), as elapsed time\n  on a "
+		   "CPU per vCPU and as total work; each value against %s\n",
+		o->repeat, o->repeat > 1 ? "s" : "", o->cmp_vals[0]);
 }
 
 void perf_print_compare(FILE *f, const struct perf_opts *o,
 			const struct perf_cmd *cmd, const struct perf_run *runs,
 			int nruns)
 {
-	fprintf(f, "\nCompare --%s:", o->cmp_name);
+	char lab[64], vs[96];
+
+	char line[512];
+	int n;
+
+	cmp_head(f, o);
+	n = snprintf(line, sizeof(line), "%-10s %-16s", "phase", "measure");
 	for (int v = 0; v < o->cmp_n; v++)
-		fprintf(f, " %s%s", v ? "vs " : "", o->cmp_vals[v]);
-	fprintf(f, " (wall: best of %d run%s each on this host, values "
-		   "alternating; modeled: elapsed in virtual time; total work: "
-		   "counts x cost table; ratio: value / %s)\n",
-		o->repeat, o->repeat > 1 ? "s" : "", o->cmp_vals[0]);
-	fprintf(f, "%-10s %-16s", "phase", "");
-	for (int v = 0; v < o->cmp_n; v++)
-		fprintf(f, " %16.16s", o->cmp_vals[v]);
-	for (int v = 1; v < o->cmp_n; v++)
-		fprintf(f, " %9s", "ratio");
-	fprintf(f, "\n");
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %20.20s",
+			      perf_cmp_label(lab, sizeof(lab), o, v));
+	for (int v = 1; v < o->cmp_n; v++) {
+		snprintf(vs, sizeof(vs), "%s vs %s", o->cmp_vals[v],
+			 o->cmp_vals[0]);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "  %-18s",
+			      vs);
+	}
+	cmp_line(f, line);
 	for (int i = 0; cmd->table_phases[i]; i++) {
 		const char *name = cmd->table_phases[i];
 		double wall[8], mod[8], work[8], c[4][8];
@@ -407,6 +500,39 @@ static int close_checked(FILE *f)
 	return bad ? -1 : 0;
 }
 
+/* The comparison: its switch, values, their labels and the seed. */
+static void json_compare(FILE *f, const struct perf_opts *o)
+{
+	const struct perf_seed *s = cmp_seed(o);
+	char lab[64];
+
+	fprintf(f, "{\"switch\": ");
+	json_str(f, o->cmp_name);
+	fprintf(f, ", \"values\": [");
+	for (int v = 0; v < o->cmp_n; v++) {
+		fprintf(f, "%s", v ? ", " : "");
+		json_str(f, o->cmp_vals[v]);
+	}
+	fprintf(f, "], \"labels\": [");
+	for (int v = 0; v < o->cmp_n; v++) {
+		fprintf(f, "%s", v ? ", " : "");
+		json_str(f, perf_cmp_label(lab, sizeof(lab), o, v));
+	}
+	fprintf(f, "],\n    \"seed\": ");
+	if (!s) {
+		fprintf(f, "null}");
+		return;
+	}
+	const char *k[] = { "id", "what", "by", "message_id", "before", "after" };
+	const char *val[] = { s->id, s->what, s->by, s->msgid, s->before,
+			      s->after };
+	for (int i = 0; i < 6; i++) {
+		fprintf(f, "%s\"%s\": ", i ? ", " : "{", k[i]);
+		json_str(f, val[i]);
+	}
+	fprintf(f, "}}");
+}
+
 int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		    const struct perf_cmd *cmd, void *state,
 		    const struct perf_run *runs, int nruns)
@@ -429,14 +555,7 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		c->ipi_exit, c->mem_bw);
 	fprintf(f, "  \"compare\": ");
 	if (o->cmp_name) {
-		fprintf(f, "{\"switch\": ");
-		json_str(f, o->cmp_name);
-		fprintf(f, ", \"values\": [");
-		for (int v = 0; v < o->cmp_n; v++) {
-			fprintf(f, "%s", v ? ", " : "");
-			json_str(f, o->cmp_vals[v]);
-		}
-		fprintf(f, "]}");
+		json_compare(f, o);
 	} else {
 		fprintf(f, "null");
 	}
@@ -549,8 +668,19 @@ static void chart_head(FILE *f, const struct perf_opts *o,
 		"slat-perf ");
 	xml_text(f, o->title[0] ? o->title : cmd->name);
 	fprintf(f, "</text>\n");
-	fprintf(f, "<text x=\"%d\" y=\"45\">wall time, this host</text>\n", lw);
-	fprintf(f, "<text x=\"%d\" y=\"45\">%s</text>\n", lw + pw + 120,
+	const struct perf_seed *s = o->cmp_name ? cmp_seed(o) : NULL;
+	if (s) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "seed %s, %s (%s): --%s=%s before "
+			 "the change, --%s=%s after", s->id, s->what, s->by, s->sw,
+			 s->before, s->sw, s->after);
+		fprintf(f, "<text x=\"10\" y=\"36\">");
+		xml_text(f, line);
+		fprintf(f, "</text>\n");
+	}
+	fprintf(f, "<text x=\"%d\" y=\"52\">wall time, this host</text>\n", lw);
+	fprintf(f, "<text x=\"%d\" y=\"52\">%s</text>\n", lw + pw + 120,
 		cmd->model_label ? cmd->model_label : "modeled hardware time");
 }
 
@@ -564,13 +694,13 @@ int perf_write_svg(FILE *f, const char *path, const struct perf_opts *o,
 	int bar = 18, lw = 110, pw = 330, gap = 14, h, w;
 
 	chart_data(&c, o, cmd, runs, nruns);
-	h = 70 + c.n * (c.nval * bar + gap) + 20 * c.nval + 20;
+	h = 78 + c.n * (c.nval * bar + gap) + 20 * c.nval + 20;
 	w = lw + 2 * (pw + 120);
 	if (w < 10 + 7 * (int)strlen(o->title) + 100)
 		w = 10 + 7 * (int)strlen(o->title) + 100;
 	chart_head(f, o, cmd, w, h, lw, pw);
 	for (int i = 0; i < c.n; i++) {
-		int y0 = 60 + i * (c.nval * bar + gap);
+		int y0 = 66 + i * (c.nval * bar + gap);
 
 		fprintf(f, "<text x=\"10\" y=\"%d\">%s</text>\n",
 			y0 + c.nval * bar / 2 + 4, c.names[i]);
@@ -588,8 +718,12 @@ int perf_write_svg(FILE *f, const char *path, const struct perf_opts *o,
 
 		fprintf(f, "<rect x=\"10\" y=\"%d\" width=\"12\" height=\"12\" "
 			"fill=\"%s\"/>\n", y - 10, colour[v % 8]);
-		fprintf(f, "<text x=\"28\" y=\"%d\">%s</text>\n", y,
-			o->cmp_name ? o->cmp_vals[v] : "this run");
+		char lab[64];
+
+		fprintf(f, "<text x=\"28\" y=\"%d\">", y);
+		xml_text(f, o->cmp_name ? perf_cmp_label(lab, sizeof(lab), o, v)
+					: "this run");
+		fprintf(f, "</text>\n");
 	}
 	fprintf(f, "</svg>\n");
 	if (close_checked(f)) {

@@ -109,16 +109,35 @@ def t_compare(exe):
                    r"== --recover=promote \(run 1 of 2\) ==", *dirty_log_lines(2),
                    r"== --recover=zap-leaf \(run 2 of 2\) ==",
                    r"== --recover=promote \(run 2 of 2\) ==",
-                   r"Compare --recover: zap-leaf vs promote .*",
-                   r"phase +zap-leaf +promote +ratio",
-                   r"disable +wall \(s\) +\d+\.\d{9} +\d+\.\d{9} +(\d\S*x|=|inf)",
-                   r" +modeled \(s\) +\d+\.\d{9} +\d+\.\d{9} +(\d\S*x|=|inf)"])
+                   r"Compare --recover: zap-leaf vs promote",
+                   r"  seed 001, disabling dirty logging \(Ben Gardon, 2022; "
+                   r"docs/seeds\.md\):",
+                   r"  before the change --recover=zap-leaf, after it "
+                   r"--recover=promote",
+                   r"  measured in this run: exact counts .*",
+                   r"phase +measure +zap-leaf \(before\) +promote \(after\) +"
+                   r"promote vs zap-leaf",
+                   r"disable +wall \(s\) +\d+\.\d{9} +\d+\.\d{9} +"
+                   r"([\d.,]+x (faster|slower)|same)",
+                   r" +modeled \(s\) +\d+\.\d{9} +\d+\.\d{9} +"
+                   r"[\d.,]+x faster",
+                   r" +entries written +\d+ +\d+ +[\d.,]+x fewer"])
     out = run(exe, ["mmio", "-b", "64M", "--flush=entry",
                     "--compare", "mmio-map=page,block"]).stdout
     in_order(out, [r"MMIO map time: " + TS, r"MMIO unmap time: " + TS,
                    r"MMIO map time: " + TS, r"MMIO unmap time: " + TS,
-                   r"map +wall \(s\) .*x", r"unmap +wall \(s\) .*x",
-                   r" +TLBIs +16417 +33 +.*x"])
+                   r"phase +measure +page \(before\) +block \(after\) +"
+                   r"block vs page",
+                   r"map +wall \(s\) .*x (faster|slower)",
+                   r"unmap +wall \(s\) .*x (faster|slower)",
+                   r" +TLBIs +16417 +33 +497x fewer"])
+    # a comparison that is no seed's: the values as given, no roles
+    out = run(exe, ["mmio", "-b", "64M", "--compare", "flush=entry,vm"]).stdout
+    in_order(out, [r"Compare --flush: entry vs vm",
+                   r"  measured in this run: .*",
+                   r"phase +measure +entry +vm +vm vs entry"])
+    if "seed 0" in out.split("Compare --flush")[1]:
+        sys.exit("FAIL: a comparison no seed made is labelled as one")
 
 
 def t_json_svg(exe):
@@ -132,10 +151,22 @@ def t_json_svg(exe):
     schema = json.load(open(os.path.join(os.path.dirname(__file__),
                                          "..", "slat-perf.schema.json")))
     validate(doc, schema, "$")
-    if len(doc["runs"]) != 2 or doc["compare"]["values"] != ["in-walker", "before-map"]:
+    cmp = doc["compare"]
+    if len(doc["runs"]) != 2 or cmp["values"] != ["in-walker", "before-map"]:
         sys.exit("FAIL: JSON runs/compare")
-    if ET.parse(s).getroot().tag != "{http://www.w3.org/2000/svg}svg":
+    # the text table's labels and the seed, in the JSON and the SVG too
+    if (cmp["labels"] != ["in-walker (after)", "before-map (before)"] or
+            cmp["seed"]["id"] != "000" or cmp["seed"]["before"] != "before-map"):
+        sys.exit(f"FAIL: JSON compare labels/seed: {cmp}")
+    root = ET.parse(s).getroot()
+    if root.tag != "{http://www.w3.org/2000/svg}svg":
         sys.exit("FAIL: SVG root")
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    for want in ("in-walker (after)", "before-map (before)"):
+        if want not in texts:
+            sys.exit(f"FAIL: SVG legend lacks {want!r}: {texts}")
+    if not any(t and t.startswith("seed 000, ") for t in texts):
+        sys.exit(f"FAIL: SVG names no seed: {texts}")
 
 
 def validate(v, sc, path):
