@@ -46,6 +46,7 @@ int printf(const char *fmt, ...);
 
 /* The VM a table belongs to: its mm_ctx. */
 struct hyp_vm {
+	uint64_t vtcr;  /* the stage-2 walk (Arm) */
 	uint64_t vttbr; /* VMID << 48 | root PA (Arm) */
 	uint64_t eptp;  /* root PA | walk length | memory type (EPT) */
 };
@@ -376,8 +377,6 @@ static int hyp_table_init(struct slat_table *t, const struct slat_config *cfg,
 			  const struct slat_mm_ops *ops, struct hyp_vm *vm)
 {
 	const char *missing = slat_mm_ops_missing(ops, cfg);
-	struct slat_geometry geo;
-	slat_pa_t root;
 	int ret;
 
 	if (missing) {
@@ -387,15 +386,13 @@ static int hyp_table_init(struct slat_table *t, const struct slat_config *cfg,
 	ret = slat_table_init(t, cfg, ops, vm);
 	if (ret != SLAT_OK)
 		return ret;
-	slat_table_root(t, &root, NULL);
-	slat_config_geometry(cfg, &geo);
-	/* Arm: VMID 1 in VTTBR_EL2[63:48], the root's address below. */
-	vm->vttbr = (uint64_t)1 << 48 | slat_pa_v(root);
-	/* EPT: the root, the walk length - 1 in bits 5:3, write-back (6),
-	 * and the accessed/dirty enable (bit 6) with hardware dirty state. */
-	vm->eptp = slat_pa_v(root) |
-		   (uint64_t)(SLAT_LAST_LEVEL - geo.start_level) << 3 | 6 |
-		   (cfg->features & SLAT_FEAT_HWDIRTY ? 1u << 6 : 0);
+	/* The registers that point the CPU at the table, from its geometry
+	 * and features (each is 0 for a table of the other format): on Arm
+	 * VTCR_EL2 (8-bit VMIDs) and VTTBR_EL2 with VMID 1, on x86 the
+	 * EPTP. */
+	vm->vtcr = slat_arm_s2_vtcr(t, false);
+	vm->vttbr = slat_arm_s2_vttbr(t, 1, false);
+	vm->eptp = slat_ept_eptp(t);
 	return SLAT_OK;
 }
 /* [end] */

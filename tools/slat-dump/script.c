@@ -1161,12 +1161,48 @@ static int run_range_op(struct script *s, const struct op *op,
 	return rc;
 }
 
+/* Append ", NAME N" to @buf for each counter @op moved (after - before). */
+static void stats_moved(char *buf, size_t len, const struct slat_stats *b,
+			const struct slat_stats *a)
+{
+	static const char *const writes[SLAT_WRITE_KINDS] = {
+		"leaf", "table", "clear", "break", "attr" };
+	static const char *const tlbis[SLAT_TLBI_KINDS] = {
+		"tlbi ipa", "tlbi ipa-local", "tlbi range", "tlbi vmid" };
+	const struct { const char *name; uint64_t before, after; } c[] = {
+		{ "visited", b->visited, a->visited },
+		{ "d-cache calls", b->dcache_calls, a->dcache_calls },
+		{ "i-cache calls", b->icache_calls, a->icache_calls },
+		{ "skip-cmo", b->cmo_skipped, a->cmo_skipped },
+		{ "pages allocated", b->pages_alloc, a->pages_alloc },
+		{ "pages freed", b->pages_freed, a->pages_freed },
+	};
+	size_t n = strlen(buf);
+
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		if (a->written[i] != b->written[i])
+			n += (size_t)snprintf(buf + n, len - n, ", write %s %"
+					      PRIu64, writes[i],
+					      a->written[i] - b->written[i]);
+	for (int i = 0; i < SLAT_TLBI_KINDS; i++)
+		if (a->tlbi[i] != b->tlbi[i])
+			n += (size_t)snprintf(buf + n, len - n, ", %s %" PRIu64,
+					      tlbis[i], a->tlbi[i] - b->tlbi[i]);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]) && n < len; i++)
+		if (c[i].after != c[i].before)
+			n += (size_t)snprintf(buf + n, len - n, ", %s %" PRIu64,
+					      c[i].name, c[i].after - c[i].before);
+}
+
 static int run_op(struct script *s, struct op *op)
 {
 	enum op_kind k = op->syn->kind;
+	struct slat_stats before;
 	uint64_t done = 0;
 	int rc;
 
+	if (s->verbose && s->stats)
+		slat_stats_read(&s->t, &before);
 	switch (k) {
 	case OP_MKYOUNG:
 		rc = slat_mkyoung(&s->t, slat_ipa(op->ipa), 0);
@@ -1202,10 +1238,19 @@ static int run_op(struct script *s, struct op *op)
 		return error(s, op->syn->name, slat_strerror(rc), "%s",
 			     advice);
 	}
-	if (s->verbose)
-		fprintf(s->out, "# %s:%u: %s: %s\n", script_name(s), s->line,
+	if (s->verbose) {
+		char moved[512] = "";
+
+		if (s->stats) {
+			struct slat_stats after;
+
+			slat_stats_read(&s->t, &after);
+			stats_moved(moved, sizeof(moved), &before, &after);
+		}
+		fprintf(s->out, "# %s:%u: %s: %s%s\n", script_name(s), s->line,
 			op->syn->name,
-			rc == SLAT_NOTHING_TO_DO ? "nothing to do" : "ok");
+			rc == SLAT_NOTHING_TO_DO ? "nothing to do" : "ok", moved);
+	}
 	return 0;
 }
 

@@ -17,6 +17,7 @@ struct script {
 	/* Set by the caller. */
 	uint64_t arena_bytes; /* table-page arena, committed lazily */
 	bool verbose;         /* print every operation's status */
+	bool stats;           /* with verbose: and the counters it moved */
 	bool hex;             /* the header shows the root's PA */
 	bool no_header;       /* print no "# config" header (--json) */
 	FILE *out;            /* where lookup and friends print */

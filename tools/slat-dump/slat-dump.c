@@ -366,6 +366,7 @@ int main(int argc, char **argv)
 	}
 	s.arena_bytes = o.arena;
 	s.verbose = o.verbose;
+	s.stats = o.stats;
 	s.hex = o.hex;
 	s.out = stdout;
 	/* JSON: what the script prints goes into the document. */

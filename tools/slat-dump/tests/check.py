@@ -496,6 +496,28 @@ def t_quoted_words():
             sys.exit(f"FAIL: raw bytes in {q!r}")
 
 
+def t_verbose_stats():
+    """-v --stats: each operation's line says what it cost, and the costs
+    add up to --stats' totals."""
+    script = os.path.join(SRC, "examples", "dirty-log.slat")
+    p = run(["-v", "--stats", script])
+    expect(p, 0, r"^$", "-v --stats")
+    out = p.stdout.decode()
+    want = [r":\d+: wrprotect: ok, write attr 2048, tlbi range 1, "
+            r"visited 2053$",
+            r":\d+: split: ok, write leaf 2048, write table 4, write break 4, "
+            r"tlbi ipa 4, visited 5, pages allocated 4$",
+            r":\d+: lookup: ok$"]
+    for rx in want:
+        if not re.search(rx, out, re.M):
+            sys.exit(f"FAIL: -v --stats: no line {rx!r}")
+    moved = sum(int(n) for n in re.findall(r", tlbi range (\d+)", out))
+    total = int(re.search(r"tlbi: ipa \d+, ipa-local \d+, range (\d+)",
+                          out).group(1))
+    if moved != total:
+        sys.exit(f"FAIL: per-step range TLBIs {moved}, total {total}")
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]]()
     print("ok")
