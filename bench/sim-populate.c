@@ -7,10 +7,12 @@
  *
  *   slat-bench-sim [-s backing] [-v vcpus] [-b bytes_per_vcpu_MiB]
  *                  [-e eager_chunk_bytes] [-c before-map] [-r none|zap-leaf|zap-table|promote]
+ *                  [-h|--help]
  */
 #include <slat/sim.h>
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,57 +36,118 @@ static void phase_end(struct slat_vm *vm, const char *name, uint64_t t0,
 	*before = now;
 }
 
-int main(int argc, char **argv)
-{
-	const char *backing = "anonymous";
-	uint32_t vcpus = 4;
-	uint64_t per_vcpu = 256ull << 20, eager = 0;
-	struct slat_vm_config cfg = { 0 };
-	int opt, err;
+static const char usage[] =
+"Usage: slat-bench-sim [-s backing] [-v vcpus] [-b MiB] [-e eager_chunk]\n"
+"                      [-c in-walker|before-map]\n"
+"                      [-r none|zap-leaf|zap-table|promote]\n"
+"\n"
+"Runs the VM simulator under the selftests' dirty-log workload, in small:\n"
+"populate, dirty logging on, one dirty iteration and its get-dirty-log,\n"
+"logging off. Prints each phase's time and counts.\n"
+"\n"
+"Options:\n"
+"  -s BACKING     the memslot's backing source (default anonymous;\n"
+"                 anonymous_thp, anonymous_hugetlb, ...)\n"
+"  -v VCPUS       vCPUs (default 4)\n"
+"  -b MIB         MiB per vCPU (default 256)\n"
+"  -e BYTES       eager split chunk size (default 0: no eager split)\n"
+"  -c in-walker|before-map\n"
+"                 cache maintenance in the walker (default) or before map\n"
+"  -r none|zap-leaf|zap-table|promote\n"
+"                 huge-page recovery after logging off (default none)\n"
+"  -h, --help     this text\n";
 
-	while ((opt = getopt(argc, argv, "s:v:b:e:c:r:h")) != -1) {
+struct bench_opts {
+	const char *backing;
+	uint32_t vcpus;
+	uint64_t per_vcpu, eager;
+	struct slat_vm_config cfg;
+};
+
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "slat-bench-sim: %s %s (see slat-bench-sim --help)\n",
+		what, arg);
+	return 2;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char short_opt[3] = "-";
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":s:v:b:e:c:r:h", longopts,
+				  NULL)) != -1) {
+		short_opt[1] = (char)optopt;
 		switch (opt) {
-		case 's': backing = optarg; break;
-		case 'v': vcpus = (uint32_t)atoi(optarg); break;
-		case 'b': per_vcpu = strtoull(optarg, NULL, 0) << 20; break;
-		case 'e': eager = strtoull(optarg, NULL, 0); break;
-		case 'c': cfg.cmo = strcmp(optarg, "before-map") ? SLAT_VM_CMO_IN_WALKER
-								 : SLAT_VM_CMO_BEFORE_MAP;
+		case 's': o->backing = optarg; break;
+		case 'v': o->vcpus = (uint32_t)atoi(optarg); break;
+		case 'b': o->per_vcpu = strtoull(optarg, NULL, 0) << 20; break;
+		case 'e': o->eager = strtoull(optarg, NULL, 0); break;
+		case 'c':
+			o->cfg.cmo = strcmp(optarg, "before-map") ? SLAT_VM_CMO_IN_WALKER
+								  : SLAT_VM_CMO_BEFORE_MAP;
 			break;
 		case 'r':
-			cfg.recovery = !strcmp(optarg, "zap-leaf") ? SLAT_VM_RECOVER_ZAP_LEAF
+			o->cfg.recovery =
+				!strcmp(optarg, "zap-leaf") ? SLAT_VM_RECOVER_ZAP_LEAF
 				: !strcmp(optarg, "zap-table") ? SLAT_VM_RECOVER_ZAP_TABLE
 				: !strcmp(optarg, "promote") ? SLAT_VM_RECOVER_PROMOTE
 							     : SLAT_VM_RECOVER_NONE;
 			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			return usage_error("no value after", short_opt);
 		default:
-			fprintf(stderr, "usage: %s [-s backing] [-v vcpus] [-b MiB] "
-				"[-e eager_chunk] [-c in-walker|before-map] "
-				"[-r none|zap-leaf|zap-table|promote]\n", argv[0]);
-			return opt == 'h' ? 0 : 2;
+			/* an unknown long option has no optopt */
+			return usage_error("unknown option",
+					   optopt ? short_opt : argv[optind - 1]);
 		}
 	}
+	if (optind < argc)
+		return usage_error("unexpected argument", argv[optind]);
+	return -1;
+}
 
-	struct slat_vm *vm = slat_vm_create(&cfg, &err);
+int main(int argc, char **argv)
+{
+	struct bench_opts o = {
+		.backing = "anonymous", .vcpus = 4, .per_vcpu = 256ull << 20,
+	};
+	int err, ret = parse_args(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+
+	struct slat_vm *vm = slat_vm_create(&o.cfg, &err);
 	if (!vm) {
 		fprintf(stderr, "slat_vm_create: %s\n", strerror(-err));
 		return 1;
 	}
-	uint64_t size = per_vcpu * vcpus, gpa = 1ull << 32;
+	uint64_t size = o.per_vcpu * o.vcpus, gpa = 1ull << 32;
 	uint64_t words = size / 4096 / 64 + 1;
 	uint64_t *bitmap = calloc(words, sizeof(uint64_t));
 	struct slat_vm_memslot slot = {
 		.slot = 0, .guest_phys_addr = gpa, .memory_size = size,
-		.backing = backing,
+		.backing = o.backing,
 	};
 	struct slat_vm_memstress ms = {
-		.gpa = gpa, .bytes_per_vcpu = per_vcpu, .nr_vcpus = vcpus,
+		.gpa = gpa, .bytes_per_vcpu = o.per_vcpu, .nr_vcpus = o.vcpus,
 		.write_percent = 100,
 	};
 	struct slat_vm_stats st;
 	uint64_t t0;
 
-	if (eager && slat_vm_enable_cap(vm, SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE, eager)) {
+	if (o.eager &&
+	    slat_vm_enable_cap(vm, SLAT_VM_CAP_EAGER_SPLIT_CHUNK_SIZE, o.eager)) {
 		fprintf(stderr, "%s\n", slat_vm_error(vm));
 		return 1;
 	}
@@ -93,8 +156,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "setup: %s\n", slat_vm_error(vm));
 		return 1;
 	}
-	printf("backing %s, %u vCPUs x %llu MiB, table %s\n", backing, vcpus,
-	       (unsigned long long)(per_vcpu >> 20), slat_table_name(slat_vm_table(vm)));
+	printf("backing %s, %u vCPUs x %llu MiB, table %s\n", o.backing, o.vcpus,
+	       (unsigned long long)(o.per_vcpu >> 20), slat_table_name(slat_vm_table(vm)));
 	slat_vm_stats_read(vm, &st);
 
 	t0 = slat_vm_now_ns();

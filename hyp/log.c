@@ -156,17 +156,22 @@ static uint64_t vectors_ipa(void)
 	return (par & 1) ? 0 : par & 0x0000fffffffff000ull;
 }
 
+/* Pages for the table operations of logging's own steps (split, the
+ * vectors' restriction, promotion). */
+static struct slat_page_cache big_cache;
+
 static bool kicked[HYP_MAX_CPUS];
 static uint64_t kick_vct;	/* from the first kick until all parked */
 
 /*
- * Once the page holding the vectors is unmapped, any exception the other
+ * Once the page holding the vectors loses execute permission (in place:
+ * its translation, and its dirty state, stay), any exception the other
  * vCPUs take traps at the fetch of its vector, and they park in the
  * fault handler. A kick (an SGI, gic.c) makes each take one at once,
  * instead of at its next timer tick (none at all while its idle loop
- * waits with the tick stopped). The unmap's invalidation completes
- * before the kicks are sent. Returns the page, to be mapped back and
- * copied.
+ * waits with the tick stopped). The restriction's invalidation completes
+ * before the kicks are sent. Returns the page, to be made executable
+ * again.
  */
 /* [snippet:stop] */
 static uint64_t stop_vcpus(void)
@@ -176,11 +181,19 @@ static uint64_t stop_vcpus(void)
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
 	if (ipa - HYP_RAM_BASE >= span())
 		hyp_panic("guest vectors not in its RAM, IPA", ipa);
+	/* A page of a block: the block is split around it. */
+	int64_t need = slat_pages_needed(
+		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_RESTRICT,
+				   .ipa = slat_ipa(ipa), .size = HYP_GRANULE,
+				   .attrs = SLAT_X));
+	hyp_cache_fill(&big_cache, need < 0 ? 0 : (uint32_t)need);
 	mmu_write_lock();
-	if (slat_unmap(&hyp_s2, slat_ipa(ipa), HYP_GRANULE,
-		       SLAT_OP(.flush = SLAT_FLUSH_ENTRY)) < 0)
-		hyp_panic("unmap of the guest's vectors", ipa);
+	if (slat_restrict(&hyp_s2, slat_ipa(ipa), HYP_GRANULE, SLAT_X,
+			  SLAT_OP(.flush = SLAT_FLUSH_ENTRY,
+				  .cache = &big_cache)) < 0)
+		hyp_panic("execute removed from the guest's vectors", ipa);
 	mmu_write_unlock();
+	hyp_cache_drain(&big_cache);
 	kick_vct = hyp_vcount();
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
 		kicked[i] = hyp_cpus[i].online && &hyp_cpus[i] != migrator;
@@ -329,7 +342,6 @@ void hyp_log_boot_copy(void)
 /* ------------------------------------------- logging on and off */
 
 static void *big_pages[BIG_PAGES];
-static struct slat_page_cache big_cache;
 
 static void must(int ret, const char *what)
 {
@@ -426,16 +438,14 @@ static uint64_t harvest(void)
 	return mode == HYP_LOG_WRPROTECT ? harvest_wp() : harvest_hw();
 }
 
-/* The vectors' page goes back as it was mapped before logging: RWX. */
-static void map_back(uint64_t ipa)
+/* The vectors' page executable again, as it was before the stop. */
+static void exec_back(uint64_t ipa)
 {
-	hyp_cache_fill(&big_cache, 4);
 	mmu_write_lock();
-	must(slat_map(&hyp_s2, slat_ipa(ipa), HYP_GRANULE, slat_pa(ipa),
-		      SLAT_RWX | SLAT_MT_NORMAL, SLAT_OP(.cache = &big_cache)),
-	     "slat_map");
+	must(slat_relax(&hyp_s2, slat_ipa(ipa), HYP_GRANULE, SLAT_X,
+			SLAT_OP(.flush = SLAT_FLUSH_ENTRY)),
+	     "slat_relax");
 	mmu_write_unlock();
-	hyp_cache_drain(&big_cache);
 }
 
 /*
@@ -448,17 +458,12 @@ static void log_disable(void)
 {
 	mmu_write_lock();
 	__atomic_store_n(&logging, false, __ATOMIC_RELEASE);
-	if (mode == HYP_LOG_WRPROTECT) {
-		for (uint64_t a = HYP_RAM_BASE;
-		     a < HYP_RAM_BASE + span(); a += 2ull << 20) {
-			int ret = slat_relax(&hyp_s2, slat_ipa(a), 2ull << 20,
-					     SLAT_W,
-					     SLAT_OP(.flush = SLAT_FLUSH_NONE));
-
-			if (ret < 0 && ret != SLAT_E_NOENT)
-				must(ret, "slat_relax");
-		}
-	}
+	/* The whole of RAM at once: relax skips the holes (slat-hyp's own
+	 * memory, what the guest never touched). */
+	if (mode == HYP_LOG_WRPROTECT)
+		must(slat_relax(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(), SLAT_W,
+				SLAT_OP(.flush = SLAT_FLUSH_NONE)),
+		     "slat_relax");
 	must(slat_recover(&hyp_s2, slat_ipa(HYP_RAM_BASE), span(),
 			  SLAT_RECOVERY(.strategy = SLAT_RECOVER_PROMOTE,
 					.max_level = hyp_max_level),
@@ -657,10 +662,9 @@ static uint64_t phase_finish(void)
 	vectors = stop_vcpus();
 	st.harvest = hyp_vcount();
 	st.stop = st.harvest - st.stop;
+	/* The vectors' page kept its translation and dirty state: the log
+	 * alone says whether it is copied. */
 	n = harvest();
-	/* The vectors' page lost its mapping, and with hardware dirty
-	 * state its dirty bit: copy it anyway. */
-	mark(harvest_bits, (vectors - HYP_RAM_BASE) / HYP_GRANULE);
 	st.copy = hyp_vcount();
 	st.harvest = st.copy - st.harvest;
 	copied = copy_marked(harvest_bits);
@@ -679,7 +683,7 @@ static uint64_t phase_finish(void)
 	hyp_put_kv("differing_pages", differing);
 	hyp_puts("\n");
 	report_phase("compared", -1, 0, 0, NULL, &phase_start);
-	map_back(vectors);
+	exec_back(vectors);
 	log_disable();
 	report_phase("recovered", -1, 0, 0, NULL, &phase_start);
 	hyp_report_leaves();

@@ -53,36 +53,116 @@ uint64_t hyp_ticks_us(uint64_t ticks)
 /* --------------------------------------------------- EL2's own map */
 
 /*
- * A level-1 table (TCR_EL2.T0SZ = 32: 4 GiB of VA, 1 GiB blocks): the
- * devices below 1 GiB as Device-nGnRE, [1 GiB, 4 GiB) Normal write-back,
- * inner shareable, VA == PA. It is mapped before the tree says how much
- * of it is RAM: slat-hyp touches only that part (hyp_mem).
+ * A libslat table of EL2's own regime (arm-s1, SLAT_FEAT_S1_EL2: HCR_EL2.E2H
+ * is 0), a 32-bit VA (TCR_EL2.T0SZ = 32) from a level-1 root of four
+ * entries: the devices below 1 GiB as Device-nGnRE, [1 GiB, 4 GiB) Normal
+ * write-back, VA == PA, in 1 GiB blocks. It is mapped before the tree says
+ * how much of it is RAM: slat-hyp touches only that part (hyp_mem).
  */
-#define MAIR_EL2_VALUE	(0xffull | 0x04ull << 8) /* Attr0 WB, Attr1 nGnRE */
-#define BLOCK_NORMAL	(0x1ull | 0ull << 2 | 1ull << 6 | 3ull << 8 | 1ull << 10)
-#define BLOCK_DEVICE	(0x1ull | 1ull << 2 | 1ull << 6 | 1ull << 10 | 1ull << 54)
-#define TCR_EL2_VALUE	(32ull | 1ull << 8 | 1ull << 10 | 3ull << 12 | \
-			 1ull << 23 | 1ull << 31)
+#define SZ_1G		0x40000000ull
 #define SCTLR_EL2_RES1	0x30c50830ull
 #define SCTLR_M		(1ull << 0)
 #define SCTLR_C		(1ull << 2)
 #define SCTLR_I		(1ull << 12)
 
-static uint64_t el2_l1[512] __attribute__((aligned(4096)));
+static struct slat_table hyp_el2;
+static struct slat_mm_ops el2_mm_ops;
+/* Computed once, before the MMU is on: the secondary CPUs read them with
+ * theirs still off. */
+static uint64_t el2_mair, el2_tcr, el2_ttbr;
 
+/* The table never changes once built; if it did, every CPU's EL2 entries
+ * would go (the stage-2 hooks' TLBIs are the guest's, not EL2's). */
+static void el2_tlbi_all(void)
+{
+	dsb(ishst);
+	__asm__ volatile("tlbi alle2is" ::: "memory");
+	dsb(ish);
+	isb();
+}
+
+static void el2_tlbi_va(void *ctx, slat_ipa_t va, int level,
+			enum slat_tlbi_scope scope)
+{
+	(void)ctx, (void)va, (void)level, (void)scope;
+	el2_tlbi_all();
+}
+
+static void el2_tlbi_range(void *ctx, slat_ipa_t va, uint64_t size)
+{
+	(void)ctx, (void)va, (void)size;
+	el2_tlbi_all();
+}
+
+static void el2_tlbi_vmid(void *ctx)
+{
+	(void)ctx;
+	el2_tlbi_all();
+}
+
+/* Blocks in the root: no table page, so the pool (and its lock, an atomic
+ * the MMU-off Device memory may not support) stays untouched. */
+static void el2_map(uint64_t base, uint64_t size, uint32_t attrs)
+{
+	struct slat_need req = {
+		.kind = SLAT_OP_MAP, .ipa = slat_ipa(base), .size = size,
+		.pa = slat_pa(base), .attrs = attrs,
+	};
+	int ret;
+
+	if (slat_pages_needed(&hyp_el2, &req) != 0)
+		hyp_panic("EL2's map needs table pages at", base);
+	ret = slat_map(&hyp_el2, slat_ipa(base), size, slat_pa(base), attrs,
+		       NULL);
+	if (ret != SLAT_OK)
+		hyp_panic("EL2's map: slat_map", (uint64_t)ret);
+}
+
+/*
+ * The walker reads the table through the caches (TCR_EL2.IRGN0/ORGN0),
+ * but it was written with the MMU off, past them: no line an earlier user
+ * of this memory left may hide it.
+ */
+static void el2_table_inval(void)
+{
+	uint64_t line = 4ull << ((read_sysreg(ctr_el0) >> 16) & 0xf);
+	size_t bytes;
+	uint64_t va = (uint64_t)slat_table_root(&hyp_el2, NULL, &bytes);
+
+	for (uint64_t a = va; a < va + bytes; a += line)
+		__asm__ volatile("dc ivac, %0" ::"r"(a) : "memory");
+	dsb(sy);
+}
+
+/* With the MMU off: slat-hyp's pool hooks, EL2's own invalidations. */
 static void el2_map_build(void)
 {
-	el2_l1[0] = 0x00000000ull | BLOCK_DEVICE;
-	el2_l1[1] = 0x40000000ull | BLOCK_NORMAL;
-	el2_l1[2] = 0x80000000ull | BLOCK_NORMAL;
-	el2_l1[3] = 0xc0000000ull | BLOCK_NORMAL;
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S1, .granule = HYP_GRANULE,
+		.ia_bits = 32, .pa_bits = 32, .features = SLAT_FEAT_S1_EL2,
+	};
+	int ret;
+
+	el2_mm_ops = hyp_mm_ops;
+	el2_mm_ops.tlbi_ipa = el2_tlbi_va;
+	el2_mm_ops.tlbi_range = el2_tlbi_range;
+	el2_mm_ops.tlbi_vmid = el2_tlbi_vmid;
+	ret = slat_table_init(&hyp_el2, &cfg, &el2_mm_ops, NULL);
+	if (ret != SLAT_OK)
+		hyp_panic("EL2's map: slat_table_init", (uint64_t)ret);
+	el2_map(0, SZ_1G, SLAT_RW | SLAT_MT_DEVICE);
+	el2_map(SZ_1G, HYP_RAM_LIMIT - SZ_1G, SLAT_RWX | SLAT_MT_NORMAL);
+	el2_table_inval();
+	el2_mair = slat_arm_s1_mair();
+	el2_tcr = slat_arm_s1_tcr_el2(&hyp_el2);
+	el2_ttbr = slat_arm_s1_ttbr_el2(&hyp_el2, false);
 }
 
 static void el2_mmu_on(void)
 {
-	write_sysreg(mair_el2, MAIR_EL2_VALUE);
-	write_sysreg(tcr_el2, TCR_EL2_VALUE);
-	write_sysreg(ttbr0_el2, (uint64_t)el2_l1);
+	write_sysreg(mair_el2, el2_mair);
+	write_sysreg(tcr_el2, el2_tcr);
+	write_sysreg(ttbr0_el2, el2_ttbr);
 	isb();
 	__asm__ volatile("tlbi alle2" ::: "memory");
 	dsb(nsh);
@@ -279,6 +359,10 @@ void hyp_main(void)
 	el2_mmu_on();
 	hyp_puts("slat-hyp: EL2 up, libslat ");
 	hyp_puts(SLAT_VERSION_STRING);
+	hyp_puts("\nslat-hyp: EL2 map: libslat arm-s1 (EL2), TCR_EL2 ");
+	hyp_putx(el2_tcr);
+	hyp_puts(" TTBR0_EL2 ");
+	hyp_putx(el2_ttbr);
 	hyp_puts("\n");
 	guest_dtb(p);
 	hyp_gic_init(dtb);

@@ -4,7 +4,7 @@
  * entries, with no cpio program and no root privileges (device nodes are
  * only records in the archive).
  *
- *   mkcpio OUT ENTRY...
+ *   slat-mkcpio OUT ENTRY...     (slat-mkcpio --help)
  *   ENTRY: d:PATH:MODE         a directory
  *          f:PATH:MODE:HOSTFILE a regular file, copied from HOSTFILE
  *          c:PATH:MODE:MAJ:MIN  a character device
@@ -108,12 +108,56 @@ static int entry(char *arg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static const char usage[] =
+"Usage: slat-mkcpio OUT ENTRY...\n"
+"\n"
+"Writes OUT, an initramfs (cpio newc, uncompressed), with one record per\n"
+"ENTRY in the order given; no cpio program or root privileges needed.\n"
+"\n"
+"Arguments:\n"
+"  OUT                     the archive to write\n"
+"  d:PATH:MODE             a directory\n"
+"  f:PATH:MODE:HOSTFILE    a regular file, copied from HOSTFILE\n"
+"  c:PATH:MODE:MAJ:MIN     a character device (a record only)\n"
+"  l:PATH:TARGET           a symbolic link\n"
+"  (MODE: octal permission bits)\n"
+"Options:\n"
+"  -h, --help              this text\n"
+"\n"
+"Exit status: 0 written; 1 OUT or a HOSTFILE cannot be written or read,\n"
+"or an ENTRY is malformed; 2 an error on the command line.\n";
+
+/*
+ * No ENTRY starts with '-': any such argument is an option, looked at
+ * before OUT is created. Returns -1 to go on, else the exit status.
+ */
+static int parse_args(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: mkcpio OUT ENTRY...\n");
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-' || !argv[i][1])
+			continue;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		fprintf(stderr, "slat-mkcpio: unknown option %s "
+			"(see slat-mkcpio --help)\n", argv[i]);
 		return 2;
 	}
+	if (argc < 2) {
+		fprintf(stderr, "slat-mkcpio: no OUT given "
+			"(see slat-mkcpio --help)\n");
+		return 2;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = parse_args(argc, argv);
+
+	if (ret >= 0)
+		return ret;
 	out = fopen(argv[1], "wb");
 	if (!out)
 		return 1;

@@ -4,6 +4,7 @@
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
 #          [--smp N] [--mem SIZE] [--log wp|hw]
+#   run.sh -h|--help   (what each argument does)
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
 # its workload and powers off; the console is checked: the marker, both
@@ -17,13 +18,60 @@
 # ended by slat-hyp's stopping rule, each round's times and leaves, one
 # kick per other vCPU and none seen by the guest (nor any kernel
 # warning), recovery, and (wp: guest RAM aged between rounds)
-# access-flag faults are checked too. Exit 77 (skip) only
-# when a prerequisite is missing: no cross compiler, no QEMU, no package.
+# access-flag faults are checked too; the last line then gives the
+# verdict of slat-hyp's "log check" line and its differing bytes. Exit
+# 77 (skip) only when a prerequisite is missing: no cross compiler, no
+# QEMU, no package.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+
+usage() {
+	cat <<'EOF'
+Usage: hyp/run.sh --test|--demo --elf FILE --mkcpio FILE --cache DIR
+                  [--smp N] [--mem SIZE] [--log wp|hw]
+
+Boots Debian's arm64 kernel with a busybox initramfs as the guest of
+slat-hyp under qemu-system-aarch64 (TCG) and, with --test, checks the
+console (docs/hypervisor.md).
+
+  --test         (default) /init runs its workload and powers off; the
+                 console is checked, its last line says PASS or FAIL
+  --demo         /init starts a shell on this console instead; 'poweroff -f'
+                 ends the run (nothing is checked)
+  --elf FILE     slat-hyp.elf, from the build (BUILD/hyp/slat-hyp.elf);
+                 missing: the test skips (no cross compiler)
+  --mkcpio FILE  the initramfs writer, from the build (BUILD/hyp/slat-mkcpio)
+  --cache DIR    where hyp/fetch.sh puts Debian's kernel and busybox (once),
+                 and where the initramfs and the console log are written
+                 (BUILD/hyp/guest)
+  --smp N        vCPUs, QEMU's -smp (default 2)
+  --mem SIZE     RAM, QEMU's -m (default 2G)
+  --log wp|hw    run slat-hyp's dirty-log check while the guest writes, by
+                 write protection (wp) or hardware dirty state (hw); the
+                 last line then gives the check's verdict and the bytes
+                 that differ between the guest's memory and the copy
+  -h, --help     this text
+
+Environment: none is read; qemu-system-aarch64, flock and timeout are
+found on PATH.
+
+Exit status: 0 pass; 1 fail; 2 usage error; 77 skip (no slat-hyp.elf, no
+qemu-system-aarch64, or the guest's packages cannot be fetched).
+EOF
+}
+usage_error() {
+	echo "run.sh: $* (see hyp/run.sh --help)" >&2
+	exit 2
+}
+
 what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--elf|--mkcpio|--cache|--smp|--mem|--log)
+		[ $# -ge 2 ] || usage_error "$1 needs a value" ;;
+	esac
+	case $1 in
+	-h|--help) usage; exit 0 ;;
 	--test) what=test ;;
 	--demo) what=demo ;;
 	--elf) elf=$2; shift ;;
@@ -35,10 +83,10 @@ while [ $# -gt 0 ]; do
 		case $2 in
 		wp) log=1 ;;
 		hw) log=2 ;;
-		*) echo "run.sh: --log wp|hw" >&2; exit 2 ;;
+		*) usage_error "--log $2: wp or hw" ;;
 		esac
 		shift ;;
-	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	*) usage_error "unknown argument $1" ;;
 	esac
 	shift
 done
@@ -111,11 +159,32 @@ windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' 
 dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con" | tail -n1)
 [ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
 	fail "no device window mapped as a block on first touch"
+verdict=""
 if [ $log -ne 0 ]; then
-	check=$(grep "slat-hyp: log check" <<<"$con") || fail "no dirty-log check"
-	grep -q " differing_bytes=0 " <<<"$check" || fail "the shadow differs: $check"
-	rounds=$(sed -n 's/.* rounds=\([0-9]*\).*/\1/p' <<<"$check")
+	# slat-hyp's verdict, printed once when it compared the guest's RAM
+	# with the copy: "slat-hyp: log check mode=M rounds=R
+	# pages_compared=P differing_bytes=B differing_pages=D".
+	kv() { sed -n "s/.* $1=\([0-9][0-9]*\).*/\1/p" <<<"$2"; }
+	check=$(grep "slat-hyp: log check " <<<"$con") ||
+		fail "no dirty-log check line (slat-hyp: log check ...) on the console"
+	[ "$(wc -l <<<"$check")" -eq 1 ] || fail "more than one log check line: $check"
+	bytes=$(kv differing_bytes "$check")
+	pages=$(kv differing_pages "$check")
+	compared=$(kv pages_compared "$check")
+	rounds=$(kv rounds "$check")
+	[ -n "$bytes" ] && [ -n "$pages" ] && [ -n "$compared" ] ||
+		fail "the log check line lacks its counts: $check"
+	[ "$(kv mode "$check")" = $log ] || fail "the log check ran in another mode: $check"
+	[ "$bytes" -eq 0 ] && [ "$pages" -eq 0 ] ||
+		fail "dirty-log check: $bytes bytes differ in $pages pages: $check"
+	[ "$compared" -gt 0 ] || fail "the log check compared no page: $check"
+	summary=$(grep "slat-hyp: log summary " <<<"$con") || fail "no log summary"
+	[ "$(kv checked "$summary")" = 1 ] &&
+		[ "$(kv differing_bytes "$summary")" = "$bytes" ] ||
+		fail "the log summary disagrees with the check: $summary"
 	[ "${rounds:-0}" -ge 3 ] || fail "fewer than 3 pre-copy rounds"
+	verdict="; dirty-log check ($([ $log -eq 1 ] && echo wp || echo hw)) passed:"
+	verdict+=" $bytes differing bytes in $compared pages compared, $rounds rounds"
 	grep -q "slat-hyp: log pre-copy ends: " <<<"$con" ||
 		fail "pre-copy did not end by its stopping rule"
 	busy=$(grep "slat-hyp: log pre-copy round=" <<<"$con" | grep -vc " dirty=0 " || true)
@@ -140,4 +209,4 @@ if [ $log -eq 1 ]; then
 		awk '{ n += $1 } END { print n + 0 }')
 	[ "$af" -gt 0 ] || fail "no access-flag fault after aging"
 fi
-echo "PASS: Debian's kernel booted on $smp vCPUs over libslat's stage 2"
+echo "PASS: Debian's kernel booted on $smp vCPUs over libslat's stage 2$verdict"

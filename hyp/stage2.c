@@ -132,23 +132,24 @@ void hyp_s2_init(const void *fdt)
 		hyp_panic("slat_table_init", (uint64_t)ret);
 }
 
-/* ESR_EL2's fault status code for an abort: the kind, and the level. */
-#define FSC_TYPE(esr)	((esr) & 0x3c)
-#define FSC_LEVEL(esr)	((int)((esr) & 0x3))
-#define FSC_TRANS	0x04
-#define FSC_ACCESS	0x08
-#define FSC_PERM	0x0c
-#define ESR_EC(esr)	((esr) >> 26)
-#define EC_IABT_LOW	0x20
-#define ESR_WNR		(1ull << 6)
-#define ESR_S1PTW	(1ull << 7)
-
-static uint64_t fault_ipa(void)
+/*
+ * HPFAR_EL2 is UNKNOWN for this abort (a permission fault outside a
+ * stage-1 walk): the guest's own stage 1, still loaded, says which IPA
+ * FAR_EL2 names. AT S1E1R for writes too: stage 1 already allowed the
+ * access, and EL1 can read whatever EL0 can. False when it no longer
+ * translates (the guest changed it meanwhile): the guest retries.
+ */
+static bool ipa_from_far(uint64_t far, uint64_t *ipa)
 {
-	/* HPFAR_EL2.FIPA holds IPA[51:12] from bit 4. */
-	uint64_t hpfar = read_sysreg(hpfar_el2);
+	uint64_t par_saved = read_sysreg(par_el1);
+	uint64_t par;
 
-	return ((hpfar >> 4) & ((1ull << 40) - 1)) << 12;
+	__asm__ volatile("at s1e1r, %0" ::"r"(far) : "memory");
+	isb();
+	par = read_sysreg(par_el1);
+	write_sysreg(par_el1, par_saved);
+	*ipa = slat_arm_par_ipa(par, far);
+	return *ipa != SLAT_ARM_NO_IPA;
 }
 
 static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
@@ -186,64 +187,60 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 }
 
 /* Add the missing permission to the whole leaf that faulted. */
-static int fault_relax(struct hyp_cpu *c, uint64_t ipa, uint64_t esr,
-		       bool exec)
+static int fault_relax(struct hyp_cpu *c, uint64_t ipa,
+		       const struct slat_arm_abort *a, bool exec)
 {
 	/* The whole leaf, but one page of it for a write while logging. */
-	int level = hyp_logging() && !exec ? SLAT_LAST_LEVEL : FSC_LEVEL(esr);
+	int level = hyp_logging() && !exec ? SLAT_LAST_LEVEL : a->level;
 	uint64_t size = slat_level_size(&hyp_s2, level);
 	uint64_t base = ipa & ~(size - 1);
 	int ret;
 
 	uint32_t perms = exec ? SLAT_X : SLAT_W;
+	/* The leaf may have gone meanwhile: then the guest faults again. */
+	uint32_t flags = SLAT_SHARED | SLAT_NO_HOLES;
 	int64_t need;
 
 	c->faults[HYP_F_PERMISSION]++;
 	need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_RELAX, .ipa = slat_ipa(base),
 				   .size = size, .attrs = perms,
-				   .flags = SLAT_SHARED));
+				   .flags = flags));
 	hyp_cache_fill(&c->cache, need < 0 ? 0 : (uint32_t)need);
 	hyp_walk_begin(c);
 	ret = slat_relax(&hyp_s2, slat_ipa(base), size, perms,
-			 SLAT_OP(.flags = SLAT_SHARED, .cache = &c->cache));
+			 SLAT_OP(.flags = flags, .cache = &c->cache));
 	hyp_walk_end(c);
-	return ret;
+	return ret == SLAT_E_NOENT ? SLAT_E_AGAIN : ret;
 }
 
 /* [snippet:fault] */
 static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
-			  uint64_t ipa, uint64_t esr)
+			  uint64_t ipa, const struct slat_arm_abort *a)
 {
-	/*
-	 * S1PTW: the guest's stage-1 walk itself faulted on its table page,
-	 * whatever the access was for; a permission fault there is the
-	 * walker's hardware update of an access flag or dirty state (it
-	 * only ever reads otherwise), even in an instruction abort, whose
-	 * WnR is 0.
-	 */
-	bool s1ptw = esr & ESR_S1PTW;
-	bool exec = ESR_EC(esr) == EC_IABT_LOW && !s1ptw;
-	bool write = s1ptw ? FSC_TYPE(esr) == FSC_PERM : !exec && (esr & ESR_WNR);
+	/* A fault on the guest's stage-1 walk reads its table page, or
+	 * writes it to update a descriptor (slat_arm_abort_decode()). */
+	bool exec = a->access == SLAT_ACCESS_EXEC_EL1;
+	bool write = a->access == SLAT_ACCESS_WRITE;
 	int ret;
 
-	switch (FSC_TYPE(esr)) {
-	case FSC_TRANS:
+	switch (a->fault) {
+	case SLAT_FAULT_TRANSLATION:
 		ret = fault_map(c, r, ipa, exec, write);
 		break;
-	case FSC_PERM:
+	case SLAT_FAULT_PERMISSION:
 		if (!exec && !write)
 			hyp_panic("read permission fault, IPA", ipa);
-		ret = fault_relax(c, ipa, esr, exec);
+		ret = fault_relax(c, ipa, a, exec);
 		break;
-	case FSC_ACCESS:
+	case SLAT_FAULT_ACCESS_FLAG:
 		c->faults[HYP_F_ACCESS_FLAG]++;
 		hyp_walk_begin(c);
 		ret = slat_mkyoung(&hyp_s2, slat_ipa(ipa), SLAT_SHARED);
 		hyp_walk_end(c);
 		break;
 	default:
-		hyp_panic("unexpected stage-2 abort, ESR_EL2", esr);
+		hyp_panic("unexpected stage-2 abort, FSC", a->fsc);
 	}
 	/* Done, or done by another vCPU first: a write while logging by
 	 * write protection marks its page before the guest goes on. */
@@ -253,11 +250,30 @@ static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
 }
 /* [end] */
 
+/* The faulting IPA: from HPFAR_EL2 where the architecture writes it,
+ * else from FAR_EL2 through the guest's stage 1. False: let the guest
+ * retry. */
+static bool fault_ipa(uint64_t esr, struct slat_arm_abort *a)
+{
+	uint64_t far = read_sysreg(far_el2);
+	uint64_t hpfar = read_sysreg(hpfar_el2);
+
+	if (slat_arm_abort_decode(esr, hpfar, far, a) != SLAT_OK)
+		hyp_panic("no stage-2 abort, ESR_EL2", esr);
+	return a->ipa_valid || ipa_from_far(far, &a->ipa);
+}
+
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {
-	uint64_t ipa = fault_ipa();
-	const struct region *r = region_of(ipa);
+	struct slat_arm_abort a;
 	int ret;
+
+	if (!fault_ipa(esr, &a)) {
+		c->faults[HYP_F_RETRY]++;
+		return;
+	}
+	uint64_t ipa = a.ipa & ~0xfffull;
+	const struct region *r = region_of(ipa);
 
 	if (!r && (ipa & ~(HYP_GRANULE - 1)) == HYP_DOORBELL) {
 		hyp_log_doorbell(c, f, esr);
@@ -269,7 +285,7 @@ void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 		hyp_panic("guest access outside its memory map, IPA", ipa);
 	hyp_log_park(c);
 	hyp_mmu_read_lock();
-	ret = fault_dispatch(c, r, ipa, esr);
+	ret = fault_dispatch(c, r, ipa, &a);
 	hyp_mmu_read_unlock();
 	/* SLAT_E_AGAIN: another vCPU won a race; SLAT_E_NOMEM: the cache
 	 * ran dry. Either way the guest faults again and the next fault

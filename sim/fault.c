@@ -238,7 +238,7 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 			base = ipa & ~(size - 1);
 		}
 		ret = slat_relax(t, slat_ipa(base), size, SLAT_R | SLAT_W,
-				 SLAT_OP(.flags = SLAT_SHARED,
+				 SLAT_OP(.flags = SLAT_SHARED | SLAT_NO_HOLES,
 					 .cache = &v->cache));
 		v->st.relaxes++;
 	} else {

@@ -330,7 +330,8 @@ int slat_ts_as_relax(struct slat_ts_as *as, uint64_t va, uint64_t size,
 		return ret;
 	before = as->ts->s1_cache.nr;
 	ret = slat_relax(&as->t, slat_ipa(in), size, perms,
-			 SLAT_OP(.cache = &as->ts->s1_cache));
+			 SLAT_OP(.flags = SLAT_NO_HOLES,
+				 .cache = &as->ts->s1_cache));
 	account_popped(as, before);
 	return ret;
 }

@@ -53,6 +53,15 @@
  * the PE treats PXN as 1 there (check_arm_s1.hw_perms).
  * Device memory is mapped execute-never at both levels (an executable
  * Device region allows speculative instruction fetches from it).
+ *
+ * The EL2 translation regime with HCR_EL2.E2H = 0 (SLAT_FEAT_S1_EL2,
+ * TTBR0_EL2) supports one Exception level (Arm ARM D8.4.1.2): AP[1] is
+ * RES1 and only AP[2] gives permissions (Table D8-62), bit 54 is XN, the
+ * one execute-never for EL2's own fetches (D8.4.1.2.3), PXN is RES0, and
+ * with no ASID every translation is global (D8.16.3.1), nG RES0. So a
+ * leaf always has AP[1] = 1, PXN = 0 and nG = 0; it decodes to SLAT_X
+ * (XK and XU) when XN is clear, and never to SLAT_USER or SLAT_NG. No
+ * EL0 access is translated by the regime (check_arm_s1.hw_perms).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,9 +95,10 @@ static int s1_geometry(const struct slat_config *cfg, struct check_geo *g)
 	case 65536: gs = 16; break;
 	default: return SLAT_E_CONFIG;
 	}
-	/* HA/HD is the only optional feature stage 1 has here (FWB, XNX and
+	/* HA/HD, DS and the regime are the stage-1 choices (FWB, XNX and
 	 * DIC are stage-2 or cache properties) */
-	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2))
+	if (cfg->features &
+	    ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_LPA2 | SLAT_FEAT_S1_EL2))
 		return SLAT_E_CONFIG;
 	bool ds = cfg->features & SLAT_FEAT_LPA2;
 	if (ds && gs == 16)
@@ -160,6 +170,35 @@ static enum check_desc_kind bad(char *why, size_t n, const char *what,
 	snprintf(why, n, "%s (stage-1 descriptor %#018" PRIx64 " at level %d)",
 		 what, pte, level);
 	return CHECK_DESC_BAD;
+}
+
+static bool el2(const struct slat_config *cfg)
+{
+	return cfg->features & SLAT_FEAT_S1_EL2;
+}
+
+/* The permissions a leaf's AP[1], PXN, UXN/XN and nG give, or why the
+ * leaf is not one libslat may write. */
+static const char *s1_access(const struct slat_config *cfg, uint64_t pte,
+			     uint32_t *attrs)
+{
+	if (el2(cfg)) {
+		if (!(pte & D_AP1))
+			return "AP[1] clear: RES1 at EL2";
+		if (pte & (D_PXN | D_NG))
+			return "PXN or nG set: RES0 at EL2";
+		*attrs |= (pte & D_UXN) ? 0 : SLAT_X;
+		return NULL;
+	}
+	if (pte & D_AP1)
+		*attrs |= SLAT_USER;
+	if (!(pte & D_PXN))
+		*attrs |= SLAT_XK;
+	if (!(pte & D_UXN))
+		*attrs |= SLAT_XU;
+	if (pte & D_NG)
+		*attrs |= SLAT_NG;
+	return NULL;
 }
 
 static enum check_desc_kind s1_decode(const struct check_geo *g,
@@ -247,18 +286,13 @@ static enum check_desc_kind s1_decode(const struct check_geo *g,
 	} else if (!(pte & D_AP2)) {
 		attrs |= SLAT_W;
 	}
-	if (pte & D_AP1)
-		attrs |= SLAT_USER;
-	if (!(pte & D_PXN))
-		attrs |= SLAT_XK;
-	if (!(pte & D_UXN))
-		attrs |= SLAT_XU;
+	const char *no = s1_access(cfg, pte, &attrs);
+	if (no)
+		return bad(why, n, no, pte, level);
 	if (SLAT_MT(attrs) == SLAT_MT_DEVICE && (attrs & SLAT_X))
 		return bad(why, n, "executable Device memory", pte, level);
 	if (pte & D_AF)
 		attrs |= SLAT_YOUNG;
-	if (pte & D_NG)
-		attrs |= SLAT_NG;
 	attrs |= SLAT_SW((pte & D_SW) >> 55);
 
 	d->kind = CHECK_DESC_LEAF;
@@ -269,14 +303,18 @@ static enum check_desc_kind s1_decode(const struct check_geo *g,
 
 /*
  * What map accepts: read is implied (a leaf without SLAT_R cannot be
- * expressed), W, XK and XU independently, EL0 access and nG; three memory
- * types; no execute on Device; no EPT bits.
+ * expressed), W, XK and XU independently, EL0 access and nG (at EL2: XK
+ * and XU together, no EL0 access, no nG); three memory types; no execute
+ * on Device; no EPT bits.
  */
 static bool s1_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 {
-	(void)cfg;
 	if (attrs & ~(SLAT_PERMS | SLAT_MT_MASK | SLAT_SW_MASK | SLAT_USER |
 		      SLAT_NG))
+		return false;
+	/* EL2: no EL0 to give access to, no ASID, one XN */
+	uint32_t x = attrs & SLAT_X;
+	if (el2(cfg) && ((attrs & (SLAT_USER | SLAT_NG)) || (x && x != SLAT_X)))
 		return false;
 	if (!(attrs & SLAT_R))
 		return false;
@@ -294,8 +332,7 @@ static bool s1_attrs_ok(const struct slat_config *cfg, uint32_t attrs)
 
 static bool s1_separate_exec(const struct slat_config *cfg)
 {
-	(void)cfg;
-	return true; /* PXN and UXN */
+	return !el2(cfg); /* PXN and UXN; EL2's XN alone */
 }
 
 static enum check_af s1_hw_af(const struct slat_config *cfg)
@@ -306,13 +343,17 @@ static enum check_af s1_hw_af(const struct slat_config *cfg)
 
 /*
  * The permissions the PE enforces for a leaf with @attrs (SLAT_DIRTY as
- * the leaf has it): AP[2:1] = 0b01, writable at EL0, makes the location
- * privileged execute-never whatever PXN says. Under hardware dirty state
- * AP[2] is clear only once the leaf is dirty (writable-clean is AP[2] = 1:
- * read-only until the PE's first write).
+ * the leaf has it). At EL1&0, AP[2:1] = 0b01, writable at EL0, makes the
+ * location privileged execute-never whatever PXN says. Under hardware
+ * dirty state AP[2] is clear only once the leaf is dirty (writable-clean
+ * is AP[2] = 1: read-only until the PE's first write).
  */
 static uint32_t s1_hw_perms(const struct slat_config *cfg, uint32_t attrs)
 {
+	/* EL2's regime translates nothing for EL0: SLAT_XU, which a leaf
+	 * carries as half of SLAT_X, lets no EL0 fetch through */
+	if (el2(cfg))
+		return attrs & SLAT_PERMS & ~SLAT_XU;
 	bool hd = cfg->features & SLAT_FEAT_HWDIRTY;
 	bool ap2_clear = (attrs & SLAT_W) && (!hd || (attrs & SLAT_DIRTY));
 	uint32_t p = attrs & SLAT_PERMS;

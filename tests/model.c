@@ -581,6 +581,12 @@ void model_unmap(struct model *m, uint64_t ipa, uint64_t size)
 
 uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size)
 {
+	return model_restrict(m, ipa, size, SLAT_W);
+}
+
+uint64_t model_restrict(struct model *m, uint64_t ipa, uint64_t size,
+			uint32_t perms)
+{
 	struct node *A, *C;
 	uint64_t s = ipa, e = ipa + size, changed = 0;
 	if (!size)
@@ -588,10 +594,10 @@ uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size)
 	size_t k = extract(m, s, e, &A, &C), n = 0;
 	for (size_t i = 0; i < k; i++) {
 		struct model_run r = m->in[i];
-		if (r.attrs & SLAT_W)
+		if (r.attrs & perms)
 			changed += r.end - r.start;
-		r.attrs &= ~SLAT_W;
-		if (m->wp_cleans)
+		r.attrs &= ~perms;
+		if (m->wp_cleans && (perms & SLAT_W))
 			r.dirty = 0;
 		out_push(m, &n, &r);
 	}

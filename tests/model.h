@@ -118,10 +118,14 @@ void model_unmap(struct model *m, uint64_t ipa, uint64_t size);
 /* Clears SLAT_W (and the dirty state if the rules say so); returns the
  * bytes whose attributes changed. */
 uint64_t model_wrprotect(struct model *m, uint64_t ipa, uint64_t size);
+/* Clears @perms (wrprotect is the case SLAT_W); returns the bytes whose
+ * attributes changed. Holes stay holes. */
+uint64_t model_restrict(struct model *m, uint64_t ipa, uint64_t size,
+			uint32_t perms);
 /*
  * Adds @perms and makes the pages young; pages that gain SLAT_W become
- * dirty (the fault that asks for write writes). Caller checks for holes first
- * (SLAT_E_NOENT). Returns the bytes whose permissions changed; *old_young
+ * dirty (the fault that asks for write writes). Holes stay holes (the
+ * caller checks for them when it passed SLAT_NO_HOLES). Returns the bytes whose permissions changed; *old_young
  * (may be NULL) gets the bytes that were not known young before.
  */
 uint64_t model_relax(struct model *m, uint64_t ipa, uint64_t size,

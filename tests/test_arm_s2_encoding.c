@@ -514,6 +514,83 @@ static void table_descriptor_above_2_50_example_lpa2(void **state)
 	free(f);
 }
 
+/*
+ * Stage-2 aborts as ESR_EL2 reports them (Arm ARM D24.2 ESR_EL2, ISS for
+ * Data and Instruction Aborts: EC, WnR bit 6, S1PTW bit 7, CM bit 8,
+ * the fault status codes) and where the IPA is: HPFAR_EL2 only for
+ * translation, access flag and address size faults and faults on a
+ * stage-1 walk.
+ */
+#define ESR(ec, iss) (((uint64_t)(ec) << 26) | (1ull << 25) | (iss))
+#define DABT 0x24u
+#define IABT 0x20u
+#define WNR (1u << 6)
+#define S1PTW (1u << 7)
+#define CM (1u << 8)
+
+static void stage2_aborts_decode_as_the_architecture_reports_them(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t esr;
+		enum slat_fault fault;
+		int level;
+		unsigned access;
+		bool ipa_valid, address_size;
+	} cases[] = {
+		{ ESR(DABT, 0x07 | WNR), SLAT_FAULT_TRANSLATION, 3, SLAT_ACCESS_WRITE, true, false },
+		{ ESR(DABT, 0x05), SLAT_FAULT_TRANSLATION, 1, SLAT_ACCESS_READ, true, false },
+		{ ESR(DABT, 0x0b), SLAT_FAULT_ACCESS_FLAG, 3, SLAT_ACCESS_READ, true, false },
+		{ ESR(DABT, 0x0f | WNR), SLAT_FAULT_PERMISSION, 3, SLAT_ACCESS_WRITE, false, false },
+		{ ESR(DABT, 0x0e | WNR), SLAT_FAULT_PERMISSION, 2, SLAT_ACCESS_WRITE, false, false },
+		/* the guest's walk updating a descriptor, and reading one */
+		{ ESR(DABT, 0x0f | S1PTW), SLAT_FAULT_PERMISSION, 3, SLAT_ACCESS_WRITE, true, false },
+		{ ESR(DABT, 0x06 | S1PTW), SLAT_FAULT_TRANSLATION, 2, SLAT_ACCESS_READ, true, false },
+		{ ESR(IABT, 0x0f | S1PTW), SLAT_FAULT_PERMISSION, 3, SLAT_ACCESS_WRITE, true, false },
+		{ ESR(IABT, 0x0f), SLAT_FAULT_PERMISSION, 3, SLAT_ACCESS_EXEC_EL1, false, false },
+		{ ESR(IABT, 0x07), SLAT_FAULT_TRANSLATION, 3, SLAT_ACCESS_EXEC_EL1, true, false },
+		/* cache maintenance reports WnR 1 */
+		{ ESR(DABT, 0x07 | WNR | CM), SLAT_FAULT_TRANSLATION, 3, SLAT_ACCESS_READ, true, false },
+		{ ESR(DABT, 0x0f | WNR | CM), SLAT_FAULT_PERMISSION, 3, SLAT_ACCESS_WRITE, false, false },
+		/* address size, and FEAT_LPA2's level -1 */
+		{ ESR(DABT, 0x00), SLAT_FAULT_NONE, 0, SLAT_ACCESS_READ, true, true },
+		{ ESR(DABT, 0x2b), SLAT_FAULT_TRANSLATION, -1, SLAT_ACCESS_READ, true, false },
+		{ ESR(DABT, 0x29), SLAT_FAULT_NONE, -1, SLAT_ACCESS_READ, true, true },
+		/* no table's fault: a synchronous external abort */
+		{ ESR(DABT, 0x10), SLAT_FAULT_NONE, 0, SLAT_ACCESS_READ, false, false },
+	};
+	const uint64_t hpfar = (0x8abcdull << 4) | (1ull << 63); /* NS set */
+	const uint64_t far = 0xffff800012345678ull;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct slat_arm_abort a;
+		assert_int_equal(slat_arm_abort_decode(cases[i].esr, hpfar, far, &a),
+				 SLAT_OK);
+		assert_int_equal(a.fault, cases[i].fault);
+		assert_int_equal(a.level, cases[i].level);
+		assert_int_equal(a.access, cases[i].access);
+		assert_int_equal(a.ipa_valid, cases[i].ipa_valid);
+		assert_int_equal(a.address_size, cases[i].address_size);
+		assert_int_equal(a.s1ptw, (cases[i].esr & S1PTW) != 0);
+		assert_int_equal(a.fsc, cases[i].esr & 0x3f);
+		if (a.ipa_valid)
+			assert_int_equal(a.ipa, 0x8abcd678ull);
+	}
+	struct slat_arm_abort a;
+	/* an HVC, and an abort taken from EL2 itself */
+	assert_int_equal(slat_arm_abort_decode(ESR(0x16, 0), hpfar, far, &a),
+			 SLAT_E_INVAL);
+	assert_int_equal(slat_arm_abort_decode(ESR(0x25, 0x07), hpfar, far, &a),
+			 SLAT_E_INVAL);
+	assert_int_equal(slat_arm_abort_decode(ESR(DABT, 0x07), hpfar, far, NULL),
+			 SLAT_E_INVAL);
+	/* PAR_EL1 after AT S1E1R: F set, or the IPA in [51:12] beside the
+	 * memory attributes in [63:56] */
+	assert_true(slat_arm_par_ipa(0x809, far) == SLAT_ARM_NO_IPA);
+	assert_int_equal(slat_arm_par_ipa(0xff00000080001f80ull, far),
+			 0x80001678ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -525,6 +602,8 @@ int main(void)
 		cmocka_unit_test(geometry_matches_the_design_table),
 		cmocka_unit_test(pa_bits_zero_means_48),
 		cmocka_unit_test(unsupported_configurations_are_refused),
+		cmocka_unit_test(
+			stage2_aborts_decode_as_the_architecture_reports_them),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

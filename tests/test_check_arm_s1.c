@@ -59,6 +59,16 @@ static const struct slat_config c64k_52 = {
 	.pa_bits = 52,
 };
 
+/* The EL2 regime with HCR_EL2.E2H = 0 (slat-hyp's: 32-bit VA). */
+static const struct slat_config c4k_el2 = {
+	.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 32,
+	.pa_bits = 40, .features = SLAT_FEAT_S1_EL2,
+};
+static const struct slat_config c4k_el2_hd = {
+	.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 32,
+	.pa_bits = 40, .features = SLAT_FEAT_S1_EL2 | SLAT_FEAT_HWDIRTY,
+};
+
 static void geometry_from_the_architecture(void **state)
 {
 	(void)state;
@@ -100,6 +110,8 @@ static void geometry_from_the_architecture(void **state)
 		{ .format = SLAT_FMT_ARM_S1, .granule = 16384, .ia_bits = 52,
 		  .pa_bits = 52 },
 		{ .format = SLAT_FMT_ARM_S1, .granule = 8192, .ia_bits = 48 },
+		{ .format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
+		  .features = SLAT_FEAT_S1_EL2 | SLAT_FEAT_FWB },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct check_geo g;
@@ -153,6 +165,22 @@ static void leaves_decode(void **state)
 		  SLAT_RW | SLAT_YOUNG },
 		{ &c64k_52, 0x0060040000000701ull, 1, 0x40000000000ull,
 		  SLAT_RW | SLAT_YOUNG },
+		/* EL2: AP[1] RES1 (no EL0), XN (bit 54) clear is SLAT_X as a
+		 * whole, AP[2] alone for writes */
+		{ &c4k_el2, 0x0040000040001743ull, 3, 0x40001000,
+		  SLAT_RW | SLAT_YOUNG },
+		{ &c4k_el2, 0x00000000400027c3ull, 3, 0x40002000,
+		  SLAT_R | SLAT_X | SLAT_YOUNG },
+		{ &c4k_el2, 0x0000000040003343ull, 3, 0x40003000, SLAT_RWX },
+		{ &c4k_el2, 0x0040000000000745ull, 1, 0,
+		  SLAT_RW | SLAT_MT_DEVICE | SLAT_YOUNG },
+		{ &c4k_el2, 0x054000004000574bull, 3, 0x40005000,
+		  SLAT_RW | SLAT_MT_NORMAL_NC | SLAT_SW(0xa) | SLAT_YOUNG },
+		/* EL2 with HD: dirty, writable-clean */
+		{ &c4k_el2_hd, 0x0048000040007743ull, 3, 0x40007000,
+		  SLAT_RW | SLAT_DIRTY | SLAT_YOUNG },
+		{ &c4k_el2_hd, 0x00080000400077c3ull, 3, 0x40007000,
+		  SLAT_RWX | SLAT_YOUNG },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct check_desc d;
@@ -169,6 +197,10 @@ static void leaves_decode(void **state)
 		}
 	}
 	struct check_desc d;
+	/* the same geometry at EL2: a 4-entry level-1 root for 32 bits */
+	struct check_geo g = geo_of(&c4k_el2);
+	assert_int_equal(g.start_level, 1);
+	assert_int_equal(g.root_entries, 4);
 	assert_int_equal(decode(&c4k, 0x0000000040001003ull, 0, &d),
 			 CHECK_DESC_TABLE);
 	assert_int_equal(d.oa, 0x40001000);
@@ -213,6 +245,15 @@ static void bad_descriptors_are_refused(void **state)
 		{ "OA beyond pa_bits (40)", &c4k_39, 0x0060010000000703ull, 3 },
 		{ "bits [15:12] without a 52-bit OA (64K)", &c64k_48,
 		  0x0060000000011703ull, 3 },
+		/* EL2: AP[1] is RES1, PXN and nG RES0 */
+		{ "EL2: AP[1] clear", &c4k_el2, 0x0040000040001703ull, 3 },
+		{ "EL2: PXN set", &c4k_el2, 0x0060000040001743ull, 3 },
+		{ "EL2: nG set", &c4k_el2, 0x0040000040001f43ull, 3 },
+		{ "EL2: executable Device (XN clear)", &c4k_el2,
+		  0x0000000009000747ull, 3 },
+		{ "EL2: DBM without HD", &c4k_el2, 0x0048000040001743ull, 3 },
+		{ "EL2: writable without DBM under HD", &c4k_el2_hd,
+		  0x0040000040001743ull, 3 },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct check_desc d;
@@ -250,6 +291,18 @@ static void attributes_and_enforced_permissions(void **state)
 	assert_int_equal(f->hw_perms(&c4k_hd,
 				     SLAT_RWX | SLAT_USER | SLAT_DIRTY),
 			 SLAT_RW | SLAT_XU);
+	/* EL2: execute whole, no EL0, no nG; nothing for EL0 to use */
+	assert_true(f->attrs_ok(&c4k_el2, SLAT_RWX));
+	assert_true(f->attrs_ok(&c4k_el2, SLAT_R | SLAT_MT_DEVICE));
+	assert_false(f->attrs_ok(&c4k_el2, SLAT_R | SLAT_XK));
+	assert_false(f->attrs_ok(&c4k_el2, SLAT_R | SLAT_XU));
+	assert_false(f->attrs_ok(&c4k_el2, SLAT_R | SLAT_USER));
+	assert_false(f->attrs_ok(&c4k_el2, SLAT_R | SLAT_NG));
+	assert_false(f->separate_exec(&c4k_el2));
+	assert_true(f->separate_exec(&c4k));
+	assert_int_equal(f->hw_perms(&c4k_el2, SLAT_RWX), SLAT_RW | SLAT_XK);
+	assert_int_equal(f->hw_perms(&c4k_el2_hd, SLAT_RWX | SLAT_DIRTY),
+			 SLAT_RW | SLAT_XK);
 }
 
 int main(void)

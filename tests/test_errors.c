@@ -229,7 +229,7 @@ static int teardown(void **state)
 
 enum eop {
 	E_MAP, E_UNMAP, E_WRPROTECT, E_RELAX, E_TCY, E_MKYOUNG, E_LOOKUP,
-	E_DIRTY, E_HW,
+	E_DIRTY, E_HW, E_RESTRICT,
 };
 
 /* Which configurations a case is an error for. */
@@ -253,7 +253,8 @@ struct err_case {
 	const char *what;
 	enum eop op;
 	uint64_t ipa, size, pa;
-	uint32_t attrs;  /* map: attributes; relax: permissions; hw: access */
+	uint32_t attrs;  /* map: attributes; relax, restrict: permissions; hw:
+			  * access */
 	uint32_t flags;  /* flags, or the policy for unmap/wrprotect */
 	int want;
 	enum when when;
@@ -341,10 +342,23 @@ static const struct err_case errs[] = {
 	{ "relax: ignore-PAT is not a permission", E_RELAX, G1, 0x1000, 0, SLAT_R | SLAT_IPAT, 0, SLAT_E_ATTR, ANY, 0 },
 	{ "relax: XU only without FEAT_XNX", E_RELAX, G1, 0x1000, 0, SLAT_XU, 0, SLAT_E_ATTR, ARM_NO_XNX, 0 },
 	{ "relax: XU only without MBEC", E_RELAX, G1, 0x1000, 0, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR, EPT_NO_MBEC, 0 },
-	{ "relax: unknown flag", E_RELAX, G1, 0x1000, 0, SLAT_X, 1u << 5, SLAT_E_INVAL, ANY, 0 },
+	{ "relax: unknown flag", E_RELAX, G1, 0x1000, 0, SLAT_X, 1u << 6, SLAT_E_INVAL, ANY, 0 },
 	{ "relax: execute on device", E_RELAX, DEV - 0x1000, 0x2000, 0, SLAT_R | SLAT_X, 0, SLAT_E_ATTR, ANY, 0 },
-	{ "relax: over a hole", E_RELAX, HOLE - 0x2000, 0x3000, 0, SLAT_R | SLAT_W, 0, SLAT_E_NOENT, ANY, 0 },
-	{ "relax: over nothing at all", E_RELAX, 0x1000, 0x1000, 0, SLAT_R | SLAT_W, 0, SLAT_E_NOENT, ANY, 0 },
+	{ "relax: over a hole, SLAT_NO_HOLES", E_RELAX, HOLE - 0x2000, 0x3000, 0, SLAT_R | SLAT_W, SLAT_NO_HOLES, SLAT_E_NOENT, ANY, 0 },
+	{ "relax: over nothing at all, SLAT_NO_HOLES", E_RELAX, 0x1000, 0x1000, 0, SLAT_R | SLAT_W, SLAT_NO_HOLES, SLAT_E_NOENT, ANY, 0 },
+
+	{ "restrict: IPA not aligned", E_RESTRICT, G1 + 4, 0x1000, 0, SLAT_W, 0, SLAT_E_ALIGN, ANY, 0 },
+	{ "restrict: size 0", E_RESTRICT, G1, 0, 0, SLAT_W, 0, SLAT_E_RANGE, ANY, 0 },
+	{ "restrict: beyond ia_bits", E_RESTRICT, END(0x1000), 0x2000, 0, SLAT_W, 0, SLAT_E_RANGE, ANY, IA_IPA },
+	{ "restrict: no permission", E_RESTRICT, G1, 0x1000, 0, 0, 0, SLAT_E_ATTR, ANY, 0 },
+	{ "restrict: a memory type is not a permission", E_RESTRICT, G1, 0x1000, 0, SLAT_R | SLAT_MT_DEVICE, 0, SLAT_E_ATTR, ANY, 0 },
+	{ "restrict: unknown flag", E_RESTRICT, G1, 0x1000, 0, SLAT_W, 1u << 6, SLAT_E_INVAL, ANY, 0 },
+	{ "restrict: map's own flag", E_RESTRICT, G1, 0x1000, 0, SLAT_W, SLAT_MAP_NO_REPLACE, SLAT_E_INVAL, ANY, 0 },
+	{ "restrict: over a hole, SLAT_NO_HOLES", E_RESTRICT, HOLE - 0x2000, 0x3000, 0, SLAT_W, SLAT_NO_HOLES, SLAT_E_NOENT, ANY, 0 },
+	{ "restrict: read from a writable leaf (EPT write without read)", E_RESTRICT, G1 + 0x1000, 0x1000, 0, SLAT_R, 0, SLAT_E_ATTR, EPT_ONLY, 0 },
+	{ "restrict: read (a stage-1 leaf always lets EL1 read)", E_RESTRICT, G1 + 0x1000, 0x1000, 0, SLAT_R, 0, SLAT_E_ATTR, S1_ONLY, 0 },
+	{ "restrict: read from R X pages without execute-only", E_RESTRICT, 2 * G1 + 2 * M2, 0x4000, 0, SLAT_R, 0, SLAT_E_ATTR, EPT_NO_XONLY, 0 },
+	{ "restrict: EL0 execute alone without FEAT_XNX", E_RESTRICT, 2 * G1 + 2 * M2, 0x1000, 0, SLAT_XU, 0, SLAT_E_ATTR, ARM_NO_XNX, 0 },
 
 	{ "test_clear_young: IPA not aligned", E_TCY, G1 + 8, 0x1000, 0, 0, 0, SLAT_E_ALIGN, ANY, 0 },
 	{ "test_clear_young: size 0", E_TCY, G1, 0, 0, 0, 0, SLAT_E_RANGE, ANY, 0 },
@@ -434,6 +448,11 @@ static void every_error_leaves_the_table_unchanged(void **state)
 		case E_RELAX:
 			ret = slat_relax(&f->t, slat_ipa(c.ipa), c.size,
 					 c.attrs, &flags_op);
+			done = flags_op.done;
+			break;
+		case E_RESTRICT:
+			ret = slat_restrict(&f->t, slat_ipa(c.ipa), c.size,
+					    c.attrs, &flags_op);
 			done = flags_op.done;
 			break;
 		case E_TCY:
@@ -1099,6 +1118,99 @@ static void relax_adds_permissions_and_young_exactly(void **state)
 	done_fx(f);
 }
 
+/*
+ * wrprotect, restrict and relax treat a hole alike: skipped, the mapped
+ * pages around it changed; refused before any change with SLAT_NO_HOLES.
+ */
+static void holes_skipped_or_refused_alike(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	/* two pages, a hole, two pages */
+	assert_int_equal(fx_map(f, G1, 0x2000, 0x100000000ull, SLAT_RW, 0),
+			 SLAT_OK);
+	assert_int_equal(fx_map(f, G1 + 0x3000, 0x2000, 0x100003000ull,
+				SLAT_RW, 0),
+			 SLAT_OK);
+	struct slat_leaf l;
+	struct slat_op op = { .flags = SLAT_NO_HOLES };
+
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), 0x5000, &op),
+			 SLAT_E_NOENT);
+	assert_int_equal(op.done, 0);
+	assert_int_equal(slat_restrict(&f->t, slat_ipa(G1), 0x5000, SLAT_W,
+				       &op),
+			 SLAT_E_NOENT);
+	assert_int_equal(fx_lookup(f, G1 + 0x4000, &l), SLAT_OK);
+	assert_true(l.attrs & SLAT_W);
+
+	assert_int_equal(slat_wrprotect(&f->t, slat_ipa(G1), 0x5000, NULL),
+			 SLAT_OK);
+	for (uint64_t a = G1; a < G1 + 0x5000; a += 0x1000) {
+		if (a == G1 + 0x2000)
+			continue;
+		assert_int_equal(fx_lookup(f, a, &l), SLAT_OK);
+		assert_false(l.attrs & SLAT_W);
+	}
+	assert_int_equal(fx_lookup(f, G1 + 0x2000, &l), SLAT_E_NOENT);
+
+	op.flags = SLAT_NO_HOLES;
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), 0x5000, SLAT_W, &op),
+			 SLAT_E_NOENT);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_false(l.attrs & SLAT_W);
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), 0x5000, SLAT_W, NULL),
+			 SLAT_OK);
+	assert_int_equal(fx_lookup(f, G1 + 0x4000, &l), SLAT_OK);
+	assert_true(l.attrs & SLAT_W);
+	/* A hole and nothing else: nothing to do, nothing mapped. */
+	assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + 0x2000), 0x1000,
+				    SLAT_W, NULL),
+			 SLAT_NOTHING_TO_DO);
+	assert_int_equal(fx_lookup(f, G1 + 0x2000, &l), SLAT_E_NOENT);
+	done_fx(f);
+}
+
+/* restrict removes exactly what it is given, splitting a block it covers
+ * only in part, and keeps the rest of each leaf. */
+static void restrict_removes_exactly(void **state)
+{
+	(void)state;
+	struct fx *f = new_fx(0);
+	assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RWX, 0),
+			 SLAT_OK);
+	fx_topup(f, 4);
+	int64_t need = slat_pages_needed(
+		&f->t, SLAT_NEED(.kind = SLAT_OP_RESTRICT,
+				 .ipa = slat_ipa(G1 + 0x1000), .size = 0x1000,
+				 .attrs = SLAT_X));
+	assert_int_equal(need, 1);
+	assert_int_equal(slat_restrict(&f->t, slat_ipa(G1 + 0x1000), 0x1000,
+				       SLAT_X, SLAT_OP(.cache = &f->cache)),
+			 SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(fx_lookup(f, G1 + 0x1000, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_PERMS, SLAT_RW);
+	assert_int_equal(l.pa.pa, 0x100001000ull);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_PERMS, SLAT_RWX);
+	/* nothing left to remove there: no split needed, nothing changes */
+	assert_int_equal(slat_pages_needed(
+				 &f->t, SLAT_NEED(.kind = SLAT_OP_RESTRICT,
+						  .ipa = slat_ipa(G1 + 0x1000),
+						  .size = 0x1000,
+						  .attrs = SLAT_X)),
+			 0);
+	assert_int_equal(slat_restrict(&f->t, slat_ipa(G1), 0x2000,
+				       SLAT_W | SLAT_X, NULL),
+			 SLAT_OK);
+	assert_int_equal(fx_lookup(f, G1, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_PERMS, SLAT_R);
+	assert_int_equal(fx_lookup(f, G1 + 0x2000, &l), SLAT_OK);
+	assert_int_equal(l.attrs & SLAT_PERMS, SLAT_RWX);
+	done_fx(f);
+}
+
 static void wrprotect_splits_partial_block(void **state)
 {
 	(void)state;
@@ -1400,6 +1512,8 @@ int main(void)
 		cmocka_unit_test(test_clear_young_acts_on_whole_leaves),
 		cmocka_unit_test(relax_adds_permissions_and_young_exactly),
 		cmocka_unit_test(wrprotect_splits_partial_block),
+		cmocka_unit_test(holes_skipped_or_refused_alike),
+		cmocka_unit_test(restrict_removes_exactly),
 		cmocka_unit_test(pages_needed_is_exact),
 		cmocka_unit_test(nomem_leaves_valid_table_and_reports_progress),
 	};

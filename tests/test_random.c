@@ -163,6 +163,11 @@ static const struct rcfg configs[] = {
 	{ "s1-4k-48-hwdirty", S1(4096, 48, 48, HWD), 0x80000000ull },
 	/* 16K, 48-bit VA: a 2-entry L0 root */
 	{ "s1-16k-48-hwdirty", S1(16384, 48, 48, HWD), 0x80000000ull },
+	/* the EL2 regime (HCR_EL2.E2H = 0): AP[1] RES1, XN alone, no EL0;
+	 * slat-hyp's 32-bit VA from a 4-entry L1 root, and TCR_EL2.HA/HD */
+	{ "s1-el2-4k-32", S1(4096, 32, 40, SLAT_FEAT_S1_EL2), 0x40000000ull },
+	{ "s1-el2-4k-48-hwdirty", S1(4096, 48, 48, SLAT_FEAT_S1_EL2 | HWD),
+	  0x80000000ull },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -188,11 +193,12 @@ struct rec {
 enum op_kind {
 	OP_MAP, OP_UNMAP, OP_WRPROTECT, OP_RELAX, OP_MKYOUNG, OP_TCY,
 	OP_LOOKUP, OP_HW_ACCESS, OP_DIRTY, OP_SPLIT, OP_RECOVER, OP_BAD,
-	OP_KINDS
+	OP_RESTRICT, OP_KINDS
 };
 static const char *op_names[OP_KINDS] = {
 	"map", "unmap", "wrprotect", "relax", "mkyoung", "test_clear_young",
-	"lookup", "hw_access", "dirty_read", "split", "recover", "bad-input"
+	"lookup", "hw_access", "dirty_read", "split", "recover", "bad-input",
+	"restrict"
 };
 
 struct vec_leaf {
@@ -416,7 +422,7 @@ static const char *ev_name(enum slat_hosted_event_kind k)
  * at the pre-op leaves the operation changes, in address order (the order
  * the walk changes them), and marks those whose change the flush covers:
  * removed (unmap, and the invalid step of a map's break-before-make),
- * write permission gone (wrprotect), or clean (dirty_read with clear). A
+ * permissions gone (wrprotect, restrict), or clean (dirty_read with clear). A
  * leaf it finds changed some other way (a map's new translation already
  * in place) was changed without a flush after it: it stays unmarked, and
  * the operation's checks report it.
@@ -424,7 +430,7 @@ static const char *ev_name(enum slat_hosted_event_kind k)
 enum probe_mode {
 	PROBE_OFF,
 	PROBE_UNMAPPED,     /* map, unmap */
-	PROBE_NOT_WRITABLE, /* wrprotect */
+	PROBE_RESTRICTED,   /* wrprotect, restrict: P.perms gone */
 	PROBE_CLEAN,        /* dirty_read with clear */
 };
 
@@ -436,6 +442,7 @@ static struct {
 	bool (*removes)(const struct check_leaf *);
 	uint64_t map_ipa, map_pa;
 	uint32_t map_attrs;
+	uint32_t perms;        /* PROBE_RESTRICTED: the permissions removed */
 	size_t cur;            /* next pre-op leaf to look at */
 	uint8_t *mark;         /* per pre-op leaf: a flush covered its change */
 	size_t cap;
@@ -453,8 +460,8 @@ static bool probe_affected(const struct check_leaf *l)
 			return P.removes(l);
 		return !P.map ||
 		       !leaf_kept(l, P.map_ipa, P.map_pa, P.map_attrs);
-	case PROBE_NOT_WRITABLE:
-		return l->attrs & SLAT_W;
+	case PROBE_RESTRICTED:
+		return l->attrs & P.perms;
 	case PROBE_CLEAN:
 		return l->attrs & SLAT_DIRTY;
 	default:
@@ -498,8 +505,8 @@ static void probe_advance(void)
 				  n.oa + (a - n.base) != l->oa + (a - l->base) ||
 				  MODEL_MEMTYPE(n.attrs) != MODEL_MEMTYPE(l->attrs);
 			break;
-		case PROBE_NOT_WRITABLE:
-			covered = changed = k != 1 || !(n.attrs & SLAT_W);
+		case PROBE_RESTRICTED:
+			covered = changed = k != 1 || !(n.attrs & P.perms);
 			break;
 		default:
 			covered = changed = k != 1 || !(n.attrs & SLAT_DIRTY);
@@ -1914,10 +1921,6 @@ static bool affected_any(const struct check_leaf *l)
 	return true;
 }
 
-static bool affected_writable(const struct check_leaf *l)
-{
-	return l->attrs & SLAT_W;
-}
 
 struct edge {
 	uint64_t x;
@@ -2170,37 +2173,100 @@ static bool batch_shape(uint64_t *ipa, uint64_t *size)
 	return true;
 }
 
-static void op_unmap_wrprotect(bool wrprotect)
+/* The permissions a restrict removes (affected_restricted()). */
+static uint32_t restrict_cur;
+
+static bool affected_restricted(const struct check_leaf *l)
+{
+	return l->attrs & restrict_cur;
+}
+
+struct restrict_arg {
+	uint32_t perms;
+	bool bad;
+};
+
+/* A leaf the removal would leave one the format cannot express. */
+static int restrict_attr_cb(void *arg, const struct model_run *r)
+{
+	struct restrict_arg *a = arg;
+	if ((r->attrs & a->perms) &&
+	    !R.fmt->attrs_ok(&R.cfg, r->attrs & ~a->perms))
+		a->bad = true;
+	return 0;
+}
+
+/* A refused restrict (a hole with SLAT_NO_HOLES, a leaf it cannot
+ * express) changes nothing. */
+static void check_restrict_refused(int ret, bool hole, bool bad,
+				   const struct slat_stats *st0, uint32_t nr0,
+				   uint64_t done)
+{
+	CHECK((hole && ret == SLAT_E_NOENT) || (bad && ret == SLAT_E_ATTR),
+	      "returned %s, expected %s", check_status_name(ret),
+	      hole ? "SLAT_E_NOENT" : "SLAT_E_ATTR");
+	CHECK(stats_unchanged(st0) && R.nev == 0 && R.cur->nr == nr0,
+	      "%s changed the table", check_status_name(ret));
+	CHECK(done == 0, "*done %#" PRIx64 " after %s", done,
+	      check_status_name(ret));
+	R.noent += hole;
+}
+
+/*
+ * unmap (@perms 0), or remove @perms: slat_wrprotect() for SLAT_W alone
+ * unless @restrict_api, else slat_restrict().
+ */
+static void op_unmap_restrict(uint32_t perms, bool restrict_api)
 {
 	uint64_t ipa, size;
 	struct window *w;
+	bool unmap = !perms;
 	gen_range(&ipa, &size, &w);
-	if (!wrprotect && chance(1))
+	if (unmap && chance(1))
 		batch_shape(&ipa, &size);
 	enum slat_tlbi_policy policy = (enum slat_tlbi_policy)below(4);
+	uint32_t flags = !unmap && chance(30) ? SLAT_NO_HOLES : 0;
+	const char *name = unmap ? "unmap" : restrict_api ? "restrict"
+							   : "wrprotect";
 	snprintf(R.opdesc, sizeof(R.opdesc),
-		 "slat_%s(ipa %#" PRIx64 ", size %#" PRIx64 ", policy %d)",
-		 wrprotect ? "wrprotect" : "unmap", ipa, size, policy);
+		 "slat_%s(ipa %#" PRIx64 ", size %#" PRIx64
+		 ", perms %#x, policy %d, flags %#x)",
+		 name, ipa, size, perms, policy, flags);
 	uint64_t e = ipa + size, ts, te;
 	touched(ipa, e, &ts, &te);
 	collect(&R.pre, ipa, e);
 	order_snapshot(ipa, e);
 	R.post.n = 0;
-	enum slat_op_kind op = wrprotect ? SLAT_OP_WRPROTECT : SLAT_OP_UNMAP;
-	bool allow_nomem = prepare_cache(
-		SLAT_NEED(.kind = op, .ipa = slat_ipa(ipa), .size = size));
+	bool hole = (flags & SLAT_NO_HOLES) && !model_fully_mapped(R.m, ipa, e);
+	struct restrict_arg ra = { perms, false };
+	if (!unmap)
+		model_for_each(R.m, ipa, e, restrict_attr_cb, &ra);
+	enum slat_op_kind op = unmap ? SLAT_OP_UNMAP
+			       : restrict_api ? SLAT_OP_RESTRICT
+					      : SLAT_OP_WRPROTECT;
+	bool allow_nomem = prepare_cache(SLAT_NEED(
+		.kind = op, .ipa = slat_ipa(ipa), .size = size, .attrs = perms,
+		.flags = flags));
 	uint32_t nr0 = R.cur->nr;
 	struct slat_stats st0 = R.t.stats;
 	uint64_t done = 0xdead;
 
 	start_recording();
-	probe_start(wrprotect ? PROBE_NOT_WRITABLE : PROBE_UNMAPPED, ipa);
-	struct slat_op args = { .flush = policy, .cache = R.cur };
-	int ret = wrprotect ? slat_wrprotect(&R.t, slat_ipa(ipa), size, &args)
-			    : slat_unmap(&R.t, slat_ipa(ipa), size, &args);
+	probe_start(unmap ? PROBE_UNMAPPED : PROBE_RESTRICTED, ipa);
+	P.perms = restrict_cur = perms;
+	struct slat_op args = { .flags = flags, .flush = policy, .cache = R.cur };
+	int ret = unmap ? slat_unmap(&R.t, slat_ipa(ipa), size, &args)
+		  : restrict_api
+			? slat_restrict(&R.t, slat_ipa(ipa), size, perms, &args)
+			: slat_wrprotect(&R.t, slat_ipa(ipa), size, &args);
 	done = args.done;
 	R.recording = false;
 	index_events();
+	if (hole || ra.bad) {
+		check_restrict_refused(ret, hole, ra.bad, &st0, nr0, done);
+		check_range(ts, te);
+		return;
+	}
 	check_order(ipa, e, policy != SLAT_FLUSH_NONE);
 
 	if (ret == SLAT_E_NOMEM) {
@@ -2213,40 +2279,46 @@ static void op_unmap_wrprotect(bool wrprotect)
 		R.nomem++;
 	} else {
 		check_pages_taken(nr0);
-		CHECK(ret == SLAT_OK || (wrprotect && ret == SLAT_NOTHING_TO_DO),
-		      "returned %s", check_status_name(ret));
+		CHECK(ret == SLAT_OK, "returned %s", check_status_name(ret));
 		CHECK(done == size, "*done %#" PRIx64 " after success", done);
 	}
 	uint64_t de = ipa + done;
 	bool changed = false;
 	for (size_t i = 0; i < R.pre.n; i++)
 		if (in_done(&R.pre.v[i], ipa, de) &&
-		    (!wrprotect || (R.pre.v[i].attrs & SLAT_W)))
+		    (unmap || (R.pre.v[i].attrs & perms)))
 			changed = true;
-	if (ret == SLAT_NOTHING_TO_DO)
-		CHECK(!changed, "SLAT_NOTHING_TO_DO but write permission was "
-				"removed");
 	ECHECK(count_events(SLAT_EV_ICACHE_INVAL) == 0,
-	       "I-cache invalidation during %s",
-	       wrprotect ? "wrprotect" : "unmap");
-	if (wrprotect)
+	       "I-cache invalidation during %s", name);
+	if (!unmap)
 		ECHECK(count_events(SLAT_EV_DCACHE_CLEAN_INVAL) == 0,
-		       "D-cache maintenance during wrprotect");
+		       "D-cache maintenance during %s", name);
 	else
 		check_unmap_cmo(policy, ipa, de);
 	check_policy(policy, changed, ipa, de, e,
-		     wrprotect ? affected_writable : affected_any, !wrprotect);
+		     unmap ? affected_any : affected_restricted, unmap);
 	for (size_t i = 0; i < R.nev; i++)
 		ECHECK(R.ev[i].ev.kind != SLAT_EV_TLBI_IPA ||
 			       R.ev[i].ev.scope == SLAT_TLBI_INNER_SHAREABLE,
 		       "local TLB invalidation while removing permissions");
 	check_stats_delta(&st0, nr0 - R.cur->nr);
 
-	if (wrprotect)
-		model_wrprotect(R.m, ipa, done);
-	else
+	if (unmap)
 		model_unmap(R.m, ipa, done);
+	else
+		model_restrict(R.m, ipa, done, perms);
 	check_range(ts, te);
+}
+
+/* restrict: one to three permissions, the awkward ones on purpose (read,
+ * which EPT and Arm stage 1 cannot lose alone; one of the two executes). */
+static void op_restrict(void)
+{
+	uint32_t perms;
+	do
+		perms = gen_perms(true);
+	while (!perms);
+	op_unmap_restrict(perms, true);
 }
 
 /* ------------------------------------------------------------ relax */
@@ -2285,7 +2357,8 @@ static void op_relax(void)
 		if (run.end - ipa < size)
 			size = run.end - ipa;
 	}
-	uint32_t flags = chance(10) ? SLAT_SHARED : 0;
+	uint32_t flags = (chance(10) ? SLAT_SHARED : 0) |
+			 (chance(50) ? SLAT_NO_HOLES : 0);
 	snprintf(R.opdesc, sizeof(R.opdesc),
 		 "slat_relax(ipa %#" PRIx64 ", size %#" PRIx64
 		 ", perms %#x, flags %#x)",
@@ -2294,7 +2367,7 @@ static void op_relax(void)
 	touched(ipa, e, &ts, &te);
 	collect(&R.pre, ipa, e);
 	R.post.n = 0;
-	bool hole = !model_fully_mapped(R.m, ipa, e);
+	bool hole = (flags & SLAT_NO_HOLES) && !model_fully_mapped(R.m, ipa, e);
 	struct relax_arg ra = { perms, false };
 	model_for_each(R.m, ipa, e, relax_attr_cb, &ra);
 	bool allow_nomem = prepare_cache(SLAT_NEED(
@@ -3945,13 +4018,15 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 				 : c < 880 + dirty ? OP_DIRTY
 				 : c < 905 + dirty ? OP_SPLIT
 				 : c < 930 + dirty ? OP_RECOVER
+				 : c < 950 ? OP_RESTRICT
 				 : c < 970 ? OP_LOOKUP
 					   : OP_BAD;
 		R.count[k]++;
 		switch (k) {
 		case OP_MAP: op_map(); break;
-		case OP_UNMAP: op_unmap_wrprotect(false); break;
-		case OP_WRPROTECT: op_unmap_wrprotect(true); break;
+		case OP_UNMAP: op_unmap_restrict(0, false); break;
+		case OP_WRPROTECT: op_unmap_restrict(SLAT_W, chance(20)); break;
+		case OP_RESTRICT: op_restrict(); break;
 		case OP_RELAX: op_relax(); break;
 		case OP_MKYOUNG: op_mkyoung(); break;
 		case OP_TCY: op_tcy(); break;
@@ -3999,7 +4074,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       " wrprotect %" PRIu64 " relax %" PRIu64 " mkyoung %" PRIu64
 	       " tcy %" PRIu64 " lookup %" PRIu64 " hw_access %" PRIu64
 	       " dirty_read %" PRIu64 " split %" PRIu64 " recover %" PRIu64
-	       " bad %" PRIu64
+	       " bad %" PRIu64 " restrict %" PRIu64
 	       "; nomem %" PRIu64 " nothing-to-do %" PRIu64 " exists %" PRIu64
 	       " noent %" PRIu64 "; faults: none %" PRIu64 " translation %"
 	       PRIu64 " permission %" PRIu64 " access-flag %" PRIu64
@@ -4014,7 +4089,7 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	       R.count[OP_WRPROTECT], R.count[OP_RELAX], R.count[OP_MKYOUNG],
 	       R.count[OP_TCY], R.count[OP_LOOKUP], R.count[OP_HW_ACCESS],
 	       R.count[OP_DIRTY], R.count[OP_SPLIT], R.count[OP_RECOVER],
-	       R.count[OP_BAD], R.nomem,
+	       R.count[OP_BAD], R.count[OP_RESTRICT], R.nomem,
 	       R.nothing, R.exists, R.noent, R.faults[0], R.faults[1],
 	       R.faults[2], R.faults[3], R.dirty_pages, R.max_tables,
 	       R.max_runs, tables, leaves, R.map_bounds_checked,

@@ -197,7 +197,8 @@ int ex_handle_fault(struct ex_vcpu *v, uint64_t ipa, unsigned access,
 	struct slat_need map = ex_fault_map_req(v, base, size, write);
 	struct slat_need relax = {
 		.kind = SLAT_OP_RELAX, .ipa = slat_ipa(base), .size = size,
-		.attrs = write ? SLAT_W : SLAT_X, .flags = SLAT_SHARED,
+		.attrs = write ? SLAT_W : SLAT_X,
+		.flags = SLAT_SHARED | SLAT_NO_HOLES,
 	};
 	if (res->fault != SLAT_FAULT_ACCESS_FLAG)
 		ex_vcpu_topup(v, res->fault == SLAT_FAULT_PERMISSION ? &relax
@@ -323,7 +324,8 @@ void ex_log_stop(struct ex_vm *vm)
 	 * to a block. A stale read-only entry would only fault again, and
 	 * the recovery's invalidation below covers the whole VMID anyway. */
 	ret = slat_relax(&vm->t, slat_ipa(s->gpa), s->size, SLAT_W,
-			 SLAT_OP(.flush = SLAT_FLUSH_NONE));
+			 SLAT_OP(.flags = SLAT_NO_HOLES,
+				 .flush = SLAT_FLUSH_NONE));
 	CHECK(ret >= 0 || ret == SLAT_E_NOENT);
 	/* Every page mapped: promote each table to its block in place.
 	 * Holes (SLAT_E_NOENT: relax changed nothing): zap the tables and

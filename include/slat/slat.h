@@ -39,6 +39,11 @@ enum slat_format_id {
  * (shareability then comes from VTCR_EL2.SH0 / TCR_EL1.SHn), a level-0
  * block (4K) or level-1 block (16K), and a level -1 walk (4K stage 1). */
 #define SLAT_FEAT_LPA2 (1u << 6)
+/* Arm stage 1 only: the EL2 translation regime with HCR_EL2.E2H = 0
+ * (TTBR0_EL2 alone, one privilege level, no ASID) instead of EL1&0: AP[1]
+ * is RES1, bit 54 is XN, PXN and nG are RES0; SLAT_USER, SLAT_NG and
+ * SLAT_XK without SLAT_XU (or the reverse) are refused (SLAT_E_ATTR). */
+#define SLAT_FEAT_S1_EL2 (1u << 7)
 
 struct slat_config {
 	enum slat_format_id format;
@@ -249,6 +254,11 @@ SLAT_API void slat_stats_read(const struct slat_table *t,
  * cleaned, and faults again when touched (arm64 KVM's map over a block:
  * "mapped lazily"). Without it the block is split and the rest kept. */
 #define SLAT_MAP_BREAK_BLOCK (1u << 4)
+/* wrprotect, restrict, relax: a hole in the range (an IPA nothing
+ * translates) refuses the call with SLAT_E_NOENT before any change, as a
+ * fault handler wants to know (KVM's KVM_PGTABLE_WALK_HANDLE_FAULT); without
+ * it the three skip holes alike. */
+#define SLAT_NO_HOLES       (1u << 5)
 /* map: no leaf larger than 1 << shift bytes (shift 0: no cap). */
 #define SLAT_MAP_CAP(shift) (((uint32_t)(shift) & 0x3fu) << 8)
 #define SLAT_MAP_CAP_SHIFT(flags) (((flags) >> 8) & 0x3fu)
@@ -359,32 +369,55 @@ SLAT_API int slat_lookup(const struct slat_table *t, slat_ipa_t ipa,
 			 struct slat_leaf *leaf);
 
 /*
- * Remove write permission from [ipa, ipa+size), in place. A partly covered
- * block is split first (pages from op->cache). @op: flag SLAT_SHARED (as
- * the x86 TDP MMU write-protects under the MMU lock held for read: a leaf
- * another walker changed meanwhile is protected as it is now; one it is
- * replacing or has split makes the call stop with SLAT_E_AGAIN, op->done
- * telling how far it got, for the caller to retry the rest; without it,
- * exclusive, as arm64 KVM under the lock held for write); invalidation per
- * the flush policy.
- * Returns SLAT_OK, SLAT_NOTHING_TO_DO (already protected), SLAT_E_ALIGN,
- * SLAT_E_RANGE, SLAT_E_INVAL, SLAT_E_NOMEM or SLAT_E_AGAIN (shared only;
- * with op->done).
+ * Remove write permission from [ipa, ipa+size), in place: slat_restrict()
+ * with SLAT_W. A partly covered block is split first (pages from
+ * op->cache). @op: flags SLAT_SHARED (as the x86 TDP MMU write-protects
+ * under the MMU lock held for read: a leaf another walker changed
+ * meanwhile is protected as it is now; one it is replacing or has split
+ * makes the call stop with SLAT_E_AGAIN, op->done telling how far it got,
+ * for the caller to retry the rest; without it, exclusive, as arm64 KVM
+ * under the lock held for write), SLAT_NO_HOLES; invalidation per the flush
+ * policy.
+ * Returns SLAT_OK (also when every leaf was protected already), SLAT_E_NOENT
+ * (a hole, with SLAT_NO_HOLES; nothing changed), SLAT_E_ALIGN, SLAT_E_RANGE,
+ * SLAT_E_INVAL, SLAT_E_NOMEM or SLAT_E_AGAIN (shared only; with op->done).
  */
 SLAT_API int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			    struct slat_op *op);
 
 /*
+ * Remove permissions @perms (SLAT_R, SLAT_W, SLAT_X, or SLAT_XU / SLAT_XK
+ * alone where execute is split) from every leaf in [ipa, ipa+size), in
+ * place; everything else about each leaf is kept. A partly covered block
+ * is split first (pages from op->cache). Another CPU may hold the more
+ * permissive entry, so the invalidations are broadcast, per the flush
+ * policy, as for write protection (KVM's stage2_update_leaf_attrs() with
+ * bits to clear). @op: flags SLAT_SHARED (as slat_wrprotect()),
+ * SLAT_NO_HOLES.
+ * Returns SLAT_OK (also when no leaf had them), SLAT_E_ATTR (@perms empty or
+ * not permissions, or a leaf the removal would leave one the format cannot
+ * express: EPT write without read, Arm stage 1 without read; nothing
+ * changed), SLAT_E_NOENT (a hole, with SLAT_NO_HOLES; nothing changed),
+ * SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_INVAL, SLAT_E_NOMEM or SLAT_E_AGAIN
+ * (shared only; with op->done).
+ */
+SLAT_API int slat_restrict(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			   uint32_t perms, struct slat_op *op);
+
+/*
  * Add permissions @perms (SLAT_R/W/X) to every leaf in [ipa, ipa+size), in
  * place, and mark them young. A partly covered block is split first (pages
  * from op->cache). Adding execute invalidates the I-cache for those pages.
- * @op: flags SLAT_SHARED, SLAT_SKIP_CMO. A stale entry with fewer
+ * @op: flags SLAT_SHARED, SLAT_SKIP_CMO, SLAT_NO_HOLES (a fault handler's
+ * relax: the leaf may have gone meanwhile). A stale entry with fewer
  * permissions would only fault again, so invalidations are this CPU's
  * only: per entry changed under SLAT_FLUSH_ENTRY, else one range or VMID
  * invalidation after the walk, or none; none at all where a fault itself
  * drops the stale entry (EPT).
- * Returns SLAT_OK, SLAT_NOTHING_TO_DO, SLAT_E_NOENT (a hole in the range;
- * nothing changed), SLAT_E_ATTR, SLAT_E_ALIGN, SLAT_E_RANGE, SLAT_E_NOMEM.
+ * Holes are skipped, as by slat_wrprotect().
+ * Returns SLAT_OK, SLAT_NOTHING_TO_DO, SLAT_E_NOENT (a hole in the range,
+ * with SLAT_NO_HOLES; nothing changed), SLAT_E_ATTR, SLAT_E_ALIGN,
+ * SLAT_E_RANGE, SLAT_E_NOMEM.
  */
 SLAT_API int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 			uint32_t perms, struct slat_op *op);
@@ -458,6 +491,67 @@ struct slat_hw_result {
 SLAT_API int slat_hw_access(struct slat_table *t, slat_ipa_t ipa,
 			    unsigned access, struct slat_hw_result *res);
 
+/**
+ * struct slat_arm_abort - a stage-2 abort taken to EL2 (a Data or
+ * Instruction Abort from a lower Exception level), decoded.
+ * @fault: SLAT_FAULT_TRANSLATION, _ACCESS_FLAG or _PERMISSION; NONE for an
+ *	abort no table entry caused (@address_size, external aborts,
+ *	alignment, TLB conflict: see @fsc).
+ * @level: the level of the stage-2 walk that faulted (-1 with FEAT_LPA2).
+ * @access: what stage 2 must allow for the access to go ahead:
+ *	SLAT_ACCESS_READ, _WRITE, or _EXEC_EL1 for an instruction fetch (ESR
+ *	does not say which EL fetched: with SLAT_FEAT_XNX look at SPSR_EL2.M).
+ *	A fault on the guest's stage-1 walk (@s1ptw) is a read, or a write
+ *	when it is a permission fault: the walker updating a descriptor's
+ *	access flag or dirty state.
+ * @s1ptw: the fault was on the stage-2 translation of the guest's own
+ *	stage-1 table walk, whatever the instruction was.
+ * @cm: a cache maintenance or address translation instruction faulted
+ *	(reported as a write; a read here unless a permission fault).
+ * @address_size: an address size fault: the IPA is beyond the table.
+ * @fsc: ESR_EL2.ISS.{D,I}FSC.
+ * @ipa_valid: HPFAR_EL2 held the faulting IPA, now in @ipa. Not for a
+ *	permission fault outside a stage-1 walk, where the architecture leaves
+ *	HPFAR_EL2 UNKNOWN: translate FAR_EL2 with AT S1E1R (S1E1W for a write)
+ *	and slat_arm_par_ipa(), and let the guest retry when that fails (its
+ *	stage 1 changed meanwhile).
+ * @ipa: the faulting IPA (HPFAR_EL2.FIPA and FAR_EL2's page offset).
+ */
+struct slat_arm_abort {
+	enum slat_fault fault;
+	int level;
+	unsigned access;
+	bool s1ptw, cm, address_size;
+	uint32_t fsc;
+	bool ipa_valid;
+	uint64_t ipa;
+};
+
+/**
+ * slat_arm_abort_decode() - decode a stage-2 abort for the fault path.
+ * @esr: ESR_EL2.
+ * @hpfar: HPFAR_EL2 (read whatever it holds; only used when valid).
+ * @far: FAR_EL2.
+ * @out: the decoded abort.
+ *
+ * Return: SLAT_OK, or SLAT_E_INVAL when @esr is no Data or Instruction
+ * Abort from a lower Exception level (or @out is NULL).
+ */
+SLAT_API int slat_arm_abort_decode(uint64_t esr, uint64_t hpfar, uint64_t far,
+				   struct slat_arm_abort *out);
+
+/* slat_arm_par_ipa()'s answer when PAR_EL1 reports a failed translation. */
+#define SLAT_ARM_NO_IPA (~0ull)
+
+/**
+ * slat_arm_par_ipa() - the IPA an AT S1E1R/S1E1W instruction found.
+ * @par: PAR_EL1 after the instruction.
+ * @far: FAR_EL2, for the offset in the page.
+ *
+ * Return: the IPA, or SLAT_ARM_NO_IPA when PAR_EL1.F reports a fault.
+ */
+SLAT_API uint64_t slat_arm_par_ipa(uint64_t par, uint64_t far);
+
 #define SLAT_SPLIT_NO_SKIP (1u << 2) /* split: walk every level (no skipping) */
 
 /*
@@ -529,6 +623,7 @@ enum slat_op_kind {
 	SLAT_OP_RELAX,
 	SLAT_OP_DIRTY_CLEAR,
 	SLAT_OP_SPLIT,
+	SLAT_OP_RESTRICT,
 };
 
 /**
@@ -539,7 +634,7 @@ enum slat_op_kind {
  * @size: the range's length in bytes.
  * @pa: SLAT_OP_MAP: the PA @ipa maps to.
  * @attrs: SLAT_OP_MAP: its attributes (a leaf that already translates as
- *	asked is kept); SLAT_OP_RELAX: the permissions.
+ *	asked is kept); SLAT_OP_RELAX, SLAT_OP_RESTRICT: the permissions.
  * @leaf_size: SLAT_OP_SPLIT: slat_split()'s @leaf_size (0: the granule).
  * @flags: the flags its struct slat_op will carry (SLAT_MAP_CAP() limits
  *	the leaves of a map; SLAT_SHARED reads entries as shared walkers do).
@@ -606,7 +701,11 @@ SLAT_API void slat_free_unlinked(struct slat_table *t, void *va, int level);
  * SLAT_FEAT_HWDIRTY, DS with SLAT_FEAT_LPA2, AS with @asid16.
  * slat_arm_s1_ttbr() - TTBR0_EL1: the root, @asid in bits [63:48], CnP.
  * slat_arm_s1_mair() - MAIR_EL1 for the AttrIndx values stage-1 leaves use
- * (0 Normal write-back, 1 Device-nGnRE, 2 Normal non-cacheable).
+ * (0 Normal write-back, 1 Device-nGnRE, 2 Normal non-cacheable); MAIR_EL2
+ * for a table of the EL2 regime (SLAT_FEAT_S1_EL2), whose leaves use the
+ * same AttrIndx values.
+ * slat_arm_s1_tcr() and slat_arm_s1_ttbr() return 0 for a table of the EL2
+ * regime: TCR_EL2 and TTBR0_EL2 come from the two helpers below.
  */
 SLAT_API uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16);
 SLAT_API uint64_t slat_arm_s2_vttbr(const struct slat_table *t, uint16_t vmid,
@@ -616,6 +715,38 @@ SLAT_API uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16);
 SLAT_API uint64_t slat_arm_s1_ttbr(const struct slat_table *t, uint16_t asid,
 				   bool cnp);
 SLAT_API uint64_t slat_arm_s1_mair(void);
+
+/**
+ * slat_arm_s1_tcr_el2() - TCR_EL2 for a stage-1 table of the EL2
+ * translation regime with HCR_EL2.E2H = 0 (SLAT_FEAT_S1_EL2).
+ * @t: the table.
+ *
+ * T0SZ (64 - ia_bits), IRGN0 and ORGN0 write-back write-allocate, SH0
+ * inner shareable, TG0 for the granule, PS (bits [18:16]) from pa_bits,
+ * the RES1 bits 23 and 31; HA and HD with SLAT_FEAT_HWDIRTY (the CPU then
+ * sets the access flag and clears AP[2] of writable-clean leaves), DS with
+ * SLAT_FEAT_LPA2. TBI, HPD and the hardware-use bits are 0: hierarchical
+ * permissions stay on, and libslat's table descriptors carry none.
+ *
+ * Return: the register value, or 0 when @t is not set up, is of another
+ * format, or is a stage-1 table of the EL1&0 regime.
+ */
+SLAT_API uint64_t slat_arm_s1_tcr_el2(const struct slat_table *t);
+
+/**
+ * slat_arm_s1_ttbr_el2() - TTBR0_EL2 for a stage-1 table of the EL2
+ * translation regime with HCR_EL2.E2H = 0 (SLAT_FEAT_S1_EL2).
+ * @t: the table.
+ * @cnp: set CnP (the table is shared by every PE of the Inner Shareable
+ *	domain, as a hypervisor's one map is).
+ *
+ * The root's address (PA[51:48] in bits [5:2] with 52-bit addresses); no
+ * ASID, which the regime does not have.
+ *
+ * Return: the register value, or 0 when @t is not set up, is of another
+ * format, or is a stage-1 table of the EL1&0 regime.
+ */
+SLAT_API uint64_t slat_arm_s1_ttbr_el2(const struct slat_table *t, bool cnp);
 
 /* Add @t's counters to @sum; reset them. */
 SLAT_API void slat_stats_add(struct slat_stats *sum,

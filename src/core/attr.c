@@ -14,12 +14,17 @@ static int split_or_fail(const struct slat_walk_ctx *ctx, struct core_op *op)
 	return ret ? op_fail(op, ctx->addr, ret) : 0;
 }
 
-/* ---- write protection ---- */
+/* ---- restrict: remove permissions (write protection removes W) ---- */
 
 /* What every entry of a run needs, in locals (see pte_write()). */
 struct wp_run {
 	enum pte_writers who;
 	bool per_entry;          /* SLAT_FLUSH_ENTRY */
+	/* R or X go too: each leaf through the format's leaf_with_perms(),
+	 * keeping @keep of its permissions. */
+	bool by_leaf;
+	uint32_t keep;
+	/* W goes: the format's write-protection masks; else 0. */
 	slat_pte_t present, clear, set;
 	/* Shared: the locked marker, an entry another walker is replacing
 	 * (what it installs may be writable); else a value no invalid entry
@@ -28,28 +33,61 @@ struct wp_run {
 	struct core_op *op;
 };
 
+/* The leaf @pte without the run's permissions. */
+static SLAT_ALWAYS_INLINE slat_pte_t restricted(const struct slat_table *t,
+						const struct wp_run *w,
+						slat_pte_t pte)
+{
+	return pte_restrict(t, pte, w->by_leaf, w->keep, w->clear, w->set);
+}
+
+/* The leaf with @add added and @remove removed is one the format can
+ * express (execute on device memory, EPT write without read are not). */
+static bool perms_change_ok(const struct slat_table *t, slat_pte_t leaf,
+			    uint32_t add, uint32_t remove)
+{
+	uint32_t attrs = t->fmt->leaf_attrs(t, leaf) & ~(SLAT_YOUNG | SLAT_DIRTY);
+	return t->fmt->check_attrs(t, (attrs | add) & ~remove) == SLAT_OK;
+}
+
+/* Write @pte's restriction in place. False when another agent changed
+ * the entry first. */
+static SLAT_ALWAYS_INLINE bool restrict_write(const struct slat_walk_ctx *ctx,
+					      const struct wp_run *w,
+					      enum pte_writers who,
+					      slat_pte_t *ptep, slat_pte_t pte)
+{
+	slat_pte_t clear = w->clear, set = w->set, was;
+	if (w->by_leaf)
+		pte_change(pte, restricted(ctx->t, w, pte), &clear, &set);
+	return pte_try_update(ctx->t, who, ptep, pte, clear, set, &was);
+}
+
 /*
- * A shared walker lost the race for the leaf at @ptep: protect what it
+ * A shared walker lost the race for the leaf at @ptep: restrict what it
  * holds now, unless it is no leaf any more (a block another walker is
  * splitting or split): then the caller retries from @addr. Returns 1 when
- * it changed the entry, 0 when it is already protected, or SLAT_E_AGAIN.
+ * it changed the entry, 0 when it is already restricted, or a negative
+ * error.
  */
 static __attribute__((noinline)) int
 wrprotect_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 		uint64_t addr, const struct wp_run *w)
 {
 	const struct slat_table *t = ctx->t;
-	slat_pte_t pte, was;
+	slat_pte_t pte;
 
 	do {
 		ctx->stats->retries++;
 		pte = pte_read(ptep);
 		if (!pte_valid(t, pte) || pte_table(t, pte, ctx->level))
 			return op_fail(w->op, addr, SLAT_E_AGAIN);
-		if (wp_done(t, pte))
+		if (restricted(t, w, pte) == pte)
 			return 0;
-	} while (!pte_try_update(t, PTE_SHARED, ptep, pte, w->clear, w->set,
-				 &was));
+		/* A leaf another walker installed after the check. */
+		if (w->by_leaf && !perms_change_ok(t, pte, 0, SLAT_PERMS & ~w->keep))
+			return op_fail(w->op, addr, SLAT_E_ATTR);
+	} while (!restrict_write(ctx, w, PTE_SHARED, ptep, pte));
 	return 1;
 }
 
@@ -58,14 +96,14 @@ wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	       slat_pte_t pte, uint64_t addr, void *arg)
 {
 	const struct wp_run *w = arg;
-	slat_pte_t was;
 
-	/* pte_valid(), with the mask hoisted. */
+	/* pte_valid(), with the mask hoisted; a hole is skipped (a caller
+	 * that refuses them checked first). */
 	if (!(pte & w->present))
 		return pte == w->locked ? op_fail(w->op, addr, SLAT_E_AGAIN) : 0;
-	if (pte_apply(pte, w->clear, w->set) == pte)
+	if (restricted(ctx->t, w, pte) == pte)
 		return 0;
-	if (!pte_try_update(ctx->t, w->who, ptep, pte, w->clear, w->set, &was)) {
+	if (!restrict_write(ctx, w, w->who, ptep, pte)) {
 		int ret = wrprotect_retry(ctx, ptep, addr, w);
 		if (ret <= 0)
 			return ret;
@@ -80,41 +118,110 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 			     enum slat_visit visit)
 {
 	(void)visit;
-	struct core_op *op = ctx->arg;
+	const struct wp_run *run = ctx->arg;
+	struct core_op *op = run->op;
 	struct slat_table *t = ctx->t;
-	const struct wp_run w = {
-		.who = walk_writers(ctx), .per_entry = op->policy == SLAT_FLUSH_ENTRY,
-		.present = t->fmt->present_mask,
-		.clear = t->fmt->wp_clear, .set = t->fmt->wp_set,
-		.locked = walk_shared(ctx) ? t->fmt->locked : ~0ull, .op = op,
-	};
+	struct wp_run w = *run;
 	uint32_t changed;
 
+	w.who = walk_writers(ctx);
 	if (pte_valid(t, ctx->old) && !walk_entry_covered(ctx)) {
-		if (wp_done(t, ctx->old))
+		if (restricted(t, &w, ctx->old) == ctx->old)
 			return 1;
+		/* Before the split changes anything. */
+		if (w.by_leaf &&
+		    !perms_change_ok(t, ctx->old, 0, SLAT_PERMS & ~w.keep))
+			return op_fail(op, ctx->addr, SLAT_E_ATTR);
 		return split_or_fail(ctx, op);
 	}
-	/* A per-entry invalidation needs the step at every leaf. */
+	/* A per-entry invalidation, or a change each leaf decides, needs
+	 * the step at every leaf. */
 	const struct leaf_update u = { w.present, w.clear, w.set };
-	int n = w.per_entry
-		? walk_leaf_run(ctx, wrprotect_step, (void *)&w, &changed)
-		: walk_leaf_update(ctx, &u, wrprotect_step, (void *)&w, &changed);
+	int n = w.per_entry || w.by_leaf
+		? walk_leaf_run(ctx, wrprotect_step, &w, &changed)
+		: walk_leaf_update(ctx, &u, wrprotect_step, &w, &changed);
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	op->changed |= changed != 0;
 	return n;
 }
 
+/* What relax and restrict check before any change (struct perms_check). */
+struct perms_check {
+	uint32_t add, remove;
+	bool holes_refused;      /* SLAT_NO_HOLES */
+};
+
+/*
+ * Refuse before any change: a hole in the range with SLAT_NO_HOLES
+ * (SLAT_E_NOENT), or a leaf the change would make one the format cannot
+ * express (SLAT_E_ATTR).
+ */
+static int perms_check_visitor(const struct slat_walk_ctx *ctx,
+			       enum slat_visit visit)
+{
+	(void)visit;
+	const struct perms_check *c = ctx->arg;
+	struct slat_table *t = ctx->t;
+	if (pte_locked(t, ctx->old)) {
+		ctx->stats->retries++;
+		return SLAT_E_AGAIN;
+	}
+	if (!pte_valid(t, ctx->old))
+		return c->holes_refused ? SLAT_E_NOENT : 1;
+	return perms_change_ok(t, ctx->old, c->add, c->remove) ? 1 : SLAT_E_ATTR;
+}
+
+/* Whether [ipa, ipa+size) passes perms_check_visitor(): SLAT_OK or the
+ * refusal. */
+static int perms_check(struct core_op *op, const struct perms_check *c)
+{
+	return core_op_walk(op, perms_check_visitor, (void *)c, SLAT_VISIT_LEAF,
+			    SLAT_LAST_LEVEL);
+}
+
+/* slat_restrict(), of which slat_wrprotect() is the case SLAT_W. */
+static int restrict_perms(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+			  uint32_t perms, struct slat_op *args)
+{
+	struct core_op op;
+	int ret = core_op_begin(&op, t, ipa, size, args,
+				SLAT_SHARED | SLAT_NO_HOLES);
+	if (ret)
+		return ret;
+	ret = check_perms_arg(perms, true);
+	if (ret)
+		return core_op_refuse(&op, ret);
+	const struct slat_format *f = t->fmt;
+	const bool w_goes = perms & SLAT_W;
+	const struct wp_run w = {
+		.per_entry = op.policy == SLAT_FLUSH_ENTRY,
+		.by_leaf = perms & ~SLAT_W, .keep = SLAT_PERMS & ~perms,
+		.present = f->present_mask,
+		.clear = w_goes ? f->wp_clear : 0, .set = w_goes ? f->wp_set : 0,
+		.locked = op_shared(&op) ? f->locked : ~0ull, .op = &op,
+	};
+	const struct perms_check c = { 0, perms, op.flags & SLAT_NO_HOLES };
+
+	if (w.by_leaf || c.holes_refused) {
+		ret = perms_check(&op, &c);
+		if (ret)
+			return core_op_refuse(&op, ret);
+	}
+	ret = core_op_walk(&op, wrprotect_visitor, (void *)&w, SLAT_VISIT_LEAF,
+			   SLAT_LAST_LEVEL);
+	return core_op_end(&op, ret);
+}
+
 int slat_wrprotect(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		   struct slat_op *args)
 {
-	struct core_op op;
-	int ret = core_op_begin(&op, t, ipa, size, args, SLAT_SHARED);
-	if (ret)
-		return ret;
-	ret = core_op_walk(&op, wrprotect_visitor, &op, SLAT_VISIT_LEAF,
-			   SLAT_LAST_LEVEL);
-	return core_op_end(&op, ret);
+	return restrict_perms(t, ipa, size, SLAT_W, args);
+}
+
+int slat_restrict(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
+		  uint32_t perms, struct slat_op *args)
+{
+	return restrict_perms(t, ipa, size, perms, args);
 }
 
 /* ---- relax ---- */
@@ -123,14 +230,6 @@ struct relax_data {
 	struct core_op op;
 	uint32_t perms;          /* permissions to add */
 };
-
-/* The leaf with @perms added is one the format can express. */
-static bool relaxed_attrs_ok(const struct slat_table *t, slat_pte_t leaf,
-			     uint32_t perms)
-{
-	uint32_t attrs = t->fmt->leaf_attrs(t, leaf) & ~(SLAT_YOUNG | SLAT_DIRTY);
-	return t->fmt->check_attrs(t, attrs | perms) == SLAT_OK;
-}
 
 /* Adding execute on Arm without DIC invalidates the I-cache for the leaf. */
 static bool relax_needs_icache(const struct slat_table *t,
@@ -188,9 +287,12 @@ static int relax_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	struct slat_table *t = ctx->t;
 	int ret;
 
+	if (!pte_valid(t, old) && !pte_locked(t, old) &&
+	    !(d->op.flags & SLAT_NO_HOLES))
+		return 0;
 	if (!pte_valid(t, old))
 		ret = pte_locked(t, old) ? SLAT_E_AGAIN : SLAT_E_NOENT;
-	else if (!relaxed_attrs_ok(t, old, d->perms))
+	else if (!perms_change_ok(t, old, d->perms, 0))
 		ret = SLAT_E_ATTR;
 	else
 		ret = SLAT_OK;
@@ -242,7 +344,7 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 			return 1;
 		}
 		/* Before the split changes anything. */
-		if (!relaxed_attrs_ok(t, ctx->old, d->perms))
+		if (!perms_change_ok(t, ctx->old, d->perms, 0))
 			return op_fail(&d->op, ctx->addr, SLAT_E_ATTR);
 		return split_or_fail(ctx, &d->op);
 	}
@@ -250,26 +352,6 @@ static int relax_visitor(const struct slat_walk_ctx *ctx, enum slat_visit visit)
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	d->op.changed |= changed != 0;
 	return n;
-}
-
-/*
- * Refuse before any change: a hole in the range (SLAT_E_NOENT), or a leaf
- * the added permissions would make invalid (SLAT_E_ATTR: execute on device
- * memory, EPT write or execute without read, ...).
- */
-static int relax_check_visitor(const struct slat_walk_ctx *ctx,
-			       enum slat_visit visit)
-{
-	(void)visit;
-	const struct relax_data *d = ctx->arg;
-	struct slat_table *t = ctx->t;
-	if (pte_locked(t, ctx->old)) {
-		ctx->stats->retries++;
-		return SLAT_E_AGAIN;
-	}
-	if (!pte_valid(t, ctx->old))
-		return SLAT_E_NOENT;
-	return relaxed_attrs_ok(t, ctx->old, d->perms) ? 1 : SLAT_E_ATTR;
 }
 
 int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
@@ -280,19 +362,19 @@ int slat_relax(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct relax_data d;
 	d.perms = perms;
 	int ret = core_op_begin(&d.op, t, ipa, size, args,
-				SLAT_SHARED | SLAT_SKIP_CMO);
+				SLAT_SHARED | SLAT_SKIP_CMO | SLAT_NO_HOLES);
 	if (ret)
 		return ret;
 	if (t->fmt->fault_invalidates)
 		d.op.policy = SLAT_FLUSH_NONE;
-	/* Whether the result is valid depends on each leaf: checked there. */
-	if (perms & ~SLAT_PERMS)
-		return core_op_refuse(&d.op, SLAT_E_ATTR);
+	ret = check_perms_arg(perms, false);
+	if (ret)
+		return core_op_refuse(&d.op, ret);
 
 	/* One page cannot be half changed; a larger range is checked first. */
+	const struct perms_check c = { perms, 0, d.op.flags & SLAT_NO_HOLES };
 	if (size > (1ull << t->geo.granule_shift))
-		ret = core_op_walk(&d.op, relax_check_visitor, &d,
-				   SLAT_VISIT_LEAF, SLAT_LAST_LEVEL);
+		ret = perms_check(&d.op, &c);
 	if (ret)
 		return core_op_refuse(&d.op, ret);
 	ret = core_op_walk(&d.op, relax_visitor, &d, SLAT_VISIT_LEAF,

@@ -92,6 +92,8 @@ static bool splits_block(const struct need_walk *n, slat_pte_t pte)
 		return !wp_done(t, pte);
 	case SLAT_OP_RELAX:
 		return !relax_done(t, pte, n->req->attrs);
+	case SLAT_OP_RESTRICT:
+		return leaf_restricted(t, pte, n->req->attrs) != pte;
 	default: /* SLAT_OP_DIRTY_CLEAR */
 		return leaf_dirty(t, pte);
 	}
@@ -151,7 +153,7 @@ static int split_need_visitor(const struct slat_walk_ctx *ctx,
 /* The request's own errors, as the operation would return them. */
 static int need_check(const struct slat_table *t, const struct slat_need *req)
 {
-	if (!table_live(t) || !req || (unsigned)req->kind > SLAT_OP_SPLIT)
+	if (!table_live(t) || !req || (unsigned)req->kind > SLAT_OP_RESTRICT)
 		return SLAT_E_INVAL;
 	int ret = check_ipa_range(t, req->ipa.ipa, req->size);
 	if (ret)
@@ -159,6 +161,9 @@ static int need_check(const struct slat_table *t, const struct slat_need *req)
 	if (req->kind == SLAT_OP_DIRTY_CLEAR &&
 	    !(t->cfg.features & SLAT_FEAT_HWDIRTY))
 		return SLAT_E_CONFIG;
+	if (req->kind == SLAT_OP_RELAX || req->kind == SLAT_OP_RESTRICT)
+		return check_perms_arg(req->attrs,
+				       req->kind == SLAT_OP_RESTRICT);
 	if (req->kind != SLAT_OP_MAP)
 		return SLAT_OK;
 	ret = check_pa_range(t, req->pa.pa, req->size);

@@ -55,6 +55,15 @@ int core_op_end(struct core_op *op, int ret) SLAT_INTERNAL;
 int core_op_refuse(struct core_op *op, int ret) SLAT_INTERNAL;
 
 /* The visitor failed with @ret at @addr (clamped to the range's start). */
+/* The permissions argument of relax (@removing false: SLAT_R/W/X, none
+ * allowed) and restrict (at least one): SLAT_E_ATTR or SLAT_OK. Whether
+ * each leaf's result is valid is decided at the leaf. */
+static inline int check_perms_arg(uint32_t perms, bool removing)
+{
+	return (perms & ~SLAT_PERMS) || (removing && !perms) ? SLAT_E_ATTR
+							     : SLAT_OK;
+}
+
 static inline int op_fail(struct core_op *op, uint64_t addr, int ret)
 {
 	uint64_t ipa = op->ipa > addr ? op->ipa : addr;

@@ -249,10 +249,36 @@ enum pte_writers {
 	PTE_SHARED,
 };
 
+/*
+ * The leaf @pte with permissions removed, one rule per permission: W by
+ * the format's write-protection masks (@clear, @set: those, or 0 when W
+ * stays), which bulk loops apply to whole lines; R and X (@by_leaf) by its
+ * leaf_with_perms(), keeping @keep of the leaf's permissions. Callers hoist
+ * the arguments out of their loops; leaf_restricted() derives them.
+ */
+static SLAT_ALWAYS_INLINE slat_pte_t
+pte_restrict(const struct slat_table *t, slat_pte_t pte, bool by_leaf,
+	     uint32_t keep, slat_pte_t clear, slat_pte_t set)
+{
+	if (by_leaf)
+		pte = t->fmt->leaf_with_perms(t, pte,
+					      t->fmt->leaf_attrs(t, pte) & keep);
+	return pte_apply(pte, clear, set);
+}
+
+/* slat_restrict()'s change to the leaf @pte for @perms. */
+static inline slat_pte_t leaf_restricted(const struct slat_table *t,
+					 slat_pte_t pte, uint32_t perms)
+{
+	bool w = perms & SLAT_W;
+	return pte_restrict(t, pte, perms & ~SLAT_W, SLAT_PERMS & ~perms,
+			    w ? t->fmt->wp_clear : 0, w ? t->fmt->wp_set : 0);
+}
+
 /* Write protection leaves @pte as it is. */
 static inline bool wp_done(const struct slat_table *t, slat_pte_t pte)
 {
-	return pte_apply(pte, t->fmt->wp_clear, t->fmt->wp_set) == pte;
+	return leaf_restricted(t, pte, SLAT_W) == pte;
 }
 
 /* A relax to @perms leaves the leaf @pte as it is: it has them, and the

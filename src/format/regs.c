@@ -2,10 +2,12 @@
 /*
  * The registers that point the CPU at a table, from its geometry and
  * configuration: VTCR_EL2/VTTBR_EL2 (Arm stage 2), the EPTP (Intel), and
- * TCR_EL1/TTBR0_EL1/MAIR_EL1 (Arm stage 1). Field positions are the Arm
- * ARM's (D19 VTCR_EL2, VTTBR_EL2, TCR_EL1) and the Intel SDM's (EPTP,
- * 25.6.11); the tables are walked with cacheable, inner-shareable accesses
- * as KVM sets them up.
+ * TCR_EL1/TTBR0_EL1/MAIR_EL1 (Arm stage 1), TCR_EL2/TTBR0_EL2 (Arm
+ * stage 1 of the EL2 regime with HCR_EL2.E2H = 0, SLAT_FEAT_S1_EL2; its
+ * MAIR_EL2 is slat_arm_s1_mair()). Field positions are the Arm ARM's (D19
+ * VTCR_EL2, VTTBR_EL2, TCR_EL1; D24.2.195 TCR_EL2 when E2H is 0) and the
+ * Intel SDM's (EPTP, 25.6.11); the tables are walked with cacheable,
+ * inner-shareable accesses as KVM sets them up.
  */
 #include "core/internal.h"
 
@@ -79,12 +81,25 @@ uint64_t slat_ept_eptp(const struct slat_table *t)
 	return v;
 }
 
+/* A stage-1 table of the EL1&0 regime (@el2 false) or of EL2's. */
+static bool s1_table(const struct slat_table *t, bool el2)
+{
+	return table_live(t) && t->cfg.format == SLAT_FMT_ARM_S1 &&
+	       ((t->cfg.features & SLAT_FEAT_S1_EL2) != 0) == el2;
+}
+
+/* TG0 of TCR_EL1 and TCR_EL2: 4K 0b00, 64K 0b01, 16K 0b10. */
+static uint64_t tg0_code(const struct slat_table *t)
+{
+	unsigned g = t->geo.granule_shift;
+	return g == 12 ? 0 : g == 16 ? 1 : 2;
+}
+
 uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16)
 {
-	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S1)
+	if (!s1_table(t, false))
 		return 0;
-	unsigned g = t->geo.granule_shift;
-	uint64_t tg0 = g == 12 ? 0 : g == 16 ? 1 : 2;
+	uint64_t tg0 = tg0_code(t);
 	/* TTBR0 only: EPD1 stops walks from TTBR1, whose TG1 (4K) is still a
 	 * valid encoding. */
 	uint64_t v = (uint64_t)(64 - t->geo.ia_bits) |
@@ -101,9 +116,37 @@ uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16)
 
 uint64_t slat_arm_s1_ttbr(const struct slat_table *t, uint16_t asid, bool cnp)
 {
-	if (!table_live(t) || t->cfg.format != SLAT_FMT_ARM_S1)
+	if (!s1_table(t, false))
 		return 0;
 	return ttbr_baddr(t) | (uint64_t)asid << 48 | (cnp ? 1 : 0);
+}
+
+/*
+ * TCR_EL2 with E2H = 0 has one VA range and the output size in PS, bits
+ * [18:16] (TCR_EL1's IPS is at [34:32]); bits 23 and 31 are RES1, HA and
+ * HD are bits 21 and 22, DS bit 32 (Arm ARM D24.2.195).
+ */
+uint64_t slat_arm_s1_tcr_el2(const struct slat_table *t)
+{
+	if (!s1_table(t, true))
+		return 0;
+	uint64_t v = (uint64_t)(64 - t->geo.ia_bits) |
+		     WALK_ATTRS_SHIFTED(8, 10, 12) | tg0_code(t) << 14 |
+		     pa_size_code(t->geo.pa_bits) << 16 | 1ull << 23 |
+		     1ull << 31;
+	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
+		v |= 1ull << 21 | 1ull << 22; /* HA, HD */
+	if (t->cfg.features & SLAT_FEAT_LPA2)
+		v |= 1ull << 32; /* DS */
+	return v;
+}
+
+/* TTBR0_EL2 with E2H = 0 holds no ASID: bits [63:48] are RES0. */
+uint64_t slat_arm_s1_ttbr_el2(const struct slat_table *t, bool cnp)
+{
+	if (!s1_table(t, true))
+		return 0;
+	return ttbr_baddr(t) | (cnp ? 1 : 0);
 }
 
 uint64_t slat_arm_s1_mair(void)

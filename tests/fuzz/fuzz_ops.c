@@ -1034,7 +1034,8 @@ static void op_relax(struct in *in)
 	if (pb >= 0xf0)
 		perms = (uint32_t)pb << 4; /* not permissions */
 	uint8_t f = g8(in);
-	uint32_t flags = (f & 1) ? SLAT_SHARED : 0;
+	uint32_t flags = ((f & 1) ? SLAT_SHARED : 0) |
+			 ((f & 2) ? SLAT_NO_HOLES : 0);
 	if (!range_error(ipa, size))
 		size = leaf_budget(ipa, size);
 	snprintf(F.desc, sizeof(F.desc),
@@ -1043,16 +1044,25 @@ static void op_relax(struct in *in)
 	int err = range_error(ipa, size);
 	bool hole = false, bad = false;
 	if (!err) {
-		hole = !model_fully_mapped(S->m, ipa, ipa + size);
+		hole = (flags & SLAT_NO_HOLES) &&
+		       !model_fully_mapped(S->m, ipa, ipa + size);
 		struct relax_arg ra = { perms, false };
 		model_for_each(S->m, ipa, ipa + size, relax_attr_cb, &ra);
 		/* Validity is the leaves' with the permissions added. */
 		bad = ra.bad || (perms & ~SLAT_PERMS);
 	}
-	bool shortc = !err && prepare_cache(in, SLAT_NEED(
-					      .kind = SLAT_OP_RELAX,
-					      .ipa = slat_ipa(ipa), .size = size,
-					      .attrs = perms, .flags = flags));
+	const struct slat_need *need = SLAT_NEED(
+		.kind = SLAT_OP_RELAX, .ipa = slat_ipa(ipa), .size = size,
+		.attrs = perms, .flags = flags);
+	bool shortc = false;
+	/* Counting refuses what relax refuses before it walks. */
+	if (!err && (perms & ~SLAT_PERMS)) {
+		g8(in);
+		CHECK(slat_pages_needed(&S->t, need) == SLAT_E_ATTR,
+		      "slat_pages_needed() took permissions that are not");
+	} else if (!err) {
+		shortc = prepare_cache(in, need);
+	}
 	uint64_t ts = ipa, te = ipa + size;
 	if (!err) {
 		touched(ipa, ipa + size, &ts, &te);

@@ -20,10 +20,16 @@
  *    reached by a fetch;
  *  - hardware access-flag and dirty-state updates (VTCR_EL2.HA/HD with
  *    SLAT_FEAT_HWDIRTY): the descriptor after each access against the one
- *    slat_hw_access leaves in the host copy.
+ *    slat_hw_access leaves in the host copy;
+ *  - EL2's own stage 1 (arm-s1 tables with SLAT_FEAT_S1_EL2, loaded in
+ *    TCR_EL2/TTBR0_EL2/MAIR_EL2 as slat_arm_s1_tcr_el2() and
+ *    slat_arm_s1_ttbr_el2() give them): AT S1E2R/W, and loads, stores and
+ *    fetches by the EL2 program itself with its MMU on, whose aborts are
+ *    taken at EL2 (ESR_EL2, FAR_EL2), with and without TCR_EL2.HA/HD.
  *
- * Usage: oracle --guest ELF [--layouts N] [--seed N] [--config NAME|all]
- *               [--qemu PATH] [--keep DIR] [--verbose] [--list]
+ * Usage: oracle --guest ELF [--layouts N] [--el2-layouts N] [--seed N]
+ *               [--config NAME|all] [--only ID] [--qemu PATH] [--keep DIR]
+ *               [--verbose] [--list] [--help]
  * Exit: 0 all agree, 1 a disagreement, 77 skipped (no QEMU or no guest).
  */
 #define _GNU_SOURCE
@@ -55,11 +61,12 @@ struct ocfg {
 	const char *name;
 	uint32_t granule;
 	uint8_t ia, pa;
-	uint32_t features; /* SLAT_FEAT_LPA2 or 0 */
+	uint32_t features; /* SLAT_FEAT_LPA2, SLAT_FEAT_S1_EL2 or 0 */
 	uint8_t levels;    /* slat_config.levels: 0 for the default */
 };
 
 #define LPA2 SLAT_FEAT_LPA2
+#define EL2 SLAT_FEAT_S1_EL2
 
 static const struct ocfg configs[] = {
 	{ "4k-32", 4096, 32, 40, 0, 0 },   { "4k-36", 4096, 36, 36, 0, 0 },
@@ -97,8 +104,25 @@ static const struct ocfg configs[] = {
 	{ "64k-43-l1", 65536, 43, 48, 0, 3 },
 	{ "64k-44-l1", 65536, 44, 44, 0, 3 },
 	{ "4k-52-lpa2-l-1", 4096, 52, 52, LPA2, 5 },
+	/* EL2's own stage 1, HCR_EL2.E2H = 0 (arm-s1, SLAT_FEAT_S1_EL2):
+	 * slat-hyp's 32-bit VA from a 4-entry level-1 root, 3- and 4-level
+	 * walks of every granule, 52-bit VAs (64K; 4K and 16K with DS) */
+	{ "el2-4k-32", 4096, 32, 40, EL2, 0 },
+	{ "el2-4k-39", 4096, 39, 40, EL2, 0 },
+	{ "el2-4k-48", 4096, 48, 48, EL2, 0 },
+	{ "el2-4k-52-lpa2", 4096, 52, 52, EL2 | LPA2, 0 },
+	{ "el2-16k-36", 16384, 36, 40, EL2, 0 },
+	{ "el2-16k-47", 16384, 47, 48, EL2, 0 },
+	{ "el2-16k-52-lpa2", 16384, 52, 52, EL2 | LPA2, 0 },
+	{ "el2-64k-42", 65536, 42, 48, EL2, 0 },
+	{ "el2-64k-52", 65536, 52, 52, EL2, 0 },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
+
+static bool el2_config(const struct ocfg *oc)
+{
+	return oc->features & SLAT_FEAT_S1_EL2;
+}
 
 /* ------------------------------------------------------------ random */
 
@@ -131,10 +155,11 @@ static uint64_t align_down(uint64_t x, uint64_t a)
 
 enum flavor {
 	FL_AT,      /* random layout anywhere, AT probes */
-	FL_EXEC,    /* EL1/EL0 probes into guest RAM, no HA/HD */
-	FL_HWDIRTY, /* EL1 probes with VTCR_EL2.HA/HD and SLAT_FEAT_HWDIRTY */
+	FL_EXEC,    /* EL1/EL0 (EL2) probes into guest RAM, no HA/HD */
+	FL_HWDIRTY, /* the same with HA/HD and SLAT_FEAT_HWDIRTY */
 };
-static const char *flavor_names[] = { "at", "el1", "hafdbs" };
+static const char *flavor_names[2][3] = { { "at", "el1", "hafdbs" },
+					  { "at-s1e2", "el2", "hafdbs-el2" } };
 
 /* What a probe must produce (filled from libslat before QEMU runs). */
 struct expect {
@@ -151,6 +176,7 @@ struct expect {
 struct layout_rec {
 	uint32_t id;
 	const struct ocfg *oc;
+	enum oracle_regime regime;
 	enum flavor fl;
 	struct slat_config cfg;
 	uint64_t seed;
@@ -158,6 +184,13 @@ struct layout_rec {
 	struct oracle_probe *probes;
 	struct expect *exp;
 	char desc[160];
+};
+
+/* What one regime's layouts did (stage 2, EL2's stage 1). */
+struct tally {
+	uint64_t by_flavor[3], gran_layouts[3], probes;
+	uint64_t af_set, dirty_set;
+	uint64_t translated[5]; /* probes QEMU translated, by leaf level + 1 */
 };
 
 static struct {
@@ -170,15 +203,20 @@ static struct {
 	struct layout_rec *recs;
 	size_t nrecs, reccap;
 	/* totals */
-	uint64_t layouts[3][NR_CONFIGS], probes, mismatches, runs;
+	uint64_t mismatches, runs;
 	uint64_t hw_disagree, lookup_disagree;
-	uint64_t by_flavor[3], gran_layouts[3];
-	uint64_t af_set, dirty_set;
-	uint64_t translated[5]; /* probes QEMU translated, by leaf level + 1 */
+	struct tally tally[2]; /* by enum oracle_regime */
 	double qemu_seconds;
 	unsigned hafdbs;
 	char banner[256];
 } O;
+
+/* What the command line asks. */
+static struct {
+	const char *config;
+	uint64_t per_granule, el2_per_granule;
+	long only;
+} A;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -210,6 +248,7 @@ static void blob_put(const void *p, size_t n)
 struct gen {
 	const struct ocfg *oc;
 	enum flavor fl;
+	bool el2; /* EL2's own stage 1, probed from EL2 */
 	struct slat_config cfg;
 	struct slat_geometry geo;
 	struct slat_hosted h;
@@ -257,6 +296,9 @@ static uint32_t gen_attrs(const struct gen *g, bool exec_ok)
 	bool hw = g->fl == FL_HWDIRTY; /* accesses that succeed, mostly */
 	if (chance(hw ? 95 : 80))
 		a |= SLAT_R;
+	/* a valid stage-1 leaf always lets EL2 read */
+	if (g->el2)
+		a |= SLAT_R;
 	if (chance(hw ? 85 : 55))
 		a |= SLAT_W;
 	if (exec_ok && mt != SLAT_MT_DEVICE && chance(50)) {
@@ -295,7 +337,9 @@ static int leaf_cb(void *arg, const struct check_leaf *l)
 static void gen_items(struct gen *g)
 {
 	unsigned items = 3 + (unsigned)below(6);
-	bool exec = g->fl != FL_AT;
+	/* AT S12E1 layouts have no execute; EL2's keep it in the descriptors
+	 * AT S1E2 reads */
+	bool exec = g->fl != FL_AT || g->el2;
 	for (unsigned i = 0; i < items; i++) {
 		int lv[4], n = 0;
 		/* no leaf at level -1 (LPA2's 4K start) */
@@ -385,14 +429,16 @@ static int open_gen(struct gen *g, const struct ocfg *oc, enum flavor fl)
 	memset(g, 0, sizeof(*g));
 	g->oc = oc;
 	g->fl = fl;
+	g->el2 = el2_config(oc);
 	g->cfg = (struct slat_config){
-		.format = SLAT_FMT_ARM_S2, .granule = oc->granule,
-		.ia_bits = oc->ia, .pa_bits = oc->pa, .features = oc->features,
-		.levels = oc->levels,
+		.format = g->el2 ? SLAT_FMT_ARM_S1 : SLAT_FMT_ARM_S2,
+		.granule = oc->granule, .ia_bits = oc->ia, .pa_bits = oc->pa,
+		.features = oc->features, .levels = oc->levels,
 	};
-	if (chance(30))
+	/* stage 2's own features */
+	if (!g->el2 && chance(30))
 		g->cfg.features |= SLAT_FEAT_FWB;
-	if (chance(50))
+	if (!g->el2 && chance(50))
 		g->cfg.features |= SLAT_FEAT_XNX;
 	if (fl == FL_HWDIRTY)
 		g->cfg.features |= SLAT_FEAT_HWDIRTY;
@@ -457,15 +503,32 @@ static int hole_level(struct gen *g, uint64_t ipa)
 	return l.level;
 }
 
+/* EL2's fetches are the regime's privileged ones: SLAT_ACCESS_EXEC_EL1
+ * asks the leaf's XK, which XN gives at EL2. */
 static unsigned access_of(uint32_t kind)
 {
 	switch (kind) {
 	case ORACLE_AT_W:
-	case ORACLE_STORE: return SLAT_ACCESS_WRITE;
-	case ORACLE_FETCH: return SLAT_ACCESS_EXEC_EL1;
+	case ORACLE_AT_E2W:
+	case ORACLE_STORE:
+	case ORACLE_EL2_STORE: return SLAT_ACCESS_WRITE;
+	case ORACLE_FETCH:
+	case ORACLE_EL2_FETCH: return SLAT_ACCESS_EXEC_EL1;
 	case ORACLE_FETCH_EL0: return SLAT_ACCESS_EXEC_EL0;
 	default: return SLAT_ACCESS_READ;
 	}
+}
+
+static bool kind_is_at(uint32_t kind)
+{
+	return kind == ORACLE_AT_R || kind == ORACLE_AT_W ||
+	       kind == ORACLE_AT_E2R || kind == ORACLE_AT_E2W;
+}
+
+static bool kind_is_fetch(uint32_t kind)
+{
+	return kind == ORACLE_FETCH || kind == ORACLE_FETCH_EL0 ||
+	       kind == ORACLE_EL2_FETCH;
 }
 
 /*
@@ -513,13 +576,14 @@ static void add_probe(struct gen *g, struct layout_rec *r, uint64_t ipa,
 	struct oracle_probe p = { .ipa = ipa, .kind = kind };
 	struct expect e = { 0 };
 	expect_from_lookup(g, ipa, kind, &e);
-	if (kind >= ORACLE_LOAD) {
+	if (!kind_is_at(kind)) {
 		uint64_t word = e.pa & ~7ull;
+		unsigned access = access_of(kind);
 		if (e.fault == SLAT_FAULT_NONE) {
-			if (kind == ORACLE_LOAD) {
+			if (access == SLAT_ACCESS_READ) {
 				p.poke_pa = word;
 				p.poke_val = 0x5a17000000000000ull ^ word;
-			} else if (kind == ORACLE_STORE) {
+			} else if (access == SLAT_ACCESS_WRITE) {
 				p.poke_pa = word;
 				p.poke_val = 0;
 				p.check_pa = word;
@@ -577,6 +641,8 @@ static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
 		} else if (c < 95) {
 			ipa = g->iwin + align_down(below(g->iwin_size), g->G);
 		} else {
+			/* anywhere but the program's own image, which a
+			 * store would overwrite */
 			ipa = align_down(below(g->ia_end), g->G);
 			if (g->fl != FL_AT &&
 			    ipa >= ORACLE_IMAGE_BASE &&
@@ -585,15 +651,150 @@ static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
 		}
 		ipa += align_down(below(g->G), 8);
 		if (g->fl == FL_AT) {
-			add_probe(g, r, ipa, ORACLE_AT_R);
-			add_probe(g, r, ipa, ORACLE_AT_W);
+			add_probe(g, r, ipa, g->el2 ? ORACLE_AT_E2R : ORACLE_AT_R);
+			add_probe(g, r, ipa, g->el2 ? ORACLE_AT_E2W : ORACLE_AT_W);
 			continue;
 		}
-		static const uint32_t kinds[] = { ORACLE_LOAD, ORACLE_STORE,
-						  ORACLE_FETCH,
-						  ORACLE_FETCH_EL0 };
-		add_probe(g, r, ipa, kinds[below(g->fl == FL_HWDIRTY ? 2 : 4)]);
+		static const uint32_t kinds[2][4] = {
+			{ ORACLE_LOAD, ORACLE_STORE, ORACLE_FETCH,
+			  ORACLE_FETCH_EL0 },
+			{ ORACLE_EL2_LOAD, ORACLE_EL2_STORE, ORACLE_EL2_FETCH },
+		};
+		unsigned n = g->fl == FL_HWDIRTY ? 2 : g->el2 ? 3 : 4;
+		add_probe(g, r, ipa, kinds[g->el2][below(n)]);
 	}
+}
+
+/* The size of the largest leaf the table can hold. */
+static uint64_t top_leaf(const struct gen *g)
+{
+	uint64_t top = g->G;
+	for (int l = 3; l >= g->geo.start_level && l >= 0; l--)
+		if (g->geo.leaf_levels & (1u << l))
+			top = lvl_size(g, l);
+	return top;
+}
+
+static bool holds_image(uint64_t base, uint64_t size)
+{
+	return base < ORACLE_IMAGE_BASE + ORACLE_IMAGE_SIZE &&
+	       ORACLE_IMAGE_BASE < base + size;
+}
+
+/* The program's image at VA == PA (IPA == PA), RWX: EL1 runs its stubs
+ * there, and EL2 runs with its MMU on there. */
+static void map_image(struct gen *g)
+{
+	int ret = gen_map(g, ORACLE_IMAGE_BASE, ORACLE_IMAGE_SIZE,
+			  ORACLE_IMAGE_BASE, SLAT_RWX | SLAT_MT_NORMAL, 0);
+	if (ret < 0)
+		die("identity map: %s", check_status_name(ret));
+}
+
+/*
+ * Where the leaves go. AT layouts: a window of a few of the largest
+ * leaves, anywhere (for EL2, a window that leaves the image alone: at
+ * most half the VA space, not the half with the image). The others: the
+ * probe RAM, seen at 2 GiB.
+ */
+static void choose_windows(struct gen *g)
+{
+	if (g->fl != FL_AT || g->el2)
+		map_image(g);
+	if (g->fl != FL_AT) {
+		g->iwin = 0x80000000ull;
+		g->iwin_size = 0x40000000ull;
+		g->pwin = ORACLE_TEST_RAM;
+		g->pwin_size = ORACLE_TEST_SIZE;
+		return;
+	}
+	g->iwin_size = 4 * top_leaf(g);
+	if (g->iwin_size > g->ia_end)
+		g->iwin_size = g->ia_end;
+	if (g->el2 && g->iwin_size > g->ia_end / 2)
+		g->iwin_size = g->ia_end / 2;
+	do
+		g->iwin = align_down(below(g->ia_end), g->iwin_size);
+	while (g->el2 && holds_image(g->iwin, g->iwin_size));
+	g->pwin_size = g->iwin_size * 4 > g->pa_end ? g->pa_end
+						    : g->iwin_size * 4;
+	g->pwin = align_down(below(g->pa_end), g->pwin_size);
+}
+
+static struct layout_rec *new_rec(const struct gen *g, uint32_t id,
+				  uint64_t seed)
+{
+	if (O.nrecs == O.reccap) {
+		O.reccap = O.reccap ? 2 * O.reccap : 256;
+		O.recs = realloc(O.recs, O.reccap * sizeof(*O.recs));
+		if (!O.recs)
+			die("out of memory");
+	}
+	struct layout_rec *r = &O.recs[O.nrecs++];
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->oc = g->oc;
+	r->regime = g->el2 ? ORACLE_EL2 : ORACLE_STAGE2;
+	r->fl = g->fl;
+	r->cfg = g->cfg;
+	r->seed = seed;
+	snprintf(r->desc, sizeof(r->desc),
+		 "%s %s start level %d fwb=%d xnx=%d hwdirty=%d lpa2=%d seed %#"
+		 PRIx64,
+		 g->oc->name, flavor_names[r->regime][g->fl],
+		 g->geo.start_level, !!(g->cfg.features & SLAT_FEAT_FWB),
+		 !!(g->cfg.features & SLAT_FEAT_XNX),
+		 !!(g->cfg.features & SLAT_FEAT_HWDIRTY),
+		 !!(g->cfg.features & SLAT_FEAT_LPA2), seed);
+	return r;
+}
+
+/* Every table page, { pa, page }, as the hardware finds it before any
+ * probe updates it. */
+static uint8_t *table_pages(struct gen *g, uint32_t *nr)
+{
+	uint8_t *pages = NULL;
+	size_t psz = 8 + g->G;
+	*nr = 0;
+	for (uint32_t i = 0; i < g->h.nr_pages; i++) {
+		void *va = g->h.arena + (uint64_t)i * g->G;
+		if (!slat_hosted_is_table_page(&g->h, va))
+			continue;
+		pages = realloc(pages, (*nr + 1) * psz);
+		if (!pages)
+			die("out of memory");
+		uint64_t pa = g->h.pa_base + (uint64_t)i * g->G;
+		memcpy(pages + *nr * psz, &pa, 8);
+		memcpy(pages + *nr * psz + 8, va, g->G);
+		(*nr)++;
+	}
+	return pages;
+}
+
+/* The registers, from libslat's helpers: stage 2 with VMID 1 (HCR_EL2.VM,
+ * RW, FWB), or EL2's own regime (HCR_EL2.RW alone: E2H = 0). */
+static struct oracle_layout layout_header(const struct gen *g,
+					  const struct layout_rec *r,
+					  uint32_t nr_pages)
+{
+	struct oracle_layout hdr = {
+		.magic = ORACLE_LAYOUT_MAGIC, .id = r->id,
+		.granule = (uint32_t)g->G, .nr_pages = nr_pages,
+		.nr_probes = r->nr_probes, .regime = r->regime,
+		.hcr = 1ull << 31,
+	};
+	if (g->el2) {
+		hdr.tcr = slat_arm_s1_tcr_el2(&g->t);
+		hdr.ttbr = slat_arm_s1_ttbr_el2(&g->t, false);
+		hdr.mair = slat_arm_s1_mair();
+		if (!hdr.tcr || !hdr.ttbr)
+			die("no TCR_EL2/TTBR0_EL2 for %s", g->oc->name);
+		return hdr;
+	}
+	hdr.vtcr = slat_arm_s2_vtcr(&g->t, false);
+	hdr.vttbr = slat_arm_s2_vttbr(&g->t, 1, false);
+	hdr.hcr |= 1ull | ((g->cfg.features & SLAT_FEAT_FWB) ? 1ull << 46 : 0);
+	return hdr;
 }
 
 /* Build one layout and append it to the blob. Returns false if skipped. */
@@ -604,84 +805,15 @@ static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 	rng = seed;
 	if (open_gen(&g, oc, fl))
 		return false;
-	if (fl == FL_AT) {
-		/* a window of a few of the largest leaves, anywhere */
-		uint64_t top = g.G;
-		for (int l = 3; l >= g.geo.start_level && l >= 0; l--)
-			if (g.geo.leaf_levels & (1u << l))
-				top = lvl_size(&g, l);
-		g.iwin_size = 4 * top;
-		if (g.iwin_size > g.ia_end)
-			g.iwin_size = g.ia_end;
-		g.iwin = align_down(below(g.ia_end), g.iwin_size);
-		g.pwin_size = g.iwin_size * 4 > g.pa_end ? g.pa_end
-							 : g.iwin_size * 4;
-		g.pwin = align_down(below(g.pa_end), g.pwin_size);
-	} else {
-		/* the program's image identity-mapped, RWX */
-		int ret = gen_map(&g, ORACLE_IMAGE_BASE, ORACLE_IMAGE_SIZE,
-				  ORACLE_IMAGE_BASE,
-				  SLAT_RWX | SLAT_MT_NORMAL, 0);
-		if (ret < 0)
-			die("identity map: %s", check_status_name(ret));
-		g.iwin = 0x80000000ull;
-		g.iwin_size = 0x40000000ull;
-		g.pwin = ORACLE_TEST_RAM;
-		g.pwin_size = ORACLE_TEST_SIZE;
-	}
+	choose_windows(&g);
 	gen_items(&g);
-
-	struct layout_rec *r;
-	if (O.nrecs == O.reccap) {
-		O.reccap = O.reccap ? 2 * O.reccap : 256;
-		O.recs = realloc(O.recs, O.reccap * sizeof(*O.recs));
-		if (!O.recs)
-			die("out of memory");
-	}
-	r = &O.recs[O.nrecs++];
-	memset(r, 0, sizeof(*r));
-	r->id = id;
-	r->oc = oc;
-	r->fl = fl;
-	r->cfg = g.cfg;
-	r->seed = seed;
-	snprintf(r->desc, sizeof(r->desc),
-		 "%s %s start level %d fwb=%d xnx=%d hwdirty=%d lpa2=%d seed %#"
-		 PRIx64,
-		 oc->name, flavor_names[fl], g.geo.start_level,
-		 !!(g.cfg.features & SLAT_FEAT_FWB),
-		 !!(g.cfg.features & SLAT_FEAT_XNX),
-		 !!(g.cfg.features & SLAT_FEAT_HWDIRTY),
-		 !!(g.cfg.features & SLAT_FEAT_LPA2), seed);
-
-	/* the image as the hardware finds it, before any probe updates it */
-	uint32_t nr_pages = 0;
-	uint8_t *pages = NULL;
-	size_t psz = 8 + g.G;
-	for (uint32_t i = 0; i < g.h.nr_pages; i++) {
-		void *va = g.h.arena + (uint64_t)i * g.G;
-		if (!slat_hosted_is_table_page(&g.h, va))
-			continue;
-		pages = realloc(pages, (nr_pages + 1) * psz);
-		if (!pages)
-			die("out of memory");
-		uint64_t pa = g.h.pa_base + (uint64_t)i * g.G;
-		memcpy(pages + nr_pages * psz, &pa, 8);
-		memcpy(pages + nr_pages * psz + 8, va, g.G);
-		nr_pages++;
-	}
+	struct layout_rec *r = new_rec(&g, id, seed);
+	uint32_t nr_pages;
+	uint8_t *pages = table_pages(&g, &nr_pages);
 	gen_probes(&g, r, fl == FL_AT ? 48 : 32);
-
-	struct oracle_layout hdr = {
-		.magic = ORACLE_LAYOUT_MAGIC, .id = id, .granule = (uint32_t)g.G,
-		.nr_pages = nr_pages, .nr_probes = r->nr_probes,
-		.vtcr = slat_arm_s2_vtcr(&g.t, false),
-		.vttbr = slat_arm_s2_vttbr(&g.t, 1, false),
-		.hcr = 1ull | 1ull << 31 |
-		       ((g.cfg.features & SLAT_FEAT_FWB) ? 1ull << 46 : 0),
-	};
+	struct oracle_layout hdr = layout_header(&g, r, nr_pages);
 	blob_put(&hdr, sizeof(hdr));
-	blob_put(pages, nr_pages * psz);
+	blob_put(pages, nr_pages * (8 + g.G));
 	blob_put(r->probes, r->nr_probes * sizeof(*r->probes));
 	free(pages);
 	close_gen(&g);
@@ -772,6 +904,11 @@ static const char *kind_name(uint32_t k)
 	case ORACLE_STORE: return "EL1 store";
 	case ORACLE_FETCH: return "EL1 fetch";
 	case ORACLE_FETCH_EL0: return "EL0 fetch";
+	case ORACLE_AT_E2R: return "AT S1E2R";
+	case ORACLE_AT_E2W: return "AT S1E2W";
+	case ORACLE_EL2_LOAD: return "EL2 load";
+	case ORACLE_EL2_STORE: return "EL2 store";
+	case ORACLE_EL2_FETCH: return "EL2 fetch";
 	}
 	return "?";
 }
@@ -806,9 +943,10 @@ static void mismatch(const struct layout_rec *r, uint32_t i, const char *fmt, ..
 	const struct oracle_probe *p = &r->probes[i];
 	const struct expect *e = &r->exp[i];
 	va_list ap;
-	fprintf(stderr, "MISMATCH layout %u (%s), probe %u: %s at IPA %#" PRIx64
+	fprintf(stderr, "MISMATCH layout %u (%s), probe %u: %s at %s %#" PRIx64
 			": ",
-		r->id, r->desc, i, kind_name(p->kind), p->ipa);
+		r->id, r->desc, i, kind_name(p->kind),
+		r->regime == ORACLE_EL2 ? "VA" : "IPA", p->ipa);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -816,11 +954,15 @@ static void mismatch(const struct layout_rec *r, uint32_t i, const char *fmt, ..
 		e->level, e->pa);
 	fprintf(stderr, " (slat_hw_access: %s level %d pa %#" PRIx64 ")\n",
 		fault_name(e->hw_fault), e->hw_level, e->hw_pa);
+	/* the ids depend on the counts per granule */
 	fprintf(stderr, "  replay: tests/oracle/oracle --config %s --seed %#" PRIx64
+			" --layouts %" PRIu64 " --el2-layouts %" PRIu64
 			" --only %u --verbose\n",
-		r->oc->name, O.seed, r->id);
+		r->oc->name, O.seed, A.per_granule, A.el2_per_granule, r->id);
 }
 
+/* PAR_EL1 after AT: the PA, or the fault of the stage the layout has
+ * (PAR_EL1.S: 1 stage 2 for S12E1, 0 stage 1 for S1E2). */
 static void compare_at(const struct layout_rec *r, uint32_t i, uint64_t par)
 {
 	const struct expect *e = &r->exp[i];
@@ -837,14 +979,93 @@ static void compare_at(const struct layout_rec *r, uint32_t i, uint64_t par)
 	unsigned fst = (unsigned)(par >> 1) & 0x3f;
 	enum slat_fault f = SLAT_FAULT_NONE;
 	int level = 0;
-	if (!(par & (1u << 9)))
-		mismatch(r, i, "a stage-1 fault? PAR %#" PRIx64, par);
+	bool s2 = par & (1u << 9);
+	if (s2 != (r->regime == ORACLE_STAGE2))
+		mismatch(r, i, "a fault of the other stage: PAR %#" PRIx64, par);
 	else if (!decode_fsc(fst, &f, &level))
 		mismatch(r, i, "QEMU reports fault status %#x (PAR %#" PRIx64
 			       ")", fst, par);
 	else if (f != e->fault || level != e->level)
 		mismatch(r, i, "QEMU reports %s level %d (PAR %#" PRIx64 ")",
 			 fault_name(f), level, par);
+}
+
+/* What the hardware did to the leaf (HA/HD layouts): the access flag
+ * set; dirty state: stage 2 sets S2AP.W, stage 1 clears AP[2], both bit
+ * 7 of a DBM leaf. */
+static void compare_desc(const struct layout_rec *r, uint32_t i, uint64_t desc)
+{
+	const struct expect *e = &r->exp[i];
+	struct tally *t = &O.tally[r->regime];
+	bool s1 = r->regime == ORACLE_EL2;
+	uint64_t was = e->desc_before;
+	if (!(was & (1ull << 10)) && (desc & (1ull << 10)))
+		t->af_set++;
+	if ((was & (1ull << 51)) && !!(was & (1ull << 7)) == s1 &&
+	    !!(desc & (1ull << 7)) != s1)
+		t->dirty_set++;
+	if (desc != e->desc_after)
+		mismatch(r, i, "descriptor after the access %#018" PRIx64
+			       ", slat_hw_access leaves %#018" PRIx64,
+			 desc, e->desc_after);
+}
+
+/*
+ * An abort libslat expects: the right exception (@code D or I), its fault
+ * status and level in ESR_EL2, FAR_EL2 = the address, WnR for data.
+ * False when the exception itself was not the expected one.
+ */
+static bool compare_abort(const struct layout_rec *r, uint32_t i, char code,
+			  uint64_t esr, uint64_t far)
+{
+	const struct oracle_probe *p = &r->probes[i];
+	const struct expect *e = &r->exp[i];
+	bool fetch = kind_is_fetch(p->kind);
+	if (code != (fetch ? 'I' : 'D')) {
+		mismatch(r, i, "QEMU: no %s abort (%c, ESR_EL2 %#" PRIx64 ")",
+			 r->regime == ORACLE_EL2 ? "EL2" : "stage-2", code, esr);
+		return false;
+	}
+	enum slat_fault f = SLAT_FAULT_NONE;
+	int level = 0;
+	unsigned fsc = (unsigned)esr & 0x3f;
+	if (!decode_fsc(fsc, &f, &level) || f != e->fault ||
+	    level != e->level) {
+		mismatch(r, i, "QEMU: ESR_EL2 %#" PRIx64 " (%s level %d)", esr,
+			 fault_name(f), level);
+		return false;
+	}
+	if (far != p->ipa)
+		mismatch(r, i, "FAR_EL2 %#" PRIx64, far);
+	if (!fetch && !!(esr & (1u << 6)) !=
+			      (access_of(p->kind) == SLAT_ACCESS_WRITE))
+		mismatch(r, i, "ESR_EL2.WnR wrong: %#" PRIx64, esr);
+	return true;
+}
+
+/* A load or store that went ahead: the value at the expected PA. */
+static void compare_data(const struct layout_rec *r, uint32_t i, uint64_t x0,
+			 uint64_t check)
+{
+	const struct oracle_probe *p = &r->probes[i];
+	if (access_of(p->kind) == SLAT_ACCESS_READ && x0 != p->poke_val)
+		mismatch(r, i, "loaded %#" PRIx64 ", the expected PA "
+			       "holds %#" PRIx64, x0, p->poke_val);
+	else if (access_of(p->kind) == SLAT_ACCESS_WRITE && check != p->value)
+		mismatch(r, i, "the store did not reach the expected PA "
+			       "(it holds %#" PRIx64 ")", check);
+}
+
+static void unexpected_abort(const struct layout_rec *r, uint32_t i,
+			     char code, uint64_t esr)
+{
+	enum slat_fault f = SLAT_FAULT_NONE;
+	int level = 0;
+	decode_fsc((unsigned)esr & 0x3f, &f, &level);
+	mismatch(r, i, "QEMU: %s exception, ESR_EL2 %#" PRIx64 " (%s level %d)",
+		 code == 'D' ? "data abort"
+		 : code == 'I' ? "instruction abort" : "other",
+		 esr, fault_name(f), level);
 }
 
 static void compare_el1(const struct layout_rec *r, uint32_t i, char code,
@@ -854,21 +1075,13 @@ static void compare_el1(const struct layout_rec *r, uint32_t i, char code,
 	const struct expect *e = &r->exp[i];
 	uint64_t esr = v[0], far = v[1], hpfar = v[2], x0 = v[3];
 	uint64_t esr1 = v[4], elr1 = v[5], check = v[6], desc = v[7];
-	bool fetch = p->kind == ORACLE_FETCH || p->kind == ORACLE_FETCH_EL0;
 	if (e->fault == SLAT_FAULT_NONE) {
 		if (code != 'H') {
-			unsigned fsc = (unsigned)esr & 0x3f;
-			enum slat_fault f = SLAT_FAULT_NONE;
-			int level = 0;
-			decode_fsc(fsc, &f, &level);
-			mismatch(r, i, "QEMU: %s exception, ESR_EL2 %#" PRIx64
-				       " (%s level %d)", code == 'D' ? "data abort"
-				       : code == 'I' ? "instruction abort" : "other",
-				 esr, fault_name(f), level);
+			unexpected_abort(r, i, code, esr);
 			return;
 		}
 		unsigned imm = (unsigned)esr & 0xffff;
-		if (fetch) {
+		if (kind_is_fetch(p->kind)) {
 			unsigned vec = p->kind == ORACLE_FETCH ? 0x104 : 0x108;
 			if (imm != vec || (esr1 >> 26) != 0x3c ||
 			    (esr1 & 0xffff) != 0x77 || elr1 != p->ipa)
@@ -880,51 +1093,46 @@ static void compare_el1(const struct layout_rec *r, uint32_t i, char code,
 			mismatch(r, i, "EL1 took an exception (HVC #%#x, ESR_EL1 "
 				       "%#" PRIx64 ", ELR_EL1 %#" PRIx64 ")",
 				 imm, esr1, elr1);
-		} else if (p->kind == ORACLE_LOAD && x0 != p->poke_val) {
-			mismatch(r, i, "loaded %#" PRIx64 ", the expected PA "
-				       "holds %#" PRIx64, x0, p->poke_val);
-		} else if (p->kind == ORACLE_STORE && check != p->value) {
-			mismatch(r, i, "the store did not reach the expected PA "
-				       "(it holds %#" PRIx64 ")", check);
+		} else {
+			compare_data(r, i, x0, check);
 		}
-	} else {
-		char want = fetch ? 'I' : 'D';
-		if (code != want) {
-			mismatch(r, i, "QEMU: no stage-2 abort (%c, ESR_EL2 %#"
-				       PRIx64 ")", code, esr);
-			return;
-		}
-		enum slat_fault f = SLAT_FAULT_NONE;
-		int level = 0;
-		unsigned fsc = (unsigned)esr & 0x3f;
-		if (!decode_fsc(fsc, &f, &level) || f != e->fault ||
-		    level != e->level) {
-			mismatch(r, i, "QEMU: ESR_EL2 %#" PRIx64 " (%s level %d)",
-				 esr, fault_name(f), level);
-			return;
-		}
-		if (far != p->ipa)
-			mismatch(r, i, "FAR_EL2 %#" PRIx64, far);
+	} else if (compare_abort(r, i, code, esr, far)) {
 		/* HPFAR_EL2 holds the IPA for translation and access-flag
 		 * faults (for permission faults it may be UNKNOWN) */
-		if (f != SLAT_FAULT_PERMISSION &&
+		if (e->fault != SLAT_FAULT_PERMISSION &&
 		    (hpfar >> 4) << 12 != (p->ipa & ~0xfffull))
 			mismatch(r, i, "HPFAR_EL2 %#" PRIx64, hpfar);
-		if (!fetch && !!(esr & (1u << 6)) != (p->kind == ORACLE_STORE))
-			mismatch(r, i, "ESR_EL2.WnR wrong: %#" PRIx64, esr);
 	}
-	if (p->desc_pa) {
-		/* what the hardware did: AF set, S2AP.W set on a DBM leaf */
-		if (!(e->desc_before & (1ull << 10)) && (desc & (1ull << 10)))
-			O.af_set++;
-		if ((e->desc_before & (1ull << 51)) &&
-		    !(e->desc_before & (1ull << 7)) && (desc & (1ull << 7)))
-			O.dirty_set++;
-		if (desc != e->desc_after)
-			mismatch(r, i, "descriptor after the access %#018" PRIx64
-				       ", slat_hw_access leaves %#018" PRIx64,
-				 desc, e->desc_after);
-	}
+	if (p->desc_pa)
+		compare_desc(r, i, desc);
+}
+
+/*
+ * A probe EL2 made itself, through its own stage 1: an HVC #0 after a load
+ * or store that went ahead, the BRK #0x77 at the VA (ELR_EL2) for a fetch
+ * that did, else an abort taken at EL2 (no HPFAR_EL2: no stage 2).
+ */
+static void compare_el2(const struct layout_rec *r, uint32_t i, char code,
+			const uint64_t *v)
+{
+	const struct oracle_probe *p = &r->probes[i];
+	const struct expect *e = &r->exp[i];
+	uint64_t esr = v[0], far = v[1], x0 = v[3], elr = v[5];
+	uint64_t check = v[6], desc = v[7];
+	unsigned imm = (unsigned)esr & 0xffff;
+	if (e->fault != SLAT_FAULT_NONE)
+		compare_abort(r, i, code, esr, far);
+	else if (kind_is_fetch(p->kind) &&
+		 (code != 'K' || imm != 0x77 || elr != p->ipa))
+		mismatch(r, i, "the fetch did not reach the BRK at the "
+			       "expected PA: %c, ESR_EL2 %#" PRIx64
+			       ", ELR_EL2 %#" PRIx64, code, esr, elr);
+	else if (!kind_is_fetch(p->kind) && (code != 'H' || imm != 0))
+		unexpected_abort(r, i, code, esr);
+	else if (!kind_is_fetch(p->kind))
+		compare_data(r, i, x0, check);
+	if (p->desc_pa)
+		compare_desc(r, i, desc);
 }
 
 static void check_libslat_consistent(const struct layout_rec *r, uint32_t i)
@@ -937,6 +1145,34 @@ static void check_libslat_consistent(const struct layout_rec *r, uint32_t i)
 		O.hw_disagree++;
 		mismatch(r, i, "slat_hw_access disagrees with slat_lookup");
 	}
+}
+
+/* One probe's line ("A ..." or "E ..."), against what libslat says. */
+static void probe_result(const struct layout_rec *r, uint32_t probe,
+			 const char *line)
+{
+	struct tally *t = &O.tally[r->regime];
+	if (line[0] == 'A') {
+		compare_at(r, probe, strtoull(line + 2, NULL, 16));
+	} else {
+		char code = line[2];
+		uint64_t v[8] = { 0 };
+		char *q = (char *)line + 3;
+		for (int k = 0; k < 8; k++)
+			v[k] = strtoull(q, &q, 16);
+		if (r->regime == ORACLE_EL2)
+			compare_el2(r, probe, code, v);
+		else
+			compare_el1(r, probe, code, v);
+	}
+	check_libslat_consistent(r, probe);
+	if (O.verbose)
+		fprintf(stderr, "  layout %u probe %u %s %#" PRIx64 ": %s\n",
+			r->id, probe, kind_name(r->probes[probe].kind),
+			r->probes[probe].ipa, line);
+	t->probes++;
+	if (r->exp[probe].fault == SLAT_FAULT_NONE)
+		t->translated[r->exp[probe].level + 1]++;
 }
 
 static void parse_and_compare(const char *out, size_t len, int status)
@@ -987,26 +1223,7 @@ static void parse_and_compare(const char *out, size_t len, int status)
 		if ((line[0] == 'A' || line[0] == 'E') && r) {
 			if (probe >= r->nr_probes)
 				die("layout %u: too many probe results", r->id);
-			if (line[0] == 'A') {
-				compare_at(r, probe, strtoull(line + 2, NULL, 16));
-			} else {
-				char code = line[2];
-				uint64_t v[8] = { 0 };
-				char *q = line + 3;
-				for (int k = 0; k < 8; k++)
-					v[k] = strtoull(q, &q, 16);
-				compare_el1(r, probe, code, v);
-			}
-			check_libslat_consistent(r, probe);
-			if (O.verbose)
-				fprintf(stderr, "  layout %u probe %u %s %#" PRIx64
-						": %s\n",
-					r->id, probe, kind_name(r->probes[probe].kind),
-					r->probes[probe].ipa, line);
-			O.probes++;
-			if (r->exp[probe].fault == SLAT_FAULT_NONE)
-				O.translated[r->exp[probe].level + 1]++;
-			probe++;
+			probe_result(r, probe++, line);
 			continue;
 		}
 		if (line[0])
@@ -1086,46 +1303,197 @@ static bool on_path(const char *prog)
 	return false;
 }
 
+static const char usage_text[] =
+"Usage: oracle --guest ELF [--layouts N] [--el2-layouts N] [--seed N]\n"
+"              [--config NAME|all] [--only ID] [--qemu PATH] [--keep DIR]\n"
+"              [--verbose]\n"
+"  or:  oracle --list\n"
+"\n"
+"Builds random stage-2 and EL2 stage-1 layouts with libslat, boots the EL2\n"
+"program under QEMU with them and compares every probe with libslat\n"
+"(docs/oracle.md).\n"
+"\n"
+"Options:\n"
+"  --guest ELF        the EL2 program (oracle-guest.elf)\n"
+"  --layouts N        stage-2 layouts per granule (default 120, or\n"
+"                     $SLAT_ORACLE_LAYOUTS)\n"
+"  --el2-layouts N    EL2 stage-1 layouts per granule (default a quarter\n"
+"                     of --layouts)\n"
+"  --seed N           the random seed (default 0x0facade)\n"
+"  --config NAME|all  only the configuration NAME (default all)\n"
+"  --only ID          only the layout ID (a replay line's)\n"
+"  --qemu PATH        the QEMU to run (default qemu-system-aarch64)\n"
+"  --keep DIR         keep each blob given to QEMU in DIR\n"
+"  --verbose          print every probe's result\n"
+"  --list             list the configurations and exit\n"
+"  -h, --help         this text\n"
+"\n"
+"Exit status: 0 every probe agrees; 1 a disagreement; 2 an error on the\n"
+"command line; 77 skipped (no QEMU or no EL2 program).\n";
+
+static void usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "oracle: %s %s (see oracle --help)\n", what, arg);
+	exit(2);
+}
+
+static bool takes_value(const char *arg)
+{
+	static const char *const opts[] = {
+		"--guest",  "--layouts", "--el2-layouts", "--seed",
+		"--config", "--only",    "--qemu",        "--keep",
+	};
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+		if (!strcmp(arg, opts[k]))
+			return true;
+	return false;
+}
+
+/* Returns true when the command was --list (done). */
+static bool parse_args(int argc, char **argv)
+{
+	bool el2_given = false;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			fputs(usage_text, stdout);
+			exit(0);
+		}
+		if (!strcmp(arg, "--verbose")) {
+			O.verbose = true;
+			continue;
+		}
+		if (!strcmp(arg, "--list")) {
+			for (size_t c = 0; c < NR_CONFIGS; c++)
+				printf("%s\n", configs[c].name);
+			return true;
+		}
+		if (!takes_value(arg))
+			usage_error(*arg == '-' ? "unknown option" :
+				    "unexpected argument", arg);
+		if (!val)
+			usage_error("no value after", arg);
+		i++;
+		if (!strcmp(arg, "--guest"))
+			O.guest = val;
+		else if (!strcmp(arg, "--layouts"))
+			A.per_granule = strtoull(val, NULL, 0);
+		else if (!strcmp(arg, "--el2-layouts"))
+			A.el2_per_granule = strtoull(val, NULL, 0), el2_given = true;
+		else if (!strcmp(arg, "--seed"))
+			O.seed = strtoull(val, NULL, 0);
+		else if (!strcmp(arg, "--config"))
+			A.config = val;
+		else if (!strcmp(arg, "--only"))
+			A.only = strtol(val, NULL, 0);
+		else if (!strcmp(arg, "--qemu"))
+			O.qemu = val;
+		else if (!strcmp(arg, "--keep"))
+			O.keep = val;
+		else
+			usage_error("unknown option", arg);
+	}
+	/* EL2's own regime: a quarter as many, unless told */
+	if (!el2_given)
+		A.el2_per_granule = A.per_granule / 4;
+	return false;
+}
+
+/*
+ * The layouts of one regime: @per_granule per granule, each with a
+ * configuration of that granule and regime drawn from the seed. Layout
+ * ids are fixed by regime, granule and rank, whatever --config keeps, so
+ * that a replay line (--config, --only) finds the same layout. Returns
+ * whether any configuration matched.
+ */
+static bool run_regime(enum oracle_regime regime, uint64_t per_granule)
+{
+	static const uint32_t grans[] = { 4096, 16384, 65536 };
+	bool any = false;
+	for (uint32_t gi = 0; gi < 3; gi++) {
+		const struct ocfg *cands[NR_CONFIGS];
+		size_t nc = 0;
+		for (size_t c = 0; c < NR_CONFIGS; c++)
+			if (configs[c].granule == grans[gi] &&
+			    el2_config(&configs[c]) == (regime == ORACLE_EL2) &&
+			    (!strcmp(A.config, "all") ||
+			     !strcmp(A.config, configs[c].name)))
+				cands[nc++] = &configs[c];
+		if (!nc)
+			continue;
+		any = true;
+		/* stage 2 keeps the seeds it always had */
+		uint64_t x = O.seed ^ grans[gi] ^ (regime == ORACLE_EL2 ? 0xe12 : 0);
+		uint32_t id = regime == ORACLE_EL2 ? 0x100000 : 0;
+		id += gi * (uint32_t)per_granule;
+		for (uint64_t k = 0; k < per_granule; k++, id++) {
+			uint64_t s = splitmix(&x);
+			uint64_t pick = s % 100;
+			const struct ocfg *oc = cands[(s >> 8) % nc];
+			/* EL2: more real accesses than AT */
+			unsigned at = regime == ORACLE_EL2 ? 50 : 70;
+			unsigned ex = regime == ORACLE_EL2 ? 80 : 88;
+			enum flavor fl = pick < at ? FL_AT
+					 : pick < ex ? FL_EXEC : FL_HWDIRTY;
+			if (A.only >= 0 && id != (uint32_t)A.only)
+				continue;
+			if (!build_layout(oc, fl, s, id))
+				continue;
+			O.tally[regime].by_flavor[fl]++;
+			O.tally[regime].gran_layouts[gi]++;
+			if (O.blen > ORACLE_BLOB_MAX / 2)
+				flush_batch();
+		}
+	}
+	return any;
+}
+
+static void print_summary(void)
+{
+	const struct tally *s2 = &O.tally[ORACLE_STAGE2];
+	const struct tally *e2 = &O.tally[ORACLE_EL2];
+	printf("%s\n", O.banner);
+	printf("oracle: %" PRIu64 " layouts (4K %" PRIu64 ", 16K %" PRIu64
+	       ", 64K %" PRIu64 "; AT %" PRIu64 ", EL1/EL0 %" PRIu64
+	       ", HA/HD %" PRIu64 "), %" PRIu64 " probes, %" PRIu64
+	       " QEMU boots (%.2f s)\n",
+	       s2->gran_layouts[0] + s2->gran_layouts[1] + s2->gran_layouts[2],
+	       s2->gran_layouts[0], s2->gran_layouts[1], s2->gran_layouts[2],
+	       s2->by_flavor[FL_AT], s2->by_flavor[FL_EXEC],
+	       s2->by_flavor[FL_HWDIRTY], s2->probes, O.runs, O.qemu_seconds);
+	printf("oracle: translations by leaf level: L0 %" PRIu64 ", L1 %" PRIu64
+	       ", L2 %" PRIu64 ", L3 %" PRIu64 "\n", s2->translated[1],
+	       s2->translated[2], s2->translated[3], s2->translated[4]);
+	printf("oracle: hardware updates seen with VTCR_EL2.HA/HD: %" PRIu64
+	       " access flags set, %" PRIu64 " leaves made dirty\n",
+	       s2->af_set, s2->dirty_set);
+	printf("oracle: EL2 stage 1 (TCR_EL2, TTBR0_EL2): %" PRIu64
+	       " layouts (4K %" PRIu64 ", 16K %" PRIu64 ", 64K %" PRIu64
+	       "; AT S1E2 %" PRIu64 ", EL2 accesses %" PRIu64 ", HA/HD %" PRIu64
+	       "), %" PRIu64 " probes; translations by leaf level: L0 %" PRIu64
+	       ", L1 %" PRIu64 ", L2 %" PRIu64 ", L3 %" PRIu64 "\n",
+	       e2->gran_layouts[0] + e2->gran_layouts[1] + e2->gran_layouts[2],
+	       e2->gran_layouts[0], e2->gran_layouts[1], e2->gran_layouts[2],
+	       e2->by_flavor[FL_AT], e2->by_flavor[FL_EXEC],
+	       e2->by_flavor[FL_HWDIRTY], e2->probes, e2->translated[1],
+	       e2->translated[2], e2->translated[3], e2->translated[4]);
+	printf("oracle: hardware updates seen with TCR_EL2.HA/HD: %" PRIu64
+	       " access flags set, %" PRIu64 " leaves made dirty\n",
+	       e2->af_set, e2->dirty_set);
+}
+
 int main(int argc, char **argv)
 {
-	const char *cfgname = "all";
-	uint64_t per_granule = 120;
-	long only = -1;
+	A.config = "all";
+	A.per_granule = 120;
+	A.only = -1;
 	O.qemu = "qemu-system-aarch64";
 	O.seed = 0x0facade;
 	const char *env = getenv("SLAT_ORACLE_LAYOUTS");
 	if (env)
-		per_granule = strtoull(env, NULL, 0);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--guest") && i + 1 < argc) {
-			O.guest = argv[++i];
-		} else if (!strcmp(argv[i], "--layouts") && i + 1 < argc) {
-			per_granule = strtoull(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			O.seed = strtoull(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-			cfgname = argv[++i];
-		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-			only = strtol(argv[++i], NULL, 0);
-		} else if (!strcmp(argv[i], "--qemu") && i + 1 < argc) {
-			O.qemu = argv[++i];
-		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
-			O.keep = argv[++i];
-		} else if (!strcmp(argv[i], "--verbose")) {
-			O.verbose = true;
-		} else if (!strcmp(argv[i], "--list")) {
-			for (size_t c = 0; c < NR_CONFIGS; c++)
-				printf("%s\n", configs[c].name);
-			return 0;
-		} else {
-			fprintf(stderr,
-				"usage: %s --guest ELF [--layouts N] [--seed N] "
-				"[--config NAME|all] [--only ID] [--qemu PATH] "
-				"[--keep DIR] [--verbose] [--list]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+		A.per_granule = strtoull(env, NULL, 0);
+	if (parse_args(argc, argv))
+		return 0;
 	if (!on_path(O.qemu)) {
 		printf("SKIP: qemu-system-aarch64 not found (apt-get install "
 		       "qemu-system-arm)\n");
@@ -1142,60 +1510,15 @@ int main(int argc, char **argv)
 	O.blob = calloc(1, sizeof(struct oracle_hdr));
 	O.bcap = sizeof(struct oracle_hdr);
 
-	/* the configurations of each granule share its layouts */
-	static const uint32_t grans[] = { 4096, 16384, 65536 };
-	uint32_t id = 0;
-	bool any = false;
-	for (int gi = 0; gi < 3; gi++) {
-		const struct ocfg *cands[NR_CONFIGS];
-		size_t nc = 0;
-		for (size_t c = 0; c < NR_CONFIGS; c++)
-			if (configs[c].granule == grans[gi] &&
-			    (!strcmp(cfgname, "all") ||
-			     !strcmp(cfgname, configs[c].name)))
-				cands[nc++] = &configs[c];
-		if (!nc)
-			continue;
-		any = true;
-		uint64_t x = O.seed ^ grans[gi];
-		for (uint64_t k = 0; k < per_granule; k++, id++) {
-			uint64_t s = splitmix(&x);
-			uint64_t pick = s % 100;
-			const struct ocfg *oc = cands[(s >> 8) % nc];
-			enum flavor fl = pick < 70 ? FL_AT
-					 : pick < 88 ? FL_EXEC : FL_HWDIRTY;
-			if (only >= 0 && id != (uint32_t)only)
-				continue;
-			if (!build_layout(oc, fl, s, id))
-				continue;
-			O.layouts[fl][oc - configs]++;
-			O.by_flavor[fl]++;
-			O.gran_layouts[gi]++;
-			if (O.blen > ORACLE_BLOB_MAX / 2)
-				flush_batch();
-		}
-	}
+	/* stage 2 first, with the ids and seeds it always had */
+	bool any = run_regime(ORACLE_STAGE2, A.per_granule);
+	any |= run_regime(ORACLE_EL2, A.el2_per_granule);
 	if (!any) {
-		fprintf(stderr, "unknown config %s (see --list)\n", cfgname);
+		fprintf(stderr, "unknown config %s (see --list)\n", A.config);
 		return 2;
 	}
 	flush_batch();
-
-	printf("%s\n", O.banner);
-	printf("oracle: %" PRIu64 " layouts (4K %" PRIu64 ", 16K %" PRIu64
-	       ", 64K %" PRIu64 "; AT %" PRIu64 ", EL1/EL0 %" PRIu64
-	       ", HA/HD %" PRIu64 "), %" PRIu64 " probes, %" PRIu64
-	       " QEMU boots (%.2f s)\n",
-	       O.gran_layouts[0] + O.gran_layouts[1] + O.gran_layouts[2],
-	       O.gran_layouts[0], O.gran_layouts[1], O.gran_layouts[2],
-	       O.by_flavor[FL_AT], O.by_flavor[FL_EXEC], O.by_flavor[FL_HWDIRTY],
-	       O.probes, O.runs, O.qemu_seconds);
-	printf("oracle: translations by leaf level: L0 %" PRIu64 ", L1 %" PRIu64
-	       ", L2 %" PRIu64 ", L3 %" PRIu64 "\n", O.translated[1],
-	       O.translated[2], O.translated[3], O.translated[4]);
-	printf("oracle: hardware updates seen with VTCR_EL2.HA/HD: %" PRIu64
-	       " access flags set, %" PRIu64 " leaves made dirty\n",
-	       O.af_set, O.dirty_set);
+	print_summary();
 	if (O.mismatches) {
 		printf("oracle: %" PRIu64 " disagreements with QEMU\n",
 		       O.mismatches);

@@ -2,10 +2,13 @@
 /*
  * Armv8-A stage-1 descriptors (VMSAv8-64, D8 of the Arm ARM), checked
  * against values worked out by hand, and the stage-1 semantics: AP[2] as
- * the write bit (set to protect), DBM dirty state, the access flag.
+ * the write bit (set to protect), DBM dirty state, the access flag. Both
+ * regimes: EL1&0 (TTBR0_EL1) and EL2 with HCR_EL2.E2H = 0
+ * (SLAT_FEAT_S1_EL2, TTBR0_EL2), and the registers that point the CPU at
+ * them.
  *
- * The MAIR_EL1 layout assumed: index 0 Normal WB (0xff), 1 Device-nGnRE
- * (0x04), 2 Normal NC (0x44).
+ * The MAIR_EL1 (MAIR_EL2) layout assumed: index 0 Normal WB (0xff), 1
+ * Device-nGnRE (0x04), 2 Normal NC (0x44).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -361,6 +364,305 @@ static void stage1_el0_data_access_needs_ap1(void **state)
 	env_fini(&e);
 }
 
+/* ------------------------------------------------ the EL2 regime */
+
+#define EL2 SLAT_FEAT_S1_EL2
+#define HWD SLAT_FEAT_HWDIRTY
+
+/*
+ * Every permission and memory type an EL2 leaf can have, with and without
+ * hardware dirty state (TCR_EL2.HD), worked out by hand from the Arm ARM
+ * (D8.3 descriptor fields; D8.4.1.2.1 "For a stage 1 translation that
+ * supports one Exception level, AP[1] is RES1"; D8.4.1.2.3: bit 54 is XN,
+ * PXN is RES0 there). A 4K granule, a 32-bit VA (start level 1), pages at
+ * 0x4000_0000 + 4K * i:
+ *   0x743 = page 0b11 | AP[1] 0x40 (RES1) | SH 0x300 | AF 0x400
+ *   AP[2] 0x80 read-only; XN bit 54 = 0x0040_0000_0000_0000 without
+ *   SLAT_X; DBM bit 51 = 0x0008_0000_0000_0000 on writable leaves with HD;
+ *   AttrIndx 0 Normal, 1 Device (0x4), 2 Normal NC (0x8). PXN (bit 53)
+ *   and nG (bit 11) are never set.
+ */
+static const struct {
+	uint32_t attrs, features;
+	slat_pte_t pte;
+} el2_cases[] = {
+	{ SLAT_R, 0, 0x00400000400007c3ull },
+	{ SLAT_RW, 0, 0x0040000040001743ull },
+	{ SLAT_R | SLAT_X, 0, 0x00000000400027c3ull },
+	{ SLAT_RWX, 0, 0x0000000040003743ull },
+	{ SLAT_R | SLAT_MT_NORMAL_NC, 0, 0x00400000400047cbull },
+	{ SLAT_RW | SLAT_MT_NORMAL_NC, 0, 0x004000004000574bull },
+	{ SLAT_R | SLAT_X | SLAT_MT_NORMAL_NC, 0, 0x00000000400067cbull },
+	{ SLAT_RWX | SLAT_MT_NORMAL_NC, 0, 0x000000004000774bull },
+	{ SLAT_R | SLAT_MT_DEVICE, 0, 0x00400000400087c7ull },
+	{ SLAT_RW | SLAT_MT_DEVICE, 0, 0x0040000040009747ull },
+	{ SLAT_R, HWD, 0x004000004000a7c3ull },
+	{ SLAT_RW, HWD, 0x004800004000b743ull },
+	{ SLAT_R | SLAT_X, HWD, 0x000000004000c7c3ull },
+	{ SLAT_RWX, HWD, 0x000800004000d743ull },
+	{ SLAT_R | SLAT_MT_NORMAL_NC, HWD, 0x004000004000e7cbull },
+	{ SLAT_RW | SLAT_MT_NORMAL_NC, HWD, 0x004800004000f74bull },
+	{ SLAT_R | SLAT_X | SLAT_MT_NORMAL_NC, HWD, 0x00000000400107cbull },
+	{ SLAT_RWX | SLAT_MT_NORMAL_NC, HWD, 0x000800004001174bull },
+	{ SLAT_R | SLAT_MT_DEVICE, HWD, 0x00400000400127c7ull },
+	{ SLAT_RW | SLAT_MT_DEVICE, HWD, 0x0048000040013747ull },
+	/* software bits 0b1010 at [58:55] */
+	{ SLAT_RW | SLAT_SW(0xa), 0, 0x0540000040014743ull },
+};
+
+static void el2_leaf_encodings_match_the_architecture(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(el2_cases) / sizeof(el2_cases[0]); i++) {
+		struct env e;
+		uint64_t va = 0x80000000ull + i * K4, pa = 0x40000000ull + i * K4;
+		env_init(&e, 4096, 32, 40, EL2 | el2_cases[i].features);
+		int ret = slat_map(&e.t, slat_ipa(va), K4, slat_pa(pa),
+				   el2_cases[i].attrs, SLAT_OP(.cache = &e.c));
+		struct slat_leaf l;
+		if (ret != SLAT_OK ||
+		    slat_lookup(&e.t, slat_ipa(va), &l) != SLAT_OK ||
+		    l.pte != el2_cases[i].pte) {
+			fprintf(stderr, "case %zu: ret %d pte %#llx, expected "
+					"%#llx\n", i, ret,
+				(unsigned long long)l.pte,
+				(unsigned long long)el2_cases[i].pte);
+			fail();
+		}
+		/* what map took comes back: SLAT_X whole, no EL0, no nG;
+		 * writable leaves are installed dirty under HD */
+		uint32_t want = el2_cases[i].attrs | SLAT_YOUNG;
+		if ((el2_cases[i].features & HWD) && (want & SLAT_W))
+			want |= SLAT_DIRTY;
+		assert_int_equal(l.attrs, want);
+		env_fini(&e);
+	}
+}
+
+/* Blocks: type 0b01 at levels 1 and 2, the same attribute bits; what
+ * slat-hyp maps: Device below 1 GiB, Normal write-back above. */
+static void el2_blocks_are_slat_hyps_map(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e, 4096, 32, 32, EL2);
+	assert_int_equal(slat_map(&e.t, slat_ipa(0), G1, slat_pa(0),
+				  SLAT_RW | SLAT_MT_DEVICE,
+				  SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(slat_map(&e.t, slat_ipa(G1), 3 * G1, slat_pa(G1),
+				  SLAT_RWX, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	const slat_pte_t *root = e.t.root;
+	assert_int_equal(root[0], 0x0040000000000745ull);
+	assert_int_equal(root[1], 0x0000000040000741ull);
+	assert_int_equal(root[2], 0x0000000080000741ull);
+	assert_int_equal(root[3], 0x00000000c0000741ull);
+	/* no table page was needed: four 1 GiB blocks in the root */
+	struct slat_stats st;
+	slat_stats_read(&e.t, &st);
+	assert_int_equal(st.pages_alloc, 0);
+	/* a read-only 2 MiB block elsewhere, inside the Normal block */
+	assert_int_equal(slat_map(&e.t, slat_ipa(0x80200000ull), M2,
+				  slat_pa(0x40200000ull), SLAT_R,
+				  SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(slat_lookup(&e.t, slat_ipa(0x80200000ull), &l),
+			 SLAT_OK);
+	assert_int_equal(l.level, 2);
+	assert_int_equal(l.pte, 0x00400000402007c1ull);
+	assert_int_equal(slat_lookup(&e.t, slat_ipa(0x80400000ull), &l),
+			 SLAT_OK);
+	assert_int_equal(l.pte, 0x0000000080400741ull);
+	env_fini(&e);
+}
+
+static void el2_refuses_el0_ng_and_split_execute(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e, 4096, 32, 40, EL2);
+	/* no EL0 (AP[1] is RES1), no ASID (nG RES0), one XN for EL2's own
+	 * execution; and what stage 1 refuses anyway */
+	const uint32_t bad[] = {
+		SLAT_R | SLAT_USER, SLAT_RW | SLAT_USER, SLAT_R | SLAT_NG,
+		SLAT_R | SLAT_XK, SLAT_R | SLAT_XU, SLAT_RW | SLAT_XK,
+		SLAT_R | SLAT_X | SLAT_MT_DEVICE, SLAT_W, SLAT_X,
+		SLAT_R | SLAT_IPAT, SLAT_R | (3u << SLAT_MT_SHIFT),
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(slat_map(&e.t, slat_ipa(0), K4,
+					  slat_pa(0x80000000), bad[i],
+					  SLAT_OP(.cache = &e.c)),
+				 SLAT_E_ATTR);
+	/* relax cannot split execute either; it adds SLAT_X whole */
+	assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
+				  SLAT_R, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(slat_relax(&e.t, slat_ipa(0), K4, SLAT_XK, NULL),
+			 SLAT_E_ATTR);
+	assert_int_equal(slat_relax(&e.t, slat_ipa(0), K4, SLAT_X, NULL),
+			 SLAT_OK);
+	struct slat_leaf l;
+	assert_int_equal(slat_lookup(&e.t, slat_ipa(0), &l), SLAT_OK);
+	assert_int_equal(l.pte, 0x00000000800007c3ull);
+	/* the EL1&0 regime refuses none of the first three */
+	env_fini(&e);
+	env_init(&e, 4096, 32, 40, 0);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(slat_map(&e.t, slat_ipa(i * K4), K4,
+					  slat_pa(0x80000000 + i * K4), bad[i],
+					  SLAT_OP(.cache = &e.c)),
+				 SLAT_OK);
+	env_fini(&e);
+}
+
+/*
+ * The CPU's walk at EL2: AP[2] alone for data, XN for EL2's own fetches,
+ * the access flag before permissions; nothing at EL0 (the regime has
+ * none), whatever AP[1] says.
+ */
+static void el2_walk_has_no_el0(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e, 4096, 32, 40, EL2);
+	assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
+				  SLAT_RWX, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(slat_map(&e.t, slat_ipa(K4), K4, slat_pa(0x80001000),
+				  SLAT_R, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	const unsigned ur = SLAT_ACCESS_READ | SLAT_ACCESS_USER;
+	const unsigned uw = SLAT_ACCESS_WRITE | SLAT_ACCESS_USER;
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_READ), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_WRITE), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_EXEC_EL1),
+			 SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, 0, ur), SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, 0, uw), SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_EXEC_EL0),
+			 SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, K4, SLAT_ACCESS_READ), SLAT_FAULT_NONE);
+	assert_int_equal(access_fault(&e, K4, SLAT_ACCESS_WRITE),
+			 SLAT_FAULT_PERMISSION);
+	assert_int_equal(access_fault(&e, K4, SLAT_ACCESS_EXEC_EL1),
+			 SLAT_FAULT_PERMISSION);
+	/* an old leaf: the access flag fault comes first (no TCR_EL2.HA) */
+	assert_int_equal(slat_test_clear_young(&e.t, slat_ipa(K4), K4, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
+	assert_int_equal(access_fault(&e, K4, SLAT_ACCESS_WRITE),
+			 SLAT_FAULT_ACCESS_FLAG);
+	env_fini(&e);
+}
+
+/* TCR_EL2.HA/HD: the CPU sets AF and clears AP[2] of a writable-clean
+ * leaf; write protection sets AP[2] and clears DBM; AP[1] stays set. */
+static void el2_hardware_dirty_state_clears_ap2(void **state)
+{
+	(void)state;
+	struct env e;
+	env_init(&e, 4096, 32, 40, EL2 | HWD);
+	assert_int_equal(slat_map(&e.t, slat_ipa(0), K4, slat_pa(0x80000000),
+				  SLAT_RW, SLAT_OP(.cache = &e.c)),
+			 SLAT_OK);
+	uint64_t bitmap[1];
+	assert_int_equal(slat_dirty_read(&e.t, slat_ipa(0), K4, bitmap, 1, true,
+					 SLAT_OP(.flush = SLAT_FLUSH_VMID,
+						 .cache = &e.c)),
+			 1);
+	assert_int_equal(slat_test_clear_young(&e.t, slat_ipa(0), K4, true,
+					       NULL),
+			 SLAT_WAS_YOUNG);
+	/* clean and old: AP[2] | DBM, AF clear */
+	assert_int_equal(leaf_of(&e, 0), 0x00480000800003c3ull);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_WRITE), SLAT_FAULT_NONE);
+	assert_int_equal(leaf_of(&e, 0), 0x0048000080000743ull);
+	assert_int_equal(slat_wrprotect(&e.t, slat_ipa(0), K4,
+					SLAT_OP(.flush = SLAT_FLUSH_RANGE,
+						.cache = &e.c)),
+			 SLAT_OK);
+	assert_int_equal(leaf_of(&e, 0), 0x00400000800007c3ull);
+	assert_int_equal(access_fault(&e, 0, SLAT_ACCESS_WRITE),
+			 SLAT_FAULT_PERMISSION);
+	env_fini(&e);
+}
+
+/*
+ * TCR_EL2 with E2H = 0 (Arm ARM D24.2.195): T0SZ [5:0], IRGN0 [9:8] and
+ * ORGN0 [11:10] 0b01 (write-back write-allocate), SH0 [13:12] 0b11, TG0
+ * [15:14] (4K 0b00, 64K 0b01, 16K 0b10), PS [18:16], HA 21, HD 22, RES1
+ * bits 23 and 31, DS 32. TTBR0_EL2: the root, CnP in bit 0, no ASID.
+ */
+static void el2_registers_from_the_table(void **state)
+{
+	(void)state;
+	static const struct {
+		uint32_t granule;
+		uint8_t ia, pa;
+		uint32_t features;
+		uint64_t tcr;
+	} r[] = {
+		/* slat-hyp's: 0x20 | 0x3500 | PS 0 (32 bits) | RES1 */
+		{ 4096, 32, 32, 0, 0x80803520ull },
+		{ 4096, 32, 40, HWD, 0x80e23520ull },
+		{ 16384, 47, 48, 0, 0x8085b511ull },
+		{ 65536, 52, 52, 0, 0x8086750cull },
+		{ 4096, 52, 52, SLAT_FEAT_LPA2, 0x18086350cull },
+	};
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		struct env e;
+		env_init(&e, r[i].granule, r[i].ia, r[i].pa,
+			 EL2 | r[i].features);
+		slat_pa_t root_pa;
+		slat_table_root(&e.t, &root_pa, NULL);
+		uint64_t root = slat_pa_v(root_pa);
+		assert_int_equal(slat_arm_s1_tcr_el2(&e.t), r[i].tcr);
+		assert_int_equal(slat_arm_s1_ttbr_el2(&e.t, false), root);
+		assert_int_equal(slat_arm_s1_ttbr_el2(&e.t, true), root | 1);
+		/* the EL1&0 registers do not describe this table */
+		assert_int_equal(slat_arm_s1_tcr(&e.t, false), 0);
+		assert_int_equal(slat_arm_s1_ttbr(&e.t, 1, false), 0);
+		env_fini(&e);
+	}
+	/* nor do the EL2 ones an EL1&0 table */
+	struct env e;
+	env_init(&e, 4096, 48, 48, 0);
+	assert_int_not_equal(slat_arm_s1_tcr(&e.t, false), 0);
+	assert_int_equal(slat_arm_s1_tcr_el2(&e.t), 0);
+	assert_int_equal(slat_arm_s1_ttbr_el2(&e.t, false), 0);
+	env_fini(&e);
+	assert_int_equal(slat_arm_s1_tcr_el2(NULL), 0);
+	/* MAIR_EL2: the same AttrIndx layout as MAIR_EL1 */
+	assert_int_equal(slat_arm_s1_mair(), 0x4404ffull);
+}
+
+static void el2_configurations(void **state)
+{
+	(void)state;
+	struct slat_geometry geo;
+	struct slat_config cfg = {
+		.format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 32,
+		.pa_bits = 32, .features = EL2,
+	};
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_OK);
+	assert_int_equal(geo.start_level, 1);
+	assert_int_equal(geo.root_entries, 4);
+	cfg.features = EL2 | HWD | SLAT_FEAT_LPA2;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_OK);
+	/* stage-2 features stay refused; EL2 is a stage-1 regime only */
+	cfg.features = EL2 | SLAT_FEAT_XNX;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+	cfg.features = EL2;
+	cfg.format = SLAT_FMT_ARM_S2;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+	cfg.format = SLAT_FMT_EPT;
+	cfg.ia_bits = 48;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +673,13 @@ int main(void)
 		cmocka_unit_test(stage1_wrprotect_sets_ap2_and_hardware_write_clears_it),
 		cmocka_unit_test(stage1_access_flag_fault_without_hardware_update),
 		cmocka_unit_test(stage1_el0_data_access_needs_ap1),
+		cmocka_unit_test(el2_leaf_encodings_match_the_architecture),
+		cmocka_unit_test(el2_blocks_are_slat_hyps_map),
+		cmocka_unit_test(el2_refuses_el0_ng_and_split_execute),
+		cmocka_unit_test(el2_walk_has_no_el0),
+		cmocka_unit_test(el2_hardware_dirty_state_clears_ap2),
+		cmocka_unit_test(el2_registers_from_the_table),
+		cmocka_unit_test(el2_configurations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

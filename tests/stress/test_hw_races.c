@@ -304,6 +304,28 @@ static void run_wrprotect_shared(struct round *r)
 	}
 }
 
+/* Permissions removed in place while the CPU sets access flags and dirty
+ * state; shared, as wrprotect-shared, when W goes too. */
+static void run_restrict(struct round *r)
+{
+	bool shared = r->op->arg & SLAT_W;
+	for (unsigned g = 0; g < r->nr_groups; g++) {
+		const struct group *gr = &r->groups[g];
+		uint64_t at = gr->ipa, end = gr->ipa + gr->size;
+		int ret;
+		do {
+			struct slat_op op = { .flags = shared ? SLAT_SHARED : 0,
+					      .flush = SLAT_FLUSH_RANGE,
+					      .cache = &cache };
+			ret = slat_restrict(&S.t, slat_ipa(at), end - at,
+					    r->op->arg, &op);
+			at += op.done;
+		} while (shared && ret == SLAT_E_AGAIN && at < end);
+		ST_CHECK(ret == SLAT_OK, "%s %s round %u: slat_restrict = %s",
+			 cur->name, r->op->name, r->number, status(ret));
+	}
+}
+
 static void run_dirty_clear(struct round *r)
 {
 	for (unsigned g = 0; g < r->nr_groups; g++) {
@@ -358,6 +380,16 @@ static const char *is_read_only(const struct round *r,
 	return l->attrs & SLAT_W ? "wrprotect left the leaf writable" : NULL;
 }
 
+static const char *lacks_removed(const struct round *r,
+				 const struct slat_leaf *l)
+{
+	if (l->attrs & r->op->arg)
+		return "restrict left a permission it was to remove";
+	if ((l->attrs & SLAT_PERMS) != (SLAT_RWX & ~r->op->arg))
+		return "restrict removed a permission it was to keep";
+	return NULL;
+}
+
 static const char *is_page(const struct round *r, const struct slat_leaf *l)
 {
 	(void)r;
@@ -391,6 +423,10 @@ static const struct op ops[] = {
 	  run_wrprotect, SLAT_FLUSH_NONE, is_read_only },
 	{ "wrprotect-shared", LAYOUT_LEAVES, SLAT_RW, AGE_ANY, CONSUMES_WRPROTECT,
 	  run_wrprotect_shared, 0, is_read_only },
+	{ "restrict-X", LAYOUT_LEAVES, SLAT_RWX, AGE_ANY, CONSUMES_NONE,
+	  run_restrict, SLAT_X, lacks_removed },
+	{ "restrict-WX-shared", LAYOUT_LEAVES, SLAT_RWX, AGE_ANY,
+	  CONSUMES_WRPROTECT, run_restrict, SLAT_W | SLAT_X, lacks_removed },
 	{ "dirty_read-clear", LAYOUT_LEAVES, SLAT_RW, AGE_ANY, CONSUMES_REPORTED,
 	  run_dirty_clear, 0, NULL },
 	{ "split", LAYOUT_BLOCKS, SLAT_RW, AGE_ANY, CONSUMES_NONE,

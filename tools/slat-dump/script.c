@@ -38,6 +38,7 @@ enum op_kind {
 	OP_SPLIT,
 	OP_RECOVER,
 	OP_SNAPSHOT,
+	OP_RESTRICT,
 };
 
 /* What an operation's first words are. */
@@ -59,10 +60,13 @@ static const struct op_syntax {
 	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|break-block|skip-cmo]" },
 	{ "unmap", OP_UNMAP, 2, 3, ARG_IPA | ARG_SIZE,
 	  "unmap IPA SIZE [flush=entry|range|vmid|none]" },
-	{ "wrprotect", OP_WRPROTECT, 2, 3, ARG_IPA | ARG_SIZE,
-	  "wrprotect IPA SIZE [flush=entry|range|vmid|none]" },
-	{ "relax", OP_RELAX, 3, 5, ARG_IPA | ARG_SIZE,
-	  "relax IPA SIZE PERMS [flush=entry|range|vmid|none] [skip-cmo]" },
+	{ "wrprotect", OP_WRPROTECT, 2, 4, ARG_IPA | ARG_SIZE,
+	  "wrprotect IPA SIZE [flush=entry|range|vmid|none] [no-holes]" },
+	{ "restrict", OP_RESTRICT, 3, 5, ARG_IPA | ARG_SIZE,
+	  "restrict IPA SIZE PERMS [flush=entry|range|vmid|none] [no-holes]" },
+	{ "relax", OP_RELAX, 3, 6, ARG_IPA | ARG_SIZE,
+	  "relax IPA SIZE PERMS [flush=entry|range|vmid|none] [skip-cmo] "
+	  "[no-holes]" },
 	{ "mkyoung", OP_MKYOUNG, 1, 1, ARG_IPA, "mkyoung IPA" },
 	{ "clear-young", OP_CLEAR_YOUNG, 2, 2, ARG_IPA | ARG_SIZE,
 	  "clear-young IPA SIZE" },
@@ -792,7 +796,14 @@ static void advise_attr(const struct script *s, const struct op *op,
 	uint32_t format = s->cfg.format;
 	const char *name = dump_format_name(format);
 
-	if (op->syn->kind == OP_MAP && x && SLAT_MT(a) == SLAT_MT_DEVICE)
+	if (op->syn->kind == OP_RESTRICT)
+		snprintf(buf, len,
+			 "PERMS must name permissions (r, w, x, xu, xk), and "
+			 "what is left of each leaf must be one the %s format "
+			 "can express (EPT: no write without read, and no "
+			 "execute-only without xonly=on; arm-s1: read always; "
+			 "arm-s2: xu or xk alone needs xnx=on)", name);
+	else if (op->syn->kind == OP_MAP && x && SLAT_MT(a) == SLAT_MT_DEVICE)
 		snprintf(buf, len,
 			 "device memory cannot be executable; drop the x, e.g. "
 			 "rw,device");
@@ -894,10 +905,11 @@ static void advise(const struct script *s, const struct op *op, int rc,
 			 op->ipa, dump_size(op->size, sz));
 		return;
 	case SLAT_E_NOENT:
-		if (k == OP_RELAX)
+		if (k == OP_RELAX || k == OP_WRPROTECT || k == OP_RESTRICT)
 			snprintf(buf, len,
-				 "part of the range is not mapped; relax only "
-				 "changes existing leaves: map it first");
+				 "part of the range is not mapped, and no-holes "
+				 "refuses a hole; map it first, or drop "
+				 "no-holes to skip the holes");
 		else
 			snprintf(buf, len,
 				 "nothing is mapped at 0x%" PRIx64
@@ -1128,7 +1140,13 @@ static int run_range_op(struct script *s, const struct op *op,
 		break;
 	case OP_WRPROTECT:
 		topup(s, SLAT_OP_WRPROTECT, op);
+		args.flags = op->flags;
 		rc = slat_wrprotect(t, ipa, op->size, &args);
+		break;
+	case OP_RESTRICT:
+		topup(s, SLAT_OP_RESTRICT, op);
+		args.flags = op->flags;
+		rc = slat_restrict(t, ipa, op->size, op->attrs, &args);
 		break;
 	case OP_RELAX:
 		topup(s, SLAT_OP_RELAX, op);
@@ -1330,20 +1348,26 @@ static int parse_map_args(struct script *s, struct op *op, char **tok, int n)
 	return 0;
 }
 
-/* unmap, wrprotect, dirty: flush= (and dirty's clear). */
+/* unmap, wrprotect, restrict, dirty: flush= (and dirty's clear,
+ * wrprotect's and restrict's no-holes). */
 static int parse_policy_args(struct script *s, struct op *op, char **tok,
 			     int n)
 {
 	bool dirty = op->syn->kind == OP_DIRTY;
+	bool holes = op->syn->kind == OP_WRPROTECT ||
+		     op->syn->kind == OP_RESTRICT;
 
 	for (int a = 0; a < n; a++) {
 		if (dirty && !strcmp(tok[a], "clear"))
 			op->clear = true;
+		else if (holes && !strcmp(tok[a], "no-holes"))
+			op->flags |= SLAT_NO_HOLES;
 		else if (!parse_policy(tok[a], &op->policy))
 			return error(s, op->syn->name, "unknown flag",
 				     "\"%s\": write %sflush=entry, flush=range, "
-				     "flush=vmid or flush=none", tok[a],
-				     dirty ? "clear, " : "");
+				     "flush=vmid or flush=none%s", tok[a],
+				     dirty ? "clear, " : "",
+				     holes ? ", or no-holes" : "");
 	}
 	/* one bit per page: keep the bitmap reasonable */
 	if (dirty && op->size / s->cfg.granule > (1u << 24))
@@ -1378,18 +1402,20 @@ static int parse_access(struct script *s, struct op *op, const char *w)
 		     "EL1/supervisor) or xu (execute, EL0/user)", w);
 }
 
-/* relax: flush= (this CPU's invalidations only) and skip-cmo. */
+/* relax: flush= (this CPU's invalidations only), skip-cmo, no-holes. */
 static int parse_relax_args(struct script *s, struct op *op, char **tok,
 			    int n)
 {
 	for (int a = 0; a < n; a++) {
 		if (!strcmp(tok[a], "skip-cmo"))
 			op->flags |= SLAT_SKIP_CMO;
+		else if (!strcmp(tok[a], "no-holes"))
+			op->flags |= SLAT_NO_HOLES;
 		else if (!parse_policy(tok[a], &op->policy))
 			return error(s, "relax", "unknown flag",
 				     "\"%s\": after PERMS, relax takes "
 				     "flush=entry, flush=range, flush=vmid, "
-				     "flush=none and skip-cmo", tok[a]);
+				     "flush=none, skip-cmo and no-holes", tok[a]);
 	}
 	return 0;
 }
@@ -1493,6 +1519,11 @@ static int parse_rest(struct script *s, struct op *op, char **tok, int n)
 			return error(s, op->syn->name, why,
 				     "PERMS is like w, rw, x, rwx, xu or xk");
 		return parse_relax_args(s, op, tok + 1, n - 1);
+	case OP_RESTRICT:
+		if (!parse_attrs(tok[0], true, &op->attrs, why, sizeof(why)))
+			return error(s, op->syn->name, why,
+				     "PERMS is like w, x, wx, r, xu or xk");
+		return parse_policy_args(s, op, tok + 1, n - 1);
 	case OP_SPLIT:
 		return parse_split_args(s, op, tok, n);
 	case OP_RECOVER:

@@ -4,12 +4,16 @@
  * pages to their PAs, program VTCR_EL2/VTTBR_EL2/HCR_EL2, invalidate the
  * stage-1+2 TLB, then run each probe: AT S12E1R/W from EL2 (PAR_EL1), or a
  * real load, store or instruction fetch at EL1/EL0 whose stage-2 abort (or
- * success) comes back to EL2. Results go out over the PL011 UART; QEMU exits
- * through semihosting.
+ * success) comes back to EL2. A layout of EL2's own regime programs
+ * TCR_EL2/TTBR0_EL2/MAIR_EL2 instead, and each probe turns EL2's MMU on
+ * for one AT S1E2R/W, load, store or fetch, whose abort (or success) is
+ * taken at EL2. Results go out over the PL011 UART; QEMU exits through
+ * semihosting.
  *
  * Freestanding, no FP/SIMD (-mgeneral-regs-only), every access aligned
  * (-mstrict-align): with the MMU off, memory is Device.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../blob.h"
@@ -21,10 +25,13 @@ struct lower_result {
 };
 
 struct lower_result lower_result;
-uint64_t el2_ctx[13];
+/* x19-x30, sp, SCTLR_EL2 to restore, "a probe runs at EL2" (start.S) */
+uint64_t el2_ctx[15];
 
 extern char el1_vectors[], el1_load[], el1_store[], el1_fetch[];
 uint64_t run_lower(void *entry, uint64_t a0, uint64_t a1, uint64_t spsr);
+uint64_t run_el2(void *entry, uint64_t a0, uint64_t a1, uint64_t sctlr);
+uint64_t at_el2(uint64_t va, uint64_t write, uint64_t sctlr);
 void oracle_main(void);
 void oracle_el2_fault(uint64_t esr, uint64_t elr, uint64_t far);
 
@@ -131,8 +138,19 @@ static void wr64(uint64_t pa, uint64_t v)
 
 /* ------------------------------------------------------------ probes */
 
+/*
+ * SCTLR_EL2 while an EL2 probe runs: the RES1 bits and M. C and I stay
+ * clear, so that EL2's accesses with the MMU on are non-cacheable like
+ * those with it off; WXN clear: the image is mapped writable and
+ * executable.
+ */
+#define SCTLR_EL2_RES1 0x30c50830ull
+#define SCTLR_EL2_MMU  (SCTLR_EL2_RES1 | 1ull)
+
 static uint64_t at_probe(uint64_t ipa, uint32_t kind)
 {
+	if (kind == ORACLE_AT_E2R || kind == ORACLE_AT_E2W)
+		return at_el2(ipa, kind == ORACLE_AT_E2W, SCTLR_EL2_MMU);
 	if (kind == ORACLE_AT_R)
 		__asm__ volatile("at s12e1r, %0" ::"r"(ipa));
 	else
@@ -145,14 +163,29 @@ static uint64_t at_probe(uint64_t ipa, uint32_t kind)
 #define SPSR_EL1H 0x3c5u
 #define SPSR_EL0T 0x3c0u
 
-static void el1_probe(const struct oracle_probe *p)
+/* The exception that ended a probe (blob.h). */
+static char exception_code(uint64_t esr)
+{
+	switch (esr >> 26) {
+	case 0x16: return 'H';
+	case 0x24: case 0x25: return 'D';
+	case 0x20: case 0x21: return 'I';
+	case 0x3c: return 'K';
+	default: return 'X';
+	}
+}
+
+/* A load, store or fetch at EL1/EL0 through stage 2, or at EL2 through
+ * EL2's own stage 1. */
+static void access_probe(const struct oracle_probe *p)
 {
 	void *entry;
 	uint64_t spsr = SPSR_EL1H;
+	bool el2 = p->kind >= ORACLE_EL2_LOAD;
 	switch (p->kind) {
-	case ORACLE_LOAD: entry = el1_load; break;
-	case ORACLE_STORE: entry = el1_store; break;
-	case ORACLE_FETCH: entry = el1_fetch; break;
+	case ORACLE_LOAD: case ORACLE_EL2_LOAD: entry = el1_load; break;
+	case ORACLE_STORE: case ORACLE_EL2_STORE: entry = el1_store; break;
+	case ORACLE_FETCH: case ORACLE_EL2_FETCH: entry = el1_fetch; break;
 	case ORACLE_FETCH_EL0: entry = el1_fetch; spsr = SPSR_EL0T; break;
 	default: fatal("probe kind", p->kind); return;
 	}
@@ -162,15 +195,17 @@ static void el1_probe(const struct oracle_probe *p)
 	SYSREG_W(esr_el1, 0);
 	SYSREG_W(elr_el1, 0);
 	isb();
-	run_lower(entry, p->ipa, p->value, spsr);
+	if (el2)
+		run_el2(entry, p->ipa, p->value, SCTLR_EL2_MMU);
+	else
+		run_lower(entry, p->ipa, p->value, spsr);
 	dsb();
-	uint64_t ec = r->esr >> 26;
-	char code = ec == 0x16 ? 'H' : ec == 0x24 ? 'D' : ec == 0x20 ? 'I' : 'X';
 	putc_('E');
 	putc_(' ');
-	putc_(code);
+	putc_(exception_code(r->esr));
 	uint64_t v[8] = {
-		r->esr, r->far, r->hpfar, r->x0, r->esr_el1, r->elr_el1,
+		r->esr, r->far, r->hpfar, r->x0, r->esr_el1,
+		el2 ? r->elr : r->elr_el1,
 		p->check_pa ? rd64(p->check_pa) : 0,
 		p->desc_pa ? rd64(p->desc_pa) : 0,
 	};
@@ -179,6 +214,27 @@ static void el1_probe(const struct oracle_probe *p)
 		puthex(v[i]);
 	}
 	putc_('\n');
+}
+
+/* The registers of the layout's regime, then a TLB with nothing of the
+ * last layout in it (QEMU models one). */
+static void load_regime(const struct oracle_layout *l)
+{
+	SYSREG_W(hcr_el2, l->hcr);
+	if (l->regime == ORACLE_EL2) {
+		SYSREG_W(mair_el2, l->mair);
+		SYSREG_W(tcr_el2, l->tcr);
+		SYSREG_W(ttbr0_el2, l->ttbr);
+		isb();
+		__asm__ volatile("tlbi alle2is\n\tdsb ish" ::: "memory");
+		isb();
+		return;
+	}
+	SYSREG_W(vtcr_el2, l->vtcr);
+	SYSREG_W(vttbr_el2, l->vttbr);
+	isb();
+	__asm__ volatile("tlbi vmalls12e1is\n\tdsb ish" ::: "memory");
+	isb();
 }
 
 static void run_layout(const struct oracle_layout *l, const uint8_t **cur)
@@ -194,12 +250,7 @@ static void run_layout(const struct oracle_layout *l, const uint8_t **cur)
 		p += l->granule;
 	}
 	dsb();
-	SYSREG_W(vtcr_el2, l->vtcr);
-	SYSREG_W(vttbr_el2, l->vttbr);
-	SYSREG_W(hcr_el2, l->hcr);
-	isb();
-	__asm__ volatile("tlbi vmalls12e1is\n\tdsb ish" ::: "memory");
-	isb();
+	load_regime(l);
 
 	puts_("L ");
 	puthex(l->id);
@@ -213,14 +264,15 @@ static void run_layout(const struct oracle_layout *l, const uint8_t **cur)
 			__asm__ volatile("ic iallu\n\tdsb ish" ::: "memory");
 			isb();
 		}
-		if (pr->kind == ORACLE_AT_R || pr->kind == ORACLE_AT_W) {
+		if (pr->kind == ORACLE_AT_R || pr->kind == ORACLE_AT_W ||
+		    pr->kind == ORACLE_AT_E2R || pr->kind == ORACLE_AT_E2W) {
 			uint64_t par = at_probe(pr->ipa, pr->kind);
 			putc_('A');
 			putc_(' ');
 			puthex(par);
 			putc_('\n');
 		} else {
-			el1_probe(pr);
+			access_probe(pr);
 		}
 	}
 	*cur = (const uint8_t *)pr;

@@ -518,6 +518,38 @@ def t_verbose_stats():
         sys.exit(f"FAIL: per-step range TLBIs {moved}, total {total}")
 
 
+def t_restrict_holes():
+    """restrict removes exactly its permissions; wrprotect, restrict and
+    relax skip holes, or with no-holes refuse them with a line naming the
+    fix and the table unchanged."""
+    head = ("config arm-s2 granule=4k ia=40 pa=40\n"
+            "map 0x40000000 16K 0x100000000 rwx\n"
+            "unmap 0x40002000 4K\n")
+    p = run(["-"], stdin=(head + "restrict 0x40000000 16K x\n"
+                          "relax 0x40000000 16K x\n"
+                          "restrict 0x40003000 4K w\n").encode())
+    expect(p, 0, r"^$", "restrict over a hole")
+    out = p.stdout.decode()
+    for rx in [r"^0x0*40000000-0x0*40001000 L3 page -> 0x0*100000000 rwx ",
+               r"^0x0*40003000-0x0*40004000 L3 page -> 0x0*100003000 r-x "]:
+        if not re.search(rx, out, re.M):
+            sys.exit(f"FAIL: restrict: no leaf {rx!r} in:\n{out}")
+    if re.search(r"^0x0*40002000-", out, re.M):
+        sys.exit("FAIL: restrict mapped the hole")
+    for op in ["wrprotect 0x40000000 16K no-holes",
+               "restrict 0x40000000 16K w no-holes",
+               "relax 0x40000000 16K w no-holes"]:
+        p = run(["-"], stdin=(head + op + "\n").encode())
+        expect(p, 2, r"^<stdin>:4: \w+: .*no-holes refuses a hole; map it first, "
+               r"or drop no-holes", op)
+    p = run(["-"], stdin=(head + "restrict 0x40000000 4K q\n").encode())
+    expect(p, 2, r"^<stdin>:4: restrict: .*PERMS is like", "restrict q")
+    p = run(["-"], stdin=("config ept levels=4 ia=48 pa=48\n"
+                          "map 0x40000000 4K 0x1000 rw\n"
+                          "restrict 0x40000000 4K r\n").encode())
+    expect(p, 2, r"^<stdin>:3: restrict: .*no write without read", "ept restrict r")
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]]()
     print("ok")
