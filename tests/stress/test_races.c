@@ -374,7 +374,8 @@ static void case_relax_hole(double seconds)
 			break;
 		slat_hosted_rcu_read_lock();
 		hunt_relax_ret = slat_relax(&S.t, slat_ipa(p), G4K, SLAT_R,
-					    SLAT_OP(.flags = SLAT_SHARED));
+					    SLAT_OP(.flags = SLAT_SHARED |
+							     SLAT_NO_HOLES));
 		slat_hosted_rcu_read_unlock();
 		pthread_barrier_wait(&hunt_bar);
 		rounds++;

@@ -348,8 +348,11 @@ static void vcpu_op(struct vcpu *v)
 					       .cache = &v->cache));
 			break;
 		case OP_RELAX:
+			/* A fault handler's relax: told when the leaf
+			 * went. */
 			ret = slat_relax(&S.t, slat_ipa(e.ipa), e.size, e.perms,
-					 SLAT_OP(.flags = SLAT_SHARED,
+					 SLAT_OP(.flags = SLAT_SHARED |
+							  SLAT_NO_HOLES,
 						 .cache = &v->cache));
 			break;
 		case OP_MKYOUNG:
