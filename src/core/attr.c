@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Attribute updates in place: write-protect, relax permissions, access flag.
+ * Attribute updates in place: restrict permissions (write protection is
+ * restricting W), relax them, the access flag.
  * None of these needs break-before-make: only permissions or AF change.
  * Every write goes through pte_try_update(), so that the CPU's own updates of
  * the access flag and dirty state are never lost.
@@ -17,7 +18,7 @@ static int split_or_fail(const struct slat_walk_ctx *ctx, struct core_op *op)
 /* ---- restrict: remove permissions (write protection removes W) ---- */
 
 /* What every entry of a run needs, in locals (see pte_write()). */
-struct wp_run {
+struct restrict_run {
 	enum pte_writers who;
 	bool per_entry;          /* SLAT_FLUSH_ENTRY */
 	/* R or X go too: each leaf through the format's leaf_with_perms(),
@@ -35,7 +36,7 @@ struct wp_run {
 
 /* The leaf @pte without the run's permissions. */
 static SLAT_ALWAYS_INLINE slat_pte_t restricted(const struct slat_table *t,
-						const struct wp_run *w,
+						const struct restrict_run *w,
 						slat_pte_t pte)
 {
 	return pte_restrict(t, pte, w->by_leaf, w->keep, w->clear, w->set);
@@ -53,7 +54,7 @@ static bool perms_change_ok(const struct slat_table *t, slat_pte_t leaf,
 /* Write @pte's restriction in place. False when another agent changed
  * the entry first. */
 static SLAT_ALWAYS_INLINE bool restrict_write(const struct slat_walk_ctx *ctx,
-					      const struct wp_run *w,
+					      const struct restrict_run *w,
 					      enum pte_writers who,
 					      slat_pte_t *ptep, slat_pte_t pte)
 {
@@ -71,8 +72,8 @@ static SLAT_ALWAYS_INLINE bool restrict_write(const struct slat_walk_ctx *ctx,
  * error.
  */
 static __attribute__((noinline)) int
-wrprotect_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
-		uint64_t addr, const struct wp_run *w)
+restrict_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+		uint64_t addr, const struct restrict_run *w)
 {
 	const struct slat_table *t = ctx->t;
 	slat_pte_t pte;
@@ -92,10 +93,10 @@ wrprotect_retry(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 }
 
 static SLAT_ALWAYS_INLINE int
-wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
+restrict_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	       slat_pte_t pte, uint64_t addr, void *arg)
 {
-	const struct wp_run *w = arg;
+	const struct restrict_run *w = arg;
 
 	/* pte_valid(), with the mask hoisted; a hole is skipped (a caller
 	 * that refuses them checked first). */
@@ -104,7 +105,7 @@ wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	if (restricted(ctx->t, w, pte) == pte)
 		return 0;
 	if (!restrict_write(ctx, w, w->who, ptep, pte)) {
-		int ret = wrprotect_retry(ctx, ptep, addr, w);
+		int ret = restrict_retry(ctx, ptep, addr, w);
 		if (ret <= 0)
 			return ret;
 	}
@@ -114,14 +115,14 @@ wrprotect_step(const struct slat_walk_ctx *ctx, slat_pte_t *ptep,
 	return 1;
 }
 
-static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
+static int restrict_visitor(const struct slat_walk_ctx *ctx,
 			     enum slat_visit visit)
 {
 	(void)visit;
-	const struct wp_run *run = ctx->arg;
+	const struct restrict_run *run = ctx->arg;
 	struct core_op *op = run->op;
 	struct slat_table *t = ctx->t;
-	struct wp_run w = *run;
+	struct restrict_run w = *run;
 	uint32_t changed;
 
 	w.who = walk_writers(ctx);
@@ -138,8 +139,8 @@ static int wrprotect_visitor(const struct slat_walk_ctx *ctx,
 	 * the step at every leaf. */
 	const struct leaf_update u = { w.present, w.clear, w.set };
 	int n = w.per_entry || w.by_leaf
-		? walk_leaf_run(ctx, wrprotect_step, &w, &changed)
-		: walk_leaf_update(ctx, &u, wrprotect_step, &w, &changed);
+		? walk_leaf_run(ctx, restrict_step, &w, &changed)
+		: walk_leaf_update(ctx, &u, restrict_step, &w, &changed);
 	ctx->stats->written[SLAT_WRITE_ATTR] += changed;
 	op->changed |= changed != 0;
 	return n;
@@ -193,7 +194,7 @@ static int restrict_perms(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		return core_op_refuse(&op, ret);
 	const struct slat_format *f = t->fmt;
 	const bool w_goes = perms & SLAT_W;
-	const struct wp_run w = {
+	const struct restrict_run w = {
 		.per_entry = op.policy == SLAT_FLUSH_ENTRY,
 		.by_leaf = perms & ~SLAT_W, .keep = SLAT_PERMS & ~perms,
 		.present = f->present_mask,
@@ -207,7 +208,7 @@ static int restrict_perms(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 		if (ret)
 			return core_op_refuse(&op, ret);
 	}
-	ret = core_op_walk(&op, wrprotect_visitor, (void *)&w, SLAT_VISIT_LEAF,
+	ret = core_op_walk(&op, restrict_visitor, (void *)&w, SLAT_VISIT_LEAF,
 			   SLAT_LAST_LEVEL);
 	return core_op_end(&op, ret);
 }
