@@ -61,6 +61,20 @@ struct hyp_params {
 	uint64_t initrd_size;
 	uint64_t log_mode;	/* enum hyp_log_mode */
 	uint64_t demo;		/* nonzero: /init starts a shell */
+	uint64_t hpfar_mode;	/* enum hyp_hpfar_mode */
+};
+
+/*
+ * The fault-address test (stage2.c): HPFAR_EL2 as the fault handler sees
+ * it. Where the architecture leaves it UNKNOWN, a wrong but plausible IPA
+ * replaces it, so that a handler that trusted it would fail the run.
+ */
+enum hyp_hpfar_mode {
+	HYP_HPFAR_REAL = 0,
+	HYP_HPFAR_POISON = 1,	/* poisoned where UNKNOWN */
+	/* As on a core with erratum 834220: every abort outside a stage-1
+	 * walk is resolved through AT, and its HPFAR_EL2 poisoned. */
+	HYP_HPFAR_834220 = 2,
 };
 
 enum hyp_log_mode {
@@ -85,6 +99,8 @@ enum hyp_fault_kind {
 	HYP_F_ACCESS_FLAG,
 	HYP_F_DEVICE,		/* translation faults on device regions */
 	HYP_F_RETRY,		/* handled with SLAT_E_AGAIN or _NOMEM */
+	HYP_F_HPFAR_POISONED,	/* HPFAR_EL2 replaced (the fault-address test) */
+	HYP_F_IPA_FROM_AT,	/* IPA from FAR_EL2 through AT S1E1R */
 	HYP_F_KINDS
 };
 
@@ -143,7 +159,7 @@ void hyp_deferred_counts(uint64_t *deferred, uint64_t *reclaimed);
 void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 
 /* stage2.c */
-void hyp_s2_init(const void *fdt);
+void hyp_s2_init(const void *fdt, uint64_t hpfar_mode);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
 

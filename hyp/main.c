@@ -368,7 +368,7 @@ void hyp_main(void)
 	hyp_gic_init(dtb);
 	hyp_pool_init();
 	hyp_log_init(p->log_mode);
-	hyp_s2_init(dtb);
+	hyp_s2_init(dtb, p->hpfar_mode);
 	hyp_log_boot_copy();
 	cpu_init_el2(c);
 	/* FEAT_S2FWB (ID_AA64MMFR2_EL1.FWB) goes unused: libslat cleans

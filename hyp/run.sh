@@ -3,7 +3,7 @@
 # slat-hyp under qemu-system-aarch64 (TCG, multi-threaded).
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
-#          [--smp N] [--mem SIZE] [--log wp|hw]
+#          [--smp N] [--mem SIZE] [--log wp|hw] [--poison-hpfar unknown|834220]
 #   run.sh -h|--help   (what each argument does)
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
@@ -19,7 +19,12 @@
 # kick per other vCPU and none seen by the guest (nor any kernel
 # warning), recovery, and (wp: guest RAM aged between rounds)
 # access-flag faults are checked too; the last line then gives the
-# verdict of slat-hyp's "log check" line and its differing bytes. Exit
+# verdict of slat-hyp's "log check" line and its differing bytes.
+# --poison-hpfar: slat-hyp hands its fault decoder a wrong HPFAR_EL2
+# wherever the architecture leaves it UNKNOWN (or, 834220, for every
+# abort outside a stage-1 walk, as on a core with that erratum); the run
+# must pass all the same, with some HPFAR_EL2 poisoned and IPAs found
+# through AT. Exit
 # 77 (skip) only when a prerequisite is missing: no cross compiler, no
 # QEMU, no package.
 set -euo pipefail
@@ -29,6 +34,7 @@ usage() {
 	cat <<'EOF'
 Usage: hyp/run.sh --test|--demo --elf FILE --mkcpio FILE --cache DIR
                   [--smp N] [--mem SIZE] [--log wp|hw]
+                  [--poison-hpfar unknown|834220]
 
 Boots Debian's arm64 kernel with a busybox initramfs as the guest of
 slat-hyp under qemu-system-aarch64 (TCG) and, with --test, checks the
@@ -50,6 +56,14 @@ console (docs/hypervisor.md).
                  write protection (wp) or hardware dirty state (hw); the
                  last line then gives the check's verdict and the bytes
                  that differ between the guest's memory and the copy
+  --poison-hpfar unknown|834220
+                 slat-hyp replaces HPFAR_EL2 with a wrong IPA (the same
+                 page 2 MiB away) wherever the architecture leaves it
+                 UNKNOWN (unknown: permission faults outside a stage-1
+                 walk), or for every abort outside a stage-1 walk while
+                 acting as on a core with erratum 834220 (834220); the
+                 test then also checks that some were poisoned and that
+                 slat-hyp found IPAs through AT S1E1R
   -h, --help     this text
 
 Environment: none is read; qemu-system-aarch64, flock and timeout are
@@ -64,10 +78,10 @@ usage_error() {
 	exit 2
 }
 
-what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0
+what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0 hpfar=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--elf|--mkcpio|--cache|--smp|--mem|--log)
+	--elf|--mkcpio|--cache|--smp|--mem|--log|--poison-hpfar)
 		[ $# -ge 2 ] || usage_error "$1 needs a value" ;;
 	esac
 	case $1 in
@@ -84,6 +98,13 @@ while [ $# -gt 0 ]; do
 		wp) log=1 ;;
 		hw) log=2 ;;
 		*) usage_error "--log $2: wp or hw" ;;
+		esac
+		shift ;;
+	--poison-hpfar)
+		case $2 in
+		unknown) hpfar=1 ;;
+		834220) hpfar=2 ;;
+		*) usage_error "--poison-hpfar $2: unknown or 834220" ;;
 		esac
 		shift ;;
 	*) usage_error "unknown argument $1" ;;
@@ -115,12 +136,13 @@ qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
 	-device "loader,file=$initrd,addr=0x48000000,force-raw=on"
 	-device "loader,addr=0x70200000,data=$(stat -c %s "$initrd"),data-len=8"
 	-device "loader,addr=0x70200008,data=$log,data-len=8"
-	-device "loader,addr=0x70200010,data=$demo,data-len=8")
+	-device "loader,addr=0x70200010,data=$demo,data-len=8"
+	-device "loader,addr=0x70200018,data=$hpfar,data-len=8")
 if [ $what = demo ]; then
 	exec "${qemu[@]}"
 fi
 
-out=$cache/console-$log-$mem.log
+out=$cache/console-$log-$mem-$hpfar.log
 start=$(date +%s)
 rc=0
 timeout 300 "${qemu[@]}" </dev/null >"$out" 2>&1 || rc=$?
@@ -160,6 +182,19 @@ dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con"
 [ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
 	fail "no device window mapped as a block on first touch"
 verdict=""
+# Sums of a per-vCPU counter of slat-hyp's "cpuN" lines.
+cpu_sum() {
+	grep "slat-hyp: cpu[0-9]* " <<<"$con" | sed -n "s/.* $1=\([0-9]*\).*/\1/p" |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+if [ $hpfar -ne 0 ]; then
+	poisoned=$(cpu_sum hpfar_poisoned)
+	at=$(cpu_sum ipa_from_at)
+	[ "$poisoned" -gt 0 ] || fail "--poison-hpfar: no HPFAR_EL2 was poisoned"
+	[ "$at" -ge "$poisoned" ] ||
+		fail "--poison-hpfar: $poisoned poisoned, only $at IPAs through AT"
+	verdict+="; HPFAR_EL2 poisoned $poisoned times, $at IPAs through AT S1E1R"
+fi
 if [ $log -ne 0 ]; then
 	# slat-hyp's verdict, printed once when it compared the guest's RAM
 	# with the copy: "slat-hyp: log check mode=M rounds=R
@@ -183,7 +218,7 @@ if [ $log -ne 0 ]; then
 		[ "$(kv differing_bytes "$summary")" = "$bytes" ] ||
 		fail "the log summary disagrees with the check: $summary"
 	[ "${rounds:-0}" -ge 3 ] || fail "fewer than 3 pre-copy rounds"
-	verdict="; dirty-log check ($([ $log -eq 1 ] && echo wp || echo hw)) passed:"
+	verdict+="; dirty-log check ($([ $log -eq 1 ] && echo wp || echo hw)) passed:"
 	verdict+=" $bytes differing bytes in $compared pages compared, $rounds rounds"
 	grep -q "slat-hyp: log pre-copy ends: " <<<"$con" ||
 		fail "pre-copy did not end by its stopping rule"

@@ -99,6 +99,74 @@ int hyp_max_level(void *arg, slat_ipa_t ipa)
 	return r ? max_level(r, slat_ipa_v(ipa)) : SLAT_LAST_LEVEL;
 }
 
+/* ------------------------------------------------- the fault address */
+
+#define ESR_S1PTW	(1ull << 7)
+#define FSC_TYPE(esr)	((esr) & 0x3c)
+#define FSC_PERMISSION	0x0c
+
+static enum hyp_hpfar_mode hpfar_mode;
+/* HPFAR_EL2 taken for no abort outside a stage-1 walk (erratum 834220). */
+static bool hpfar_untrusted;
+
+/*
+ * Erratum 834220 of Cortex-A57 r0p0 to r1p2: a stage-2 translation fault
+ * may be reported where the access also has a stage-1 fault, which must
+ * win. KVM's remedy, followed here: on such a core, every abort outside
+ * a stage-1 walk finds its IPA through the guest's stage 1 (AT S1E1R),
+ * and goes back to the guest when stage 1 faults. MIDR_EL1 (Arm ARM
+ * D24.2.137): Implementer [31:24], Variant [23:20], PartNum [15:4],
+ * Revision [3:0]; Arm is 0x41, Cortex-A57 0xd07.
+ */
+static bool midr_834220(uint64_t midr)
+{
+	uint64_t part = (midr >> 4) & 0xfff;
+	uint64_t variant_revision = ((midr >> 20) & 0xf) << 4 | (midr & 0xf);
+
+	return ((midr >> 24) & 0xff) == 0x41 && part == 0xd07 &&
+	       variant_revision <= 0x12;
+}
+
+static void hpfar_init(uint64_t mode)
+{
+	uint64_t midr = read_sysreg(midr_el1);
+
+	if (mode > HYP_HPFAR_834220)
+		hyp_panic("unknown HPFAR_EL2 mode", mode);
+	hpfar_mode = (enum hyp_hpfar_mode)mode;
+	hpfar_untrusted = midr_834220(midr) || mode == HYP_HPFAR_834220;
+	hyp_puts("slat-hyp: MIDR_EL1 ");
+	hyp_putx(midr);
+	hyp_puts(midr_834220(midr) ? ", erratum 834220"
+		 : mode == HYP_HPFAR_834220 ? ", erratum 834220 assumed"
+					     : ", no erratum 834220");
+	hyp_puts(mode == HYP_HPFAR_REAL ? "; HPFAR_EL2 as read\n"
+		 : mode == HYP_HPFAR_POISON
+			 ? "; HPFAR_EL2 poisoned where UNKNOWN\n"
+			 : "; HPFAR_EL2 poisoned outside stage-1 walks\n");
+}
+
+/*
+ * Whether the architecture leaves HPFAR_EL2 UNKNOWN for this abort
+ * (Arm ARM D24.2.76: it is written for translation, access flag and
+ * address size faults, and for any fault on a stage-1 walk). Worked out
+ * from ESR_EL2 here, not by the decoder under test.
+ */
+static bool hpfar_unknown(uint64_t esr)
+{
+	if (esr & ESR_S1PTW)
+		return false;
+	return hpfar_mode == HYP_HPFAR_834220 ||
+	       FSC_TYPE(esr) == FSC_PERMISSION;
+}
+
+/* The same page 2 MiB away: HPFAR_EL2.FIPA, bits [47:4], is IPA[55:12],
+ * so bit 13 is IPA bit 21. Guest RAM, or a device, or nothing. */
+static uint64_t hpfar_poison(uint64_t hpfar)
+{
+	return hpfar ^ (1ull << 13);
+}
+
 static unsigned pa_range_bits(void)
 {
 	static const uint8_t bits[] = { 32, 36, 40, 42, 44, 48, 52 };
@@ -107,7 +175,7 @@ static unsigned pa_range_bits(void)
 	return pa_range < sizeof(bits) ? bits[pa_range] : 48;
 }
 
-void hyp_s2_init(const void *fdt)
+void hyp_s2_init(const void *fdt, uint64_t hpfar_mode)
 {
 	struct slat_config cfg = {
 		.format = SLAT_FMT_ARM_S2,
@@ -117,6 +185,7 @@ void hyp_s2_init(const void *fdt)
 	int ret;
 
 	regions_init(fdt);
+	hpfar_init(hpfar_mode);
 	/* The machine's IPA size, up to 48 bits (no FEAT_LPA2 here). */
 	cfg.ia_bits = (uint8_t)(bits > 48 ? 48 : bits);
 	cfg.pa_bits = cfg.ia_bits;
@@ -134,7 +203,8 @@ void hyp_s2_init(const void *fdt)
 
 /*
  * HPFAR_EL2 is UNKNOWN for this abort (a permission fault outside a
- * stage-1 walk): the guest's own stage 1, still loaded, says which IPA
+ * stage-1 walk), or untrusted (erratum 834220, above): the guest's own
+ * stage 1, still loaded, says which IPA
  * FAR_EL2 names. AT S1E1R for writes too: stage 1 already allowed the
  * access, and EL1 can read whatever EL0 can. False when it no longer
  * translates (the guest changed it meanwhile): the guest retries.
@@ -253,14 +323,24 @@ static int fault_dispatch(struct hyp_cpu *c, const struct region *r,
 /* The faulting IPA: from HPFAR_EL2 where the architecture writes it,
  * else from FAR_EL2 through the guest's stage 1. False: let the guest
  * retry. */
-static bool fault_ipa(uint64_t esr, struct slat_arm_abort *a)
+static bool fault_ipa(struct hyp_cpu *c, uint64_t esr,
+		      struct slat_arm_abort *a)
 {
 	uint64_t far = read_sysreg(far_el2);
 	uint64_t hpfar = read_sysreg(hpfar_el2);
 
+	if (hpfar_mode != HYP_HPFAR_REAL && hpfar_unknown(esr)) {
+		hpfar = hpfar_poison(hpfar);
+		c->faults[HYP_F_HPFAR_POISONED]++;
+	}
 	if (slat_arm_abort_decode(esr, hpfar, far, a) != SLAT_OK)
 		hyp_panic("no stage-2 abort, ESR_EL2", esr);
-	return a->ipa_valid || ipa_from_far(far, &a->ipa);
+	if (hpfar_untrusted && !a->s1ptw)
+		a->ipa_valid = false;
+	if (a->ipa_valid)
+		return true;
+	c->faults[HYP_F_IPA_FROM_AT]++;
+	return ipa_from_far(far, &a->ipa);
 }
 
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
@@ -268,7 +348,7 @@ void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 	struct slat_arm_abort a;
 	int ret;
 
-	if (!fault_ipa(esr, &a)) {
+	if (!fault_ipa(c, esr, &a)) {
 		c->faults[HYP_F_RETRY]++;
 		return;
 	}

@@ -168,6 +168,8 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("s2_permission", c->faults[HYP_F_PERMISSION]);
 	hyp_put_kv("s2_access_flag", c->faults[HYP_F_ACCESS_FLAG]);
 	hyp_put_kv("retries", c->faults[HYP_F_RETRY]);
+	hyp_put_kv("hpfar_poisoned", c->faults[HYP_F_HPFAR_POISONED]);
+	hyp_put_kv("ipa_from_at", c->faults[HYP_F_IPA_FROM_AT]);
 	hyp_put_kv("psci", c->psci_calls);
 	hyp_put_kv("kicks", c->kicks);
 	hyp_put_kv("kicks_seen", c->kicks_seen);
