@@ -261,6 +261,78 @@ int fdt_set_prop(void *buf, const char *node, const char *name,
 	return 0;
 }
 
+/* The offset of the END_NODE token that closes the node at @node; @end
+ * (the structure block's size) if the block ends first. */
+static uint32_t node_end(const uint8_t *st, uint32_t node, uint32_t end)
+{
+	int depth = 0;
+
+	for (uint32_t off = node; off < end; off = next_token(st, off)) {
+		uint32_t tok = be32(st + off);
+
+		if (tok == FDT_BEGIN_NODE)
+			depth++;
+		else if (tok == FDT_END_NODE && --depth == 0)
+			return off;
+	}
+	return end;
+}
+
+/**
+ * fdt_add_node() - add an empty node as the last child of another
+ * @buf: a tree fdt_load() copied
+ * @parent: the parent's path ("/cpus")
+ * @name: the new node's name, with its unit address if it has one
+ *
+ * Return: 0, or -1 when there is no such parent or no room.
+ */
+int fdt_add_node(void *buf, const char *parent, const char *name)
+{
+	int64_t n = find_node(buf, parent);
+	uint32_t at, len = str_len(name) + 1, grow = 8 + align4(len);
+	uint8_t *st;
+
+	if (n < 0)
+		return -1;
+	st = (uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	at = node_end(st, (uint32_t)n, hdr(buf, H_SIZE_STRUCT));
+	if (at == hdr(buf, H_SIZE_STRUCT) ||
+	    make_room(buf, hdr(buf, H_OFF_STRUCT) + at, grow))
+		return -1;
+	set_hdr(buf, H_SIZE_STRUCT, hdr(buf, H_SIZE_STRUCT) + grow);
+	set_hdr(buf, H_OFF_STRINGS, hdr(buf, H_OFF_STRINGS) + grow);
+	put_be32(st + at, FDT_BEGIN_NODE);
+	for (uint32_t i = len; i < align4(len); i++)
+		st[at + 4 + i] = 0;
+	memcpy(st + at + 4, name, len);
+	put_be32(st + at + 4 + align4(len), FDT_END_NODE);
+	return 0;
+}
+
+/**
+ * fdt_max_phandle() - the largest phandle the tree gives a node
+ * @buf: a flattened device tree
+ *
+ * Return: it, or 0 when no node has one; a new node may take the next.
+ */
+uint32_t fdt_max_phandle(const void *buf)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	const char *strs = (const char *)buf + hdr(buf, H_OFF_STRINGS);
+	uint32_t end = hdr(buf, H_SIZE_STRUCT), max = 0;
+
+	for (uint32_t off = 0; off < end; off = next_token(st, off)) {
+		if (be32(st + off) != FDT_PROP || be32(st + off + 4) != 4)
+			continue;
+		if (!str_eq(strs + be32(st + off + 8), "phandle") &&
+		    !str_eq(strs + be32(st + off + 8), "linux,phandle"))
+			continue;
+		if (be32(st + off + 12) > max)
+			max = be32(st + off + 12);
+	}
+	return max;
+}
+
 /* ------------------------------------------------- device windows */
 
 /*

@@ -62,6 +62,9 @@ struct hyp_params {
 	uint64_t log_mode;	/* enum hyp_log_mode */
 	uint64_t demo;		/* nonzero: /init starts a shell */
 	uint64_t hpfar_mode;	/* enum hyp_hpfar_mode */
+	/* Nonzero: the guest's tree gets idle states, and CPU_SUSPEND the
+	 * wake-up and power loss QEMU's PSCI lacks (psci.c). */
+	uint64_t idle_states;
 };
 
 /*
@@ -120,11 +123,15 @@ struct hyp_cpu {
 	/* Device leaves this CPU's faults wrote, by level (1G, 2M, 4K). */
 	uint64_t device_leaves[SLAT_LAST_LEVEL + 1];
 	uint64_t exits, psci_calls;
+	/* CPU_SUSPEND to standby (forwarded) and to power-down states (woken
+	 * at slat-hyp's entry: resumed), calls refused. */
+	uint64_t psci_standby, psci_powerdown, resumed, psci_refused;
+	bool suspended;		/* in a power-down CPU_SUSPEND */
 	struct hyp_tlbi_count tlbi;
 	struct slat_page_cache cache;
 	void *cache_pages[HYP_CACHE_PAGES];
 	struct slat_stats stats;	/* this vCPU's share of libslat's work */
-	/* PSCI CPU_ON: where the guest wants this CPU to start. */
+	/* PSCI CPU_ON, CPU_SUSPEND: where the guest wants this CPU to start. */
 	uint64_t guest_entry, guest_ctx;
 	/* Its affinity, its redistributor (RD_base), and the stop's kicks
 	 * (gic.c): sent, and acknowledged by the guest before the stop. */
@@ -186,6 +193,12 @@ void hyp_report_leaves(void);
 void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 		      uint64_t *pages);
 
+/* psci.c */
+void hyp_psci_init(uint64_t emulate_suspend);
+uint32_t hyp_psci_powerdown_state(uint32_t state_id);
+int hyp_psci_idle_states(void *dtb);
+void hyp_psci(struct hyp_cpu *c, struct hyp_frame *f);
+
 /* main.c */
 void hyp_cpu_on_entry(uint64_t cpu);
 struct hyp_cpu *hyp_this_cpu(void);
@@ -197,6 +210,7 @@ extern uint64_t hyp_psci_smc;	/* the conduit: true SMC, false HVC */
 /* start.S */
 extern char hyp_secondary_entry[];
 void hyp_eret_to_guest(uint64_t entry, uint64_t x0) __attribute__((noreturn));
+void hyp_power_loss(uint64_t entry, uint64_t x0) __attribute__((noreturn));
 
 #define read_sysreg(r)                                                   \
 	({                                                               \

@@ -6,6 +6,7 @@
 /bin/busybox mkdir -p /proc /sys /tmp
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
+mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs -o size=512m tmpfs /tmp
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
@@ -15,7 +16,6 @@ if [ "$SLAT_HYP_DEMO" = 1 ]; then
 	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
 	# cttyhack finds the console's tty in sysfs and makes it the
 	# shell's controlling terminal (job control, ^C).
-	mount -t sysfs sysfs /sys
 	setsid cttyhack sh
 	poweroff -f
 fi
@@ -76,4 +76,14 @@ else
 	workload
 fi
 echo "slat-hyp: workload done, $(uptime_s) s"
+# The idle states the guest entered (run.sh --idle-states), per CPU.
+for d in /sys/devices/system/cpu/cpu[0-9]*/cpuidle; do
+	[ -d "$d/state1" ] || continue
+	c=${d%/cpuidle}
+	line=""
+	for s in "$d"/state[0-9]*; do
+		line="$line $(cat "$s/name")=$(cat "$s/usage")"
+	done
+	echo "slat-hyp: guest cpuidle ${c##*/}:$line"
+done
 poweroff -f

@@ -217,8 +217,6 @@ static void cpu_init_el2(struct hyp_cpu *c)
 	dsb(nsh);
 	write_sysreg(hcr_el2, HCR_GUEST);
 	isb();
-	slat_page_cache_init(&c->cache, c->cache_pages, HYP_CACHE_PAGES);
-	c->cache.stats = &c->stats;
 	c->online = true;
 }
 /* [end] */
@@ -336,6 +334,8 @@ static void guest_dtb(const struct hyp_params *p)
 	hyp_psci_smc = method && len == 4 && !memcmp(method, "smc", 4);
 	if (!hyp_psci_smc)
 		hyp_panic("PSCI conduit is not SMC", 0);
+	if (p->idle_states && hyp_psci_idle_states(dtb))
+		hyp_panic("no idle states in the device tree", 0);
 	memcpy((void *)HYP_GUEST_DTB, dtb, fdt_size(dtb));
 	/* The guest reads it with its MMU off, past the caches. */
 	hyp_dcache_clean_poc(HYP_GUEST_DTB, fdt_size(dtb));
@@ -364,6 +364,14 @@ void hyp_main(void)
 	hyp_puts(" TTBR0_EL2 ");
 	hyp_putx(el2_ttbr);
 	hyp_puts("\n");
+	for (int i = 0; i < HYP_MAX_CPUS; i++) {
+		struct hyp_cpu *cpu = &hyp_cpus[i];
+
+		slat_page_cache_init(&cpu->cache, cpu->cache_pages,
+				     HYP_CACHE_PAGES);
+		cpu->cache.stats = &cpu->stats;
+	}
+	hyp_psci_init(p->idle_states);
 	guest_dtb(p);
 	hyp_gic_init(dtb);
 	hyp_pool_init();
@@ -399,12 +407,17 @@ void hyp_main(void)
 	hyp_eret_to_guest(HYP_KERNEL, HYP_GUEST_DTB);
 }
 
-/* A CPU that the guest's CPU_ON started: into the guest where it asked. */
+/* A CPU that the guest's CPU_ON started, or that woke from a power-down
+ * CPU_SUSPEND: into the guest where it asked. */
 void hyp_cpu_on_entry(uint64_t cpu)
 {
 	struct hyp_cpu *c = &hyp_cpus[cpu];
 
 	cpu_init_el2(c);
+	if (c->suspended) {
+		c->suspended = false;
+		c->resumed++;
+	}
 	hyp_eret_to_guest(c->guest_entry, c->guest_ctx);
 }
 

@@ -4,6 +4,7 @@
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
 #          [--smp N] [--mem SIZE] [--log wp|hw] [--poison-hpfar unknown|834220]
+#          [--idle-states]
 #   run.sh -h|--help   (what each argument does)
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
@@ -24,7 +25,10 @@
 # wherever the architecture leaves it UNKNOWN (or, 834220, for every
 # abort outside a stage-1 walk, as on a core with that erratum); the run
 # must pass all the same, with some HPFAR_EL2 poisoned and IPAs found
-# through AT. Exit
+# through AT. --idle-states: the guest's CPUs get a standby and a
+# power-down idle state, and slat-hyp emulates the power loss QEMU's PSCI
+# does not; the test then also checks that the guest suspended to the
+# power-down state and woke in slat-hyp, which kept its stage 2. Exit
 # 77 (skip) only when a prerequisite is missing: no cross compiler, no
 # QEMU, no package.
 set -euo pipefail
@@ -34,7 +38,7 @@ usage() {
 	cat <<'EOF'
 Usage: hyp/run.sh --test|--demo --elf FILE --mkcpio FILE --cache DIR
                   [--smp N] [--mem SIZE] [--log wp|hw]
-                  [--poison-hpfar unknown|834220]
+                  [--poison-hpfar unknown|834220] [--idle-states]
 
 Boots Debian's arm64 kernel with a busybox initramfs as the guest of
 slat-hyp under qemu-system-aarch64 (TCG) and, with --test, checks the
@@ -64,6 +68,12 @@ console (docs/hypervisor.md).
                  acting as on a core with erratum 834220 (834220); the
                  test then also checks that some were poisoned and that
                  slat-hyp found IPAs through AT S1E1R
+  --idle-states  slat-hyp gives the guest's CPUs a standby and a power-down
+                 idle state (PSCI CPU_SUSPEND) and, since QEMU's PSCI
+                 only waits for an interrupt, wakes a CPU from power-down
+                 at slat-hyp's entry with EL2's state wiped, as firmware
+                 would; the test then also checks that the guest entered
+                 the power-down state and woke in slat-hyp
   -h, --help     this text
 
 Environment: none is read; qemu-system-aarch64, flock and timeout are
@@ -78,7 +88,7 @@ usage_error() {
 	exit 2
 }
 
-what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0 hpfar=0
+what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0 hpfar=0 idle=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--elf|--mkcpio|--cache|--smp|--mem|--log|--poison-hpfar)
@@ -87,6 +97,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-h|--help) usage; exit 0 ;;
 	--test) what=test ;;
+	--idle-states) idle=1 ;;
 	--demo) what=demo ;;
 	--elf) elf=$2; shift ;;
 	--mkcpio) mkcpio=$2; shift ;;
@@ -137,12 +148,13 @@ qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
 	-device "loader,addr=0x70200000,data=$(stat -c %s "$initrd"),data-len=8"
 	-device "loader,addr=0x70200008,data=$log,data-len=8"
 	-device "loader,addr=0x70200010,data=$demo,data-len=8"
-	-device "loader,addr=0x70200018,data=$hpfar,data-len=8")
+	-device "loader,addr=0x70200018,data=$hpfar,data-len=8"
+	-device "loader,addr=0x70200020,data=$idle,data-len=8")
 if [ $what = demo ]; then
 	exec "${qemu[@]}"
 fi
 
-out=$cache/console-$log-$mem-$hpfar.log
+out=$cache/console-$log-$mem-$hpfar-$idle.log
 start=$(date +%s)
 rc=0
 timeout 300 "${qemu[@]}" </dev/null >"$out" 2>&1 || rc=$?
@@ -194,6 +206,18 @@ if [ $hpfar -ne 0 ]; then
 	[ "$at" -ge "$poisoned" ] ||
 		fail "--poison-hpfar: $poisoned poisoned, only $at IPAs through AT"
 	verdict+="; HPFAR_EL2 poisoned $poisoned times, $at IPAs through AT S1E1R"
+fi
+if [ $idle -ne 0 ]; then
+	# The guest went into the power-down state and came back through
+	# slat-hyp's entry, every time (the rest of the checks show that
+	# slat-hyp kept its stage 2 and its traps).
+	down=$(cpu_sum psci_powerdown)
+	resumed=$(cpu_sum resumed)
+	[ "$down" -gt 0 ] || fail "--idle-states: no CPU_SUSPEND to the power-down state"
+	[ "$resumed" -eq "$down" ] ||
+		fail "--idle-states: $down power-down suspends, $resumed woke in slat-hyp"
+	verdict+="; $down power-down CPU_SUSPENDs, each woken in slat-hyp"
+	verdict+=", $(cpu_sum psci_standby) standby"
 fi
 if [ $log -ne 0 ]; then
 	# slat-hyp's verdict, printed once when it compared the guest's RAM

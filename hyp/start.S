@@ -3,7 +3,8 @@
  * slat-hyp's entry points and EL2 vectors.
  *
  * _start: CPU 0, from QEMU at EL2 with the MMU off. hyp_secondary_entry:
- * a CPU that PSCI CPU_ON started on slat-hyp's behalf, x0 = its index.
+ * a CPU that PSCI CPU_ON started on slat-hyp's behalf, or that woke from
+ * a power-down CPU_SUSPEND, x0 = its index.
  * Each CPU runs on its own stack in SP_EL2; from a lower EL the vectors
  * save the guest's x0-x30 on it, call hyp_trap(frame), restore and eret.
  * EL2 itself takes no exceptions: one there is a bug (hyp_el2_fault).
@@ -64,6 +65,34 @@ hyp_eret_to_guest:
 	.endr
 	isb
 	eret
+
+/*
+ * hyp_power_loss(entry, x0): what a CPU that powered down in CPU_SUSPEND
+ * finds when the firmware wakes it: EL2's MMU and caches off, its
+ * translation, traps and vectors gone; then entry(x0) at EL2. Only for
+ * run.sh --idle-states: QEMU's PSCI never powers a CPU down, and models
+ * no caches (firmware on hardware would clean them first).
+ */
+	.global	hyp_power_loss
+hyp_power_loss:
+	mov	x19, x0
+	mov	x20, x1
+	mrs	x2, sctlr_el2
+	mov	x3, #0x1005		/* SCTLR_EL2.I, C, M */
+	bic	x2, x2, x3
+	msr	sctlr_el2, x2
+	isb
+	msr	hcr_el2, xzr
+	msr	vttbr_el2, xzr
+	msr	vtcr_el2, xzr
+	msr	vbar_el2, xzr
+	msr	tpidr_el2, xzr
+	msr	ttbr0_el2, xzr
+	msr	tcr_el2, xzr
+	msr	mair_el2, xzr
+	isb
+	mov	x0, x20
+	br	x19
 
 /* hyp_smc_frame(frame): an SMCCC call with the frame's x0-x7, results
  * x0-x3 back into it. */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What reaches EL2 from the guest: stage-2 aborts (stage2.c) and SMCs,
- * which are PSCI calls forwarded to the firmware (QEMU's PSCI). CPU_ON is
- * rewritten so that the new CPU starts in slat-hyp at EL2; SYSTEM_OFF
- * prints the counters first.
+ * which are PSCI calls (psci.c); and the counters, printed when the
+ * guest powers off.
  */
 #include "hyp.h"
 
@@ -12,56 +11,7 @@
 #define EC_IABT_LOW	0x20
 #define EC_DABT_LOW	0x24
 
-#define PSCI_CPU_ON_32		0x84000003u
-#define PSCI_CPU_ON_64		0xc4000003u
-#define PSCI_CPU_OFF		0x84000002u
-#define PSCI_SYSTEM_OFF		0x84000008u
-#define PSCI_SYSTEM_RESET	0x84000009u
-
 void hyp_trap(struct hyp_frame *f);
-void hyp_smc_frame(struct hyp_frame *f);
-
-static void psci_cpu_on(struct hyp_frame *f)
-{
-	uint64_t mpidr = f->x[1], cpu = mpidr & 0xff;
-	struct hyp_frame call = *f;
-
-	/* virt numbers CPUs by Aff0 up to 8 per cluster: one cluster here. */
-	if ((mpidr & 0xff00ffff00ull) || cpu >= HYP_MAX_CPUS) {
-		f->x[0] = (uint64_t)-2; /* INVALID_PARAMETERS */
-		return;
-	}
-	hyp_cpus[cpu].guest_entry = f->x[2];
-	hyp_cpus[cpu].guest_ctx = f->x[3];
-	call.x[2] = (uint64_t)hyp_secondary_entry;
-	call.x[3] = cpu;
-	hyp_smc_frame(&call);
-	f->x[0] = call.x[0];
-}
-
-static void psci(struct hyp_cpu *c, struct hyp_frame *f)
-{
-	uint32_t fn = (uint32_t)f->x[0];
-
-	c->psci_calls++;
-	switch (fn) {
-	case PSCI_CPU_ON_32:
-	case PSCI_CPU_ON_64:
-		psci_cpu_on(f);
-		return;
-	case PSCI_CPU_OFF:
-		/* Not back unless CPU_ON: no longer one to stop or count. */
-		__atomic_store_n(&c->online, false, __ATOMIC_RELEASE);
-		break;
-	case PSCI_SYSTEM_OFF:
-	case PSCI_SYSTEM_RESET:
-		hyp_report();
-		break;
-	}
-	hyp_smc_frame(f);
-	if (fn == PSCI_CPU_OFF) /* it failed */
-		__atomic_store_n(&c->online, true, __ATOMIC_RELEASE);
-}
 
 void hyp_trap(struct hyp_frame *f)
 {
@@ -75,7 +25,7 @@ void hyp_trap(struct hyp_frame *f)
 		hyp_s2_fault(c, f, esr);
 		break;
 	case EC_SMC64:
-		psci(c, f);
+		hyp_psci(c, f);
 		/* A trapped SMC returns to itself: step over it. */
 		write_sysreg(elr_el2, read_sysreg(elr_el2) + 4);
 		break;
@@ -171,6 +121,10 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("hpfar_poisoned", c->faults[HYP_F_HPFAR_POISONED]);
 	hyp_put_kv("ipa_from_at", c->faults[HYP_F_IPA_FROM_AT]);
 	hyp_put_kv("psci", c->psci_calls);
+	hyp_put_kv("psci_standby", c->psci_standby);
+	hyp_put_kv("psci_powerdown", c->psci_powerdown);
+	hyp_put_kv("resumed", c->resumed);
+	hyp_put_kv("psci_refused", c->psci_refused);
 	hyp_put_kv("kicks", c->kicks);
 	hyp_put_kv("kicks_seen", c->kicks_seen);
 	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
