@@ -138,7 +138,18 @@ struct hyp_cpu {
 	uint64_t mpidr, gicr;
 	uint32_t kick_saved_priority;
 	uint64_t kicks, kicks_seen;
+	/* The stack invalidated before the MMU went on, at its last start
+	 * at hyp_secondary_entry. */
+	uint64_t stack_inval[2];
 };
+
+/* EL2's translation and controls, as every CPU turns its MMU on with
+ * them (main.c, start.S). */
+struct hyp_el2_regs {
+	uint64_t mair, tcr, ttbr, sctlr;
+};
+
+extern struct hyp_el2_regs hyp_el2_regs;
 
 extern struct hyp_cpu hyp_cpus[HYP_MAX_CPUS];
 extern struct slat_table hyp_s2;
@@ -200,15 +211,18 @@ int hyp_psci_idle_states(void *dtb);
 void hyp_psci(struct hyp_cpu *c, struct hyp_frame *f);
 
 /* main.c */
-void hyp_cpu_on_entry(uint64_t cpu);
+void hyp_cpu_on_entry(uint64_t cpu, uint64_t stack, uint64_t stack_end);
 struct hyp_cpu *hyp_this_cpu(void);
 uint64_t hyp_counter_ms(void);
 uint64_t hyp_vcount(void);
 uint64_t hyp_ticks_us(uint64_t ticks);
 extern uint64_t hyp_psci_smc;	/* the conduit: true SMC, false HVC */
 
-/* start.S */
+/* start.S, hyp.ld */
 extern char hyp_secondary_entry[];
+extern char __bss_end[];
+void hyp_dcache_inval_poc(uint64_t start, uint64_t end);
+void hyp_el2_mmu_enable(void);
 void hyp_eret_to_guest(uint64_t entry, uint64_t x0) __attribute__((noreturn));
 void hyp_power_loss(uint64_t entry, uint64_t x0) __attribute__((noreturn));
 

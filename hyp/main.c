@@ -11,7 +11,9 @@ void *memcpy(void *dst, const void *src, size_t n);
 int memcmp(const void *a, const void *b, size_t n);
 
 struct hyp_cpu hyp_cpus[HYP_MAX_CPUS];
-uint8_t hyp_stacks[HYP_MAX_CPUS][16384] __attribute__((aligned(16)));
+/* Whole pages, so whole cache lines: a CPU invalidates its own stack
+ * before its MMU goes on (start.S), and no one else's data with it. */
+uint8_t hyp_stacks[HYP_MAX_CPUS][16384] __attribute__((aligned(4096)));
 uint64_t hyp_psci_smc;
 static uint64_t boot_counter;
 
@@ -68,8 +70,12 @@ uint64_t hyp_ticks_us(uint64_t ticks)
 static struct slat_table hyp_el2;
 static struct slat_mm_ops el2_mm_ops;
 /* Computed once, before the MMU is on: the secondary CPUs read them with
- * theirs still off. */
-static uint64_t el2_mair, el2_tcr, el2_ttbr;
+ * theirs still off (start.S, hyp_el2_mmu_enable), and memory keeps what
+ * was written then, whatever a cache holds. Aligned for those loads: an
+ * unaligned access to Device memory faults. */
+struct hyp_el2_regs hyp_el2_regs __attribute__((aligned(64)));
+_Static_assert(offsetof(struct hyp_el2_regs, sctlr) == 24,
+	       "start.S loads the four registers in pairs");
 
 /* The table never changes once built; if it did, every CPU's EL2 entries
  * would go (the stage-2 hooks' TLBIs are the guest's, not EL2's). */
@@ -118,22 +124,6 @@ static void el2_map(uint64_t base, uint64_t size, uint32_t attrs)
 		hyp_panic("EL2's map: slat_map", (uint64_t)ret);
 }
 
-/*
- * The walker reads the table through the caches (TCR_EL2.IRGN0/ORGN0),
- * but it was written with the MMU off, past them: no line an earlier user
- * of this memory left may hide it.
- */
-static void el2_table_inval(void)
-{
-	uint64_t line = 4ull << ((read_sysreg(ctr_el0) >> 16) & 0xf);
-	size_t bytes;
-	uint64_t va = (uint64_t)slat_table_root(&hyp_el2, NULL, &bytes);
-
-	for (uint64_t a = va; a < va + bytes; a += line)
-		__asm__ volatile("dc ivac, %0" ::"r"(a) : "memory");
-	dsb(sy);
-}
-
 /* With the MMU off: slat-hyp's pool hooks, EL2's own invalidations. */
 static void el2_map_build(void)
 {
@@ -152,23 +142,66 @@ static void el2_map_build(void)
 		hyp_panic("EL2's map: slat_table_init", (uint64_t)ret);
 	el2_map(0, SZ_1G, SLAT_RW | SLAT_MT_DEVICE);
 	el2_map(SZ_1G, HYP_RAM_LIMIT - SZ_1G, SLAT_RWX | SLAT_MT_NORMAL);
-	el2_table_inval();
-	el2_mair = slat_arm_s1_mair();
-	el2_tcr = slat_arm_s1_tcr_el2(&hyp_el2);
-	el2_ttbr = slat_arm_s1_ttbr_el2(&hyp_el2, false);
+	hyp_el2_regs = (struct hyp_el2_regs){
+		.mair = slat_arm_s1_mair(),
+		.tcr = slat_arm_s1_tcr_el2(&hyp_el2),
+		.ttbr = slat_arm_s1_ttbr_el2(&hyp_el2, false),
+		.sctlr = SCTLR_EL2_RES1 | SCTLR_M | SCTLR_C | SCTLR_I,
+	};
 }
 
-static void el2_mmu_on(void)
+/*
+ * Before CPU 0's MMU goes on. With it off, EL2's data accesses are
+ * Device-nGnRnE (Arm ARM D8.2.12.1): what CPU 0 wrote so far (.bss, its
+ * stack, .data, EL2's table), and what the loader wrote (the image, the
+ * parameters, QEMU's device tree), went past the caches, and once the MMU
+ * is on the same locations are read as Normal write-back. A line an
+ * earlier user of this memory left in a cache would then hide what memory
+ * holds (mismatched attributes, B2.11), so each range is invalidated to
+ * the PoC first (DC IVAC, hyp_dcache_inval_poc). Nothing else runs yet:
+ * no line can come back before the MMU is on. Whatever loaded slat-hyp
+ * is taken to have cleaned the image to the PoC, as a boot loader must,
+ * so no dirty line is dropped.
+ */
+struct inval_range {
+	const char *what;
+	uint64_t start, end;
+};
+
+static struct inval_range boot_inval[4];
+
+static void boot_inval_poc(void)
 {
-	write_sysreg(mair_el2, el2_mair);
-	write_sysreg(tcr_el2, el2_tcr);
-	write_sysreg(ttbr0_el2, el2_ttbr);
-	isb();
-	__asm__ volatile("tlbi alle2" ::: "memory");
-	dsb(nsh);
-	isb();
-	write_sysreg(sctlr_el2, SCTLR_EL2_RES1 | SCTLR_M | SCTLR_C | SCTLR_I);
-	isb();
+	size_t root_bytes;
+	uint64_t root = (uint64_t)slat_table_root(&hyp_el2, NULL, &root_bytes);
+	const void *qemu_dtb = (const void *)HYP_QEMU_DTB;
+
+	boot_inval[0] = (struct inval_range){ "image, .data, .bss, stacks",
+					      HYP_IMAGE, (uint64_t)__bss_end };
+	boot_inval[1] = (struct inval_range){ "EL2 table", root,
+					      root + root_bytes };
+	boot_inval[2] = (struct inval_range){ "parameters", HYP_PARAMS,
+					      HYP_PARAMS + HYP_GRANULE };
+	boot_inval[3] = (struct inval_range){ "QEMU's device tree",
+					      HYP_QEMU_DTB,
+					      HYP_QEMU_DTB + fdt_size(qemu_dtb) };
+	for (int i = 0; i < 4; i++)
+		hyp_dcache_inval_poc(boot_inval[i].start, boot_inval[i].end);
+}
+
+/* With the MMU on: each range as invalidated, for the test to check. */
+static void boot_inval_report(void)
+{
+	hyp_puts("slat-hyp: invalidated to the PoC before the MMU went on:");
+	for (int i = 0; i < 4; i++) {
+		hyp_puts(i ? ", " : " ");
+		hyp_puts(boot_inval[i].what);
+		hyp_puts(" ");
+		hyp_putx(boot_inval[i].start);
+		hyp_puts("-");
+		hyp_putx(boot_inval[i].end);
+	}
+	hyp_puts("\n");
 }
 
 /* ------------------------------------------------ EL2's controls */
@@ -192,7 +225,6 @@ static void cpu_init_el2(struct hyp_cpu *c)
 	uint64_t cptr = 0x22ffull; /* RES1 bits; TFP, TZ, TTA, TCPAC clear */
 
 	write_sysreg(tpidr_el2, (uint64_t)c);
-	el2_mmu_on();
 	c->mpidr = read_sysreg(mpidr_el1);
 	c->gicr = hyp_gic_redist(c->mpidr);
 	/* No SME: bit 12 (TSM) is RES1. */
@@ -356,14 +388,16 @@ void hyp_main(void)
 		hyp_cpus[i].index = i;
 	el2_map_build();
 	write_sysreg(tpidr_el2, (uint64_t)c);
-	el2_mmu_on();
+	boot_inval_poc();
+	hyp_el2_mmu_enable();
 	hyp_puts("slat-hyp: EL2 up, libslat ");
 	hyp_puts(SLAT_VERSION_STRING);
 	hyp_puts("\nslat-hyp: EL2 map: libslat arm-s1 (EL2), TCR_EL2 ");
-	hyp_putx(el2_tcr);
+	hyp_putx(hyp_el2_regs.tcr);
 	hyp_puts(" TTBR0_EL2 ");
-	hyp_putx(el2_ttbr);
+	hyp_putx(hyp_el2_regs.ttbr);
 	hyp_puts("\n");
+	boot_inval_report();
 	for (int i = 0; i < HYP_MAX_CPUS; i++) {
 		struct hyp_cpu *cpu = &hyp_cpus[i];
 
@@ -408,11 +442,14 @@ void hyp_main(void)
 }
 
 /* A CPU that the guest's CPU_ON started, or that woke from a power-down
- * CPU_SUSPEND: into the guest where it asked. */
-void hyp_cpu_on_entry(uint64_t cpu)
+ * CPU_SUSPEND, its MMU on (start.S) after its stack, [@stack, @stack_end),
+ * was invalidated: into the guest where it asked. */
+void hyp_cpu_on_entry(uint64_t cpu, uint64_t stack, uint64_t stack_end)
 {
 	struct hyp_cpu *c = &hyp_cpus[cpu];
 
+	c->stack_inval[0] = stack;
+	c->stack_inval[1] = stack_end;
 	cpu_init_el2(c);
 	if (c->suspended) {
 		c->suspended = false;

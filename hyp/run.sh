@@ -193,6 +193,39 @@ windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' 
 dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con" | tail -n1)
 [ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
 	fail "no device window mapped as a block on first touch"
+# Before its MMU went on, each CPU invalidated to the PoC what it wrote
+# with the MMU off (docs/hypervisor.md): the ranges slat-hyp printed must
+# cover what its ELF's symbols say it wrote, the EL2 table TTBR0_EL2
+# names, and each started CPU's own stack.
+inval=$(grep "slat-hyp: invalidated to the PoC before the MMU went on:" <<<"$con") ||
+	fail "no invalidation before the MMU went on"
+range_of() { sed -n "s/.*$1\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\).*/\1 \2/p" <<<"$2"; }
+sym() { nm -S "$elf" | awk -v s="$1" '$NF == s { print "0x" $1, (NF == 4 ? "0x" $2 : "0x0") }'; }
+# covers "START END" ADDR SIZE: [ADDR, ADDR + SIZE) lies in [START, END)
+covers() {
+	local r=($1)
+	[ -n "${r[1]:-}" ] && [ $(( r[0] )) -le $(( $2 )) ] && [ $(( $2 + $3 )) -le $(( r[1] )) ]
+}
+image=$(range_of "stacks " "$inval")
+for s in __bss_start hyp_stacks hyp_cpus hyp_el2_regs; do
+	read -r a n <<<"$(sym $s)"
+	[ -n "${a:-}" ] || fail "no symbol $s in $elf"
+	covers "$image" "$a" "$n" || fail "invalidation of the image ($image) misses $s"
+done
+read -r bss_end _ <<<"$(sym __bss_end)"
+covers "$image" "$bss_end" 0 || fail "invalidation of the image ($image) misses .bss's end"
+ttbr=$(sed -n 's/.* TTBR0_EL2 \(0x[0-9a-f]*\).*/\1/p' <<<"$con" | head -n1)
+covers "$(range_of "EL2 table " "$inval")" "${ttbr:-0}" 32 ||
+	fail "invalidation of the EL2 table misses its root at ${ttbr:-?}"
+covers "$(range_of "parameters " "$inval")" 0x70200000 40 ||
+	fail "invalidation misses the parameters"
+read -r stacks _ <<<"$(sym hyp_stacks)"
+for ((cpu = 1; cpu < smp; cpu++)); do
+	got=$(range_of stack_inval= "$(grep "slat-hyp: cpu$cpu " <<<"$con")")
+	want="$(printf '0x%x 0x%x' $((stacks + cpu * 16384)) $((stacks + (cpu + 1) * 16384)))"
+	[ "$got" = "$want" ] || fail "vCPU $cpu invalidated ${got:-no} stack, not $want"
+done
+echo "run.sh: invalidated before the MMU went on: ${inval#*went on: }"
 verdict=""
 # Sums of a per-vCPU counter of slat-hyp's "cpuN" lines.
 cpu_sum() {

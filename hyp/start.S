@@ -40,15 +40,71 @@ _start:
 3:	wfi
 	b	3b
 
+/*
+ * A CPU from PSCI, its MMU off: its data accesses are Device-nGnRnE (Arm
+ * ARM D8.2.12.1), and the other CPUs, theirs on, map all of RAM Normal
+ * write-back, so they may hold lines of this CPU's stack (speculative
+ * reads of Normal memory, B2.10.1). A store made here past the caches
+ * would then be hidden, once the MMU is on, by such a line (mismatched
+ * attributes, B2.11). So the stack is invalidated to the PoC, and the
+ * MMU turned on, before any store to it: a line fetched after the
+ * invalidation holds what memory holds. The stack is this CPU's alone,
+ * whole lines (16 KiB aligned), and nothing of its old contents matters.
+ */
 	.text
 	.global	hyp_secondary_entry
 hyp_secondary_entry:
 	mov	x19, x0
 	cpu_stack x10
+	sub	x20, sp, #(1 << STACK_SHIFT)
+	mov	x21, sp
+	mov	x0, x20
+	mov	x1, x21
+	bl	hyp_dcache_inval_poc
+	bl	hyp_el2_mmu_enable
 	mov	x0, x19
+	mov	x1, x20
+	mov	x2, x21
 	bl	hyp_cpu_on_entry
 4:	wfi
 	b	4b
+
+/* hyp_dcache_inval_poc(start, end): DC IVAC over the lines of [start,
+ * end) (CTR_EL0.DminLine), then DSB SY. No stack, no memory access. */
+	.global	hyp_dcache_inval_poc
+hyp_dcache_inval_poc:
+	mrs	x2, ctr_el0
+	ubfx	x2, x2, #16, #4
+	mov	x3, #4
+	lsl	x2, x3, x2
+	sub	x3, x2, #1
+	bic	x0, x0, x3
+7:	cmp	x0, x1
+	b.hs	8f
+	dc	ivac, x0
+	add	x0, x0, x2
+	b	7b
+8:	dsb	sy
+	ret
+
+/* hyp_el2_mmu_enable(): EL2's stage 1 on with hyp_el2_regs (main.c),
+ * read with the MMU still off. No stack. */
+	.global	hyp_el2_mmu_enable
+hyp_el2_mmu_enable:
+	adrp	x0, hyp_el2_regs
+	add	x0, x0, :lo12:hyp_el2_regs
+	ldp	x1, x2, [x0]		/* MAIR_EL2, TCR_EL2 */
+	ldp	x3, x4, [x0, #16]	/* TTBR0_EL2, SCTLR_EL2 */
+	msr	mair_el2, x1
+	msr	tcr_el2, x2
+	msr	ttbr0_el2, x3
+	isb
+	tlbi	alle2
+	dsb	nsh
+	isb
+	msr	sctlr_el2, x4
+	isb
+	ret
 
 /* hyp_eret_to_guest(entry, x0): EL1h, interrupts masked, x1-x30 zero. */
 	.global	hyp_eret_to_guest

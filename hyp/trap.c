@@ -134,6 +134,13 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("tlbi_vmid", c->tlbi.vmid);
 	hyp_put_kv("dc_civac_lines", c->tlbi.dcache_lines);
 	hyp_put_kv("ic_ialluis", c->tlbi.icache);
+	/* Only a CPU PSCI started has one: CPU 0's is in the image's. */
+	if (c->stack_inval[1]) {
+		hyp_puts(" stack_inval=");
+		hyp_putx(c->stack_inval[0]);
+		hyp_puts("-");
+		hyp_putx(c->stack_inval[1]);
+	}
 	hyp_puts("\n");
 }
 
