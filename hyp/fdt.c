@@ -261,6 +261,27 @@ int fdt_set_prop(void *buf, const char *node, const char *name,
 	return 0;
 }
 
+/**
+ * fdt_del_prop() - remove a property, if the node has it
+ * @buf: a tree fdt_load() copied
+ * @node: the node's path
+ * @name: the property
+ *
+ * Its slot becomes NOP tokens (which every reader skips): nothing moves.
+ */
+void fdt_del_prop(void *buf, const char *node, const char *name)
+{
+	uint8_t *st = (uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	int64_t n = find_node(buf, node), p;
+	uint32_t slot;
+
+	if (n < 0 || (p = find_prop(buf, (uint32_t)n, name)) < 0)
+		return;
+	slot = 12 + align4(be32(st + p + 4));
+	for (uint32_t i = 0; i < slot; i += 4)
+		put_be32(st + p + i, FDT_NOP);
+}
+
 /* The offset of the END_NODE token that closes the node at @node; @end
  * (the structure block's size) if the block ends first. */
 static uint32_t node_end(const uint8_t *st, uint32_t node, uint32_t end)

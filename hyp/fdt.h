@@ -18,6 +18,7 @@ const void *fdt_get_prop(const void *buf, const char *node, const char *name,
 			 uint32_t *len);
 uint32_t fdt_size(const void *buf);
 int fdt_add_node(void *buf, const char *parent, const char *name);
+void fdt_del_prop(void *buf, const char *node, const char *name);
 uint32_t fdt_max_phandle(const void *buf);
 int fdt_compatible_reg(const void *buf, const char *compatible,
 		       uint32_t index, uint64_t *base, uint64_t *size);

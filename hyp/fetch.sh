@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch the guest: Debian's arm64 kernel (linux-image-arm64's current
 # flavour) and busybox-static, with apt-get download, into CACHE; extract
-# the kernel's Image and busybox. Idempotent: a filled cache is kept.
+# the kernel's Image, the modules of a virtio-rng PCI device (run.sh
+# --rng) and busybox. Idempotent: a filled cache is kept.
 #   fetch.sh CACHE
 # Exit 77 when the packages cannot be had (no arm64 architecture and no
 # root to add it, or no network): the test then skips.
@@ -9,7 +10,15 @@ set -euo pipefail
 cache=$1
 mkdir -p "$cache"
 cd "$cache"
-if [ -s Image ] && [ -s busybox ]; then
+# virtio_pci needs the other two; virtio-rng, virtio (built in).
+modules="virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio-rng"
+have_all() {
+	[ -s Image ] && [ -s busybox ] || return 1
+	for m in $modules; do
+		[ -s "modules/$m.ko" ] || return 1
+	done
+}
+if have_all; then
 	exit 0
 fi
 
@@ -36,7 +45,9 @@ rm -rf debs && mkdir debs
 (cd debs && apt-get download -q -o APT::Sandbox::User="$(id -un)" \
 	"$kpkg:arm64" busybox-static:arm64) || exit 77
 rm -rf x && mkdir x
-dpkg-deb --fsys-tarfile debs/"$kpkg"_*.deb | tar -x -C x --wildcards './boot/vmlinuz-*'
+dpkg-deb --fsys-tarfile debs/"$kpkg"_*.deb | tar -x -C x --wildcards './boot/vmlinuz-*' \
+	'./lib/modules/*/kernel/drivers/virtio/virtio_pci*.ko' \
+	'./lib/modules/*/kernel/drivers/char/hw_random/virtio-rng.ko'
 dpkg-deb --fsys-tarfile debs/busybox-static_*.deb | tar -x -C x ./bin/busybox
 # arm64's vmlinuz is the Image itself (older kernels: gzip'd).
 img=$(ls x/boot/vmlinuz-*)
@@ -46,6 +57,10 @@ else
 	cp "$img" Image.tmp
 fi
 cp x/bin/busybox busybox.tmp
+mkdir -p modules
+for m in $modules; do
+	cp "$(find x/lib/modules -name "$m.ko")" "modules/$m.ko"
+done
 echo "$kpkg" > kernel-package
 mv busybox.tmp busybox
 mv Image.tmp Image

@@ -158,3 +158,128 @@ void hyp_gic_unkick(struct hyp_cpu *c)
 			   c->kick_saved_priority << shift);
 	dsb(sy);
 }
+
+/* ------------------------------------------- the redistributors' LPIs */
+
+/*
+ * The redistributors and the ITS are DMA masters: with LPIs enabled, a
+ * redistributor reads and writes the LPI property and pending tables at
+ * the PAs GICR_PROPBASER and GICR_PENDBASER name, and the ITS its tables
+ * and command queue (GITS_BASER<n>, GITS_CBASER), none of it through
+ * stage 2. A guest given them could have the GIC write slat-hyp's own
+ * memory. So the guest gets no LPIs: its tree has no ITS (the node is
+ * disabled, and stage 2 maps no window for it), and the frames of the
+ * redistributors that hold those registers, RD_base and (GICv4) VLPI_base,
+ * are never mapped either: each access traps and is emulated here, with
+ * GICR_TYPER.PLPIS and DirectLPI cleared, GICR_CTLR.EnableLPIs never set,
+ * and the LPI registers read as zero and ignoring writes, as on a GIC
+ * without physical LPIs. SGI_base, the SGIs' and PPIs' own registers,
+ * stays passed through. (GICv3 and GICv4 architecture specification, Arm
+ * IHI 0069: GICR_TYPER, GICR_CTLR, GICR_PROPBASER, GICR_PENDBASER.)
+ */
+#define FRAME		0x10000ull
+#define GICR_IIDR	0x0004
+#define GICR_STATUSR	0x0010
+#define GICR_WAKER	0x0014
+#define GICR_ID_REGS	0xffd0	/* GICR_PIDR4 to GICR_CIDR3 */
+#define CTLR_ENABLE_LPIS (1u << 0)
+#define TYPER_PLPIS	(1ull << 0)
+#define TYPER_DIRECT_LPI (1ull << 3)
+
+/**
+ * hyp_gic_redist_region() - the redistributor region, which stage 2
+ *	never maps but for the SGI_base frames
+ * @base: set to its base
+ * @size: set to its size
+ */
+void hyp_gic_redist_region(uint64_t *base, uint64_t *size)
+{
+	*base = gicr_base;
+	*size = gicr_size;
+}
+
+/* The RD_base of the redistributor whose frames hold @pa, 0 for none
+ * (past the last one, GICR_TYPER.Last), and its frames' span. */
+static uint64_t redist_of(uint64_t pa, uint64_t *span)
+{
+	for (uint64_t a = gicr_base; a < gicr_base + gicr_size;) {
+		uint64_t typer = *(volatile uint64_t *)(a + GICR_TYPER);
+
+		*span = (typer & TYPER_VLPIS) ? 4 * FRAME : 2 * FRAME;
+		if (pa - a < *span)
+			return a;
+		if (typer & TYPER_LAST)
+			break;
+		a += *span;
+	}
+	return 0;
+}
+
+/**
+ * hyp_gic_sgi_frame() - the SGI_base frame that holds @pa, if any
+ * @pa: an address in the redistributor region
+ *
+ * Return: the frame's base, or 0: @pa is in a frame slat-hyp emulates.
+ */
+uint64_t hyp_gic_sgi_frame(uint64_t pa)
+{
+	uint64_t span, rd = redist_of(pa, &span);
+
+	return rd && pa - rd >= FRAME && pa - rd < 2 * FRAME ? rd + FRAME : 0;
+}
+
+/* What the guest reads at @off of RD_base (@size bytes): the register,
+ * but what would offer LPIs; zero for the registers of LPIs. */
+static uint64_t rd_read(uint64_t rd, uint64_t off, unsigned size)
+{
+	uint64_t typer;
+
+	if (off >= GICR_TYPER && off < GICR_TYPER + 8) {
+		typer = *(volatile uint64_t *)(rd + GICR_TYPER) &
+			~(TYPER_PLPIS | TYPER_DIRECT_LPI);
+		return (typer >> 8 * (off - GICR_TYPER)) &
+		       (~0ull >> (64 - 8 * size));
+	}
+	if (off == GICR_CTLR || off == GICR_IIDR || off == GICR_STATUSR ||
+	    off == GICR_WAKER || (off >= GICR_ID_REGS && size == 4))
+		return rd32(rd + off) & ~(off == GICR_CTLR ? CTLR_ENABLE_LPIS : 0);
+	return 0;
+}
+
+/* A guest write to RD_base: GICR_CTLR without EnableLPIs, GICR_STATUSR
+ * and GICR_WAKER as they are, the rest ignored. */
+static void rd_write(uint64_t rd, uint64_t off, unsigned size, uint64_t v)
+{
+	if (size != 4)
+		return;
+	if (off == GICR_CTLR)
+		wr32(rd + off, (uint32_t)v & ~CTLR_ENABLE_LPIS);
+	else if (off == GICR_STATUSR || off == GICR_WAKER)
+		wr32(rd + off, (uint32_t)v);
+}
+
+/**
+ * hyp_gic_redist_access() - emulate a guest access to RD_base or VLPI_base
+ * @c: this vCPU
+ * @f: the guest's registers
+ * @esr: ESR_EL2 of its Data Abort
+ * @pa: the address it accessed
+ *
+ * RD_base as rd_read() and rd_write() say, VLPI_base and the reserved
+ * frame, or past the last redistributor, read as zero, writes ignored.
+ */
+void hyp_gic_redist_access(struct hyp_cpu *c, struct hyp_frame *f,
+			   uint64_t esr, uint64_t pa)
+{
+	struct hyp_mmio m;
+	uint64_t span, rd = redist_of(pa, &span), v = 0;
+
+	if (!hyp_mmio_decode(esr, &m) || (pa & (m.size - 1)))
+		hyp_panic("redistributor access without syndrome, ESR_EL2", esr);
+	c->gicr_emulated++;
+	if (m.write && rd && pa - rd < FRAME)
+		rd_write(rd, pa - rd, m.size, hyp_mmio_value(f, &m));
+	else if (!m.write && rd && pa - rd < FRAME)
+		v = rd_read(rd, pa - rd, m.size);
+	hyp_mmio_complete(f, &m, v);
+}

@@ -138,6 +138,7 @@ struct hyp_cpu {
 	uint64_t mpidr, gicr;
 	uint32_t kick_saved_priority;
 	uint64_t kicks, kicks_seen;
+	uint64_t gicr_emulated;	/* accesses to RD_base, VLPI_base (gic.c) */
 	/* The stack invalidated before the MMU went on, at its last start
 	 * at hyp_secondary_entry. */
 	uint64_t stack_inval[2];
@@ -181,11 +182,30 @@ void hyp_s2_init(const void *fdt, uint64_t hpfar_mode);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
 void hyp_report(void);
 
-/* gic.c: the SGI that stops a vCPU at once */
+/* gic.c: the SGI that stops a vCPU at once; no LPIs for the guest */
 void hyp_gic_init(const void *fdt);
 uint64_t hyp_gic_redist(uint64_t mpidr);
 void hyp_gic_kick(struct hyp_cpu *c);
 void hyp_gic_unkick(struct hyp_cpu *c);
+void hyp_gic_redist_region(uint64_t *base, uint64_t *size);
+uint64_t hyp_gic_sgi_frame(uint64_t pa);
+void hyp_gic_redist_access(struct hyp_cpu *c, struct hyp_frame *f,
+			   uint64_t esr, uint64_t pa);
+
+/* trap.c: a Data Abort's access, from its syndrome (Arm ARM D24.2,
+ * ESR_EL2: ISS encoding for an exception from a Data Abort). */
+struct hyp_mmio {
+	unsigned size;		/* bytes: 1 << SAS */
+	unsigned reg;		/* SRT; 31 is XZR */
+	bool write;		/* WnR */
+	bool sign_extend;	/* SSE */
+	bool reg64;		/* SF: a 64-bit register */
+};
+
+bool hyp_mmio_decode(uint64_t esr, struct hyp_mmio *m);
+uint64_t hyp_mmio_value(const struct hyp_frame *f, const struct hyp_mmio *m);
+void hyp_mmio_complete(struct hyp_frame *f, const struct hyp_mmio *m,
+		       uint64_t v);
 
 /* log.c: the dirty-log check, and the lock faults share with it */
 void hyp_log_init(uint64_t mode);

@@ -12,6 +12,29 @@ mount -t tmpfs -o size=512m tmpfs /tmp
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
 echo "slat-hyp: guest $(grep MemTotal /proc/meminfo)"
+# The guest gets no LPIs (docs/hypervisor.md): its first redistributor
+# (RD_base: the second reg entry of the GIC's node) says it has none,
+# and keeps GICR_CTLR.EnableLPIs clear when asked to set it.
+rd=0x$(od -An -tx1 -j16 -N8 /sys/firmware/devicetree/base/intc@*/reg | tr -d ' \n')
+typer=$(devmem $((rd + 8)) 64)
+ctlr=$(devmem $rd 32)
+devmem $rd 32 $((ctlr | 1))
+echo "slat-hyp: guest GICR_TYPER $typer GICR_CTLR $ctlr, $(devmem $rd 32) after EnableLPIs written"
+# A PCI device that would use MSI-X (run.sh --rng: virtio-rng-pci): its
+# drivers, then some bytes from it, through the interrupt it was given.
+# No hardware RNG thread (quality 0): the device writes memory only when
+# asked, never behind the dirty log's back.
+if grep -qs 0x1af4 /sys/bus/pci/devices/*/vendor; then
+	echo 0 > /sys/module/rng_core/parameters/default_quality
+	for m in virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio-rng; do
+		insmod /lib/modules/$m.ko
+	done
+	n=$(dd if=/dev/hwrng bs=64 count=1 2>/dev/null | wc -c)
+	echo "slat-hyp: guest hwrng: $(cat /sys/class/misc/hw_random/rng_current), $n bytes"
+	grep virtio /proc/interrupts | while read -r line; do
+		echo "slat-hyp: guest irq: $line"
+	done
+fi
 if [ "$SLAT_HYP_DEMO" = 1 ]; then
 	echo "slat-hyp: a shell; 'poweroff -f' ends the run"
 	# cttyhack finds the console's tty in sysfs and makes it the

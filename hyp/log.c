@@ -692,11 +692,6 @@ static uint64_t phase_finish(void)
 	return diff_bytes;
 }
 
-#define ESR_ISV		(1ull << 24)
-#define ESR_SRT(esr)	(((esr) >> 16) & 0x1f)
-#define ESR_SAS(esr)	(((esr) >> 22) & 0x3)
-#define ESR_WNR		(1ull << 6)
-
 static uint64_t doorbell(uint64_t offset)
 {
 	if (offset == 4)
@@ -716,19 +711,16 @@ static uint64_t doorbell(uint64_t offset)
  */
 void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {
+	struct hyp_mmio m;
 	uint64_t v = ~0ull;
 
-	if (!(esr & ESR_ISV))
+	if (!hyp_mmio_decode(esr, &m))
 		hyp_panic("doorbell access without syndrome, ESR_EL2", esr);
-	if (!(esr & ESR_WNR)) {
+	if (!m.write) {
 		migrator = c;
 		v = doorbell(read_sysreg(far_el2) & 0xfff);
 	}
-	/* A load of 1 << SAS bytes, zero-extended. */
-	if (!(esr & ESR_WNR) && ESR_SRT(esr) != 31)
-		f->x[ESR_SRT(esr)] = ESR_SAS(esr) == 3
-			? v : v & ((1ull << (8u << ESR_SAS(esr))) - 1);
-	write_sysreg(elr_el2, read_sysreg(elr_el2) + 4);
+	hyp_mmio_complete(f, &m, v);
 }
 
 void hyp_log_init(uint64_t m)

@@ -344,12 +344,15 @@ static void guest_memory(void)
 /* The guest's tree: RAM without slat-hyp's part, the initramfs, bootargs. */
 static void guest_dtb(const struct hyp_params *p)
 {
-	/* Unknown name=value words reach /init's environment. */
+	/* Unknown name=value words reach /init's environment. /init reads
+	 * the redistributor with devmem, in a region the GIC's driver holds:
+	 * iomem=relaxed lets root map it. */
 	const char *bootargs =
-		p->demo ? "console=ttyAMA0 panic=-1 rdinit=/init SLAT_HYP_DEMO=1"
-		: p->log_mode ? "console=ttyAMA0 panic=-1 quiet rdinit=/init "
-				"SLAT_HYP_LOG=1"
-		: "console=ttyAMA0 panic=-1 quiet rdinit=/init";
+		p->demo ? "console=ttyAMA0 panic=-1 iomem=relaxed rdinit=/init "
+			  "SLAT_HYP_DEMO=1"
+		: p->log_mode ? "console=ttyAMA0 panic=-1 quiet iomem=relaxed "
+				"rdinit=/init SLAT_HYP_LOG=1"
+		: "console=ttyAMA0 panic=-1 quiet iomem=relaxed rdinit=/init";
 	const void *method;
 	uint32_t len;
 
@@ -368,6 +371,15 @@ static void guest_dtb(const struct hyp_params *p)
 		hyp_panic("PSCI conduit is not SMC", 0);
 	if (p->idle_states && hyp_psci_idle_states(dtb))
 		hyp_panic("no idle states in the device tree", 0);
+	/* No LPIs for the guest (gic.c): its tree has no ITS, and then no
+	 * device window for the ITS's frames either; and its PCIe bridge no
+	 * MSI controller, so that its devices take wired interrupts. */
+	if (fdt_get_prop(dtb, "/intc/its", "reg", &len) &&
+	    fdt_set_prop(dtb, "/intc/its", "status", "disabled", 9))
+		hyp_panic("device tree full", 0);
+	fdt_del_prop(dtb, "/pcie", "msi-map");
+	fdt_del_prop(dtb, "/pcie", "msi-map-mask");
+	fdt_del_prop(dtb, "/pcie", "msi-parent");
 	memcpy((void *)HYP_GUEST_DTB, dtb, fdt_size(dtb));
 	/* The guest reads it with its MMU off, past the caches. */
 	hyp_dcache_clean_poc(HYP_GUEST_DTB, fdt_size(dtb));

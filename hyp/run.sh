@@ -4,7 +4,7 @@
 #
 #   run.sh --test|--demo --elf SLAT-HYP.ELF --mkcpio MKCPIO --cache DIR
 #          [--smp N] [--mem SIZE] [--log wp|hw] [--poison-hpfar unknown|834220]
-#          [--idle-states]
+#          [--idle-states] [--rng]
 #   run.sh -h|--help   (what each argument does)
 #
 # --demo: the console is yours, /init starts a shell. --test: /init runs
@@ -28,7 +28,11 @@
 # through AT. --idle-states: the guest's CPUs get a standby and a
 # power-down idle state, and slat-hyp emulates the power loss QEMU's PSCI
 # does not; the test then also checks that the guest suspended to the
-# power-down state and woke in slat-hyp, which kept its stage 2. Exit
+# power-down state and woke in slat-hyp, which kept its stage 2. Every
+# run checks that the guest's redistributor offers no LPIs and keeps
+# EnableLPIs clear. --rng: a virtio-rng PCI device, whose driver would use
+# MSI-X (LPIs through the ITS); the test checks that it gave bytes
+# through a GICv3 wired interrupt instead. Exit
 # 77 (skip) only when a prerequisite is missing: no cross compiler, no
 # QEMU, no package.
 set -euo pipefail
@@ -38,7 +42,7 @@ usage() {
 	cat <<'EOF'
 Usage: hyp/run.sh --test|--demo --elf FILE --mkcpio FILE --cache DIR
                   [--smp N] [--mem SIZE] [--log wp|hw]
-                  [--poison-hpfar unknown|834220] [--idle-states]
+                  [--poison-hpfar unknown|834220] [--idle-states] [--rng]
 
 Boots Debian's arm64 kernel with a busybox initramfs as the guest of
 slat-hyp under qemu-system-aarch64 (TCG) and, with --test, checks the
@@ -74,6 +78,10 @@ console (docs/hypervisor.md).
                  at slat-hyp's entry with EL2's state wiped, as firmware
                  would; the test then also checks that the guest entered
                  the power-down state and woke in slat-hyp
+  --rng          a virtio-rng PCI device (QEMU's virtio-rng-pci), whose
+                 driver uses MSI-X where it can; slat-hyp offers no LPIs,
+                 so the test checks that it works through a wired GICv3
+                 interrupt instead
   -h, --help     this text
 
 Environment: none is read; qemu-system-aarch64, flock and timeout are
@@ -88,7 +96,7 @@ usage_error() {
 	exit 2
 }
 
-what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0 hpfar=0 idle=0
+what=test elf="" mkcpio="" cache="" smp=2 mem=2G log=0 hpfar=0 idle=0 rng=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--elf|--mkcpio|--cache|--smp|--mem|--log|--poison-hpfar)
@@ -98,6 +106,7 @@ while [ $# -gt 0 ]; do
 	-h|--help) usage; exit 0 ;;
 	--test) what=test ;;
 	--idle-states) idle=1 ;;
+	--rng) rng=1 ;;
 	--demo) what=demo ;;
 	--elf) elf=$2; shift ;;
 	--mkcpio) mkcpio=$2; shift ;;
@@ -136,8 +145,13 @@ flock "$cache/.fetch.lock" "$here/fetch.sh" "$cache" || rc=$?
 [ $rc -eq 0 ] || fail "fetch.sh: $rc"
 
 initrd=$cache/initrd-$what-$log.cpio
+modules=()
+for m in "$cache"/modules/*.ko; do
+	modules+=("f:lib/modules/${m##*/}:644:$m")
+done
 "$mkcpio" "$initrd" d:bin:755 d:dev:755 c:dev/console:600:5:1 \
-	"f:bin/busybox:755:$cache/busybox" "f:init:755:$here/init.sh"
+	"f:bin/busybox:755:$cache/busybox" "f:init:755:$here/init.sh" \
+	d:lib:755 d:lib/modules:755 "${modules[@]}"
 demo=0
 [ $what = demo ] && demo=1
 qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
@@ -150,11 +164,12 @@ qemu=(qemu-system-aarch64 -M virt,virtualization=on,gic-version=3
 	-device "loader,addr=0x70200010,data=$demo,data-len=8"
 	-device "loader,addr=0x70200018,data=$hpfar,data-len=8"
 	-device "loader,addr=0x70200020,data=$idle,data-len=8")
+[ $rng -eq 0 ] || qemu+=(-device virtio-rng-pci)
 if [ $what = demo ]; then
 	exec "${qemu[@]}"
 fi
 
-out=$cache/console-$log-$mem-$hpfar-$idle.log
+out=$cache/console-$log-$mem-$hpfar-$idle-$rng.log
 start=$(date +%s)
 rc=0
 timeout 300 "${qemu[@]}" </dev/null >"$out" 2>&1 || rc=$?
@@ -226,6 +241,22 @@ for ((cpu = 1; cpu < smp; cpu++)); do
 	[ "$got" = "$want" ] || fail "vCPU $cpu invalidated ${got:-no} stack, not $want"
 done
 echo "run.sh: invalidated before the MMU went on: ${inval#*went on: }"
+# No LPIs (docs/hypervisor.md): the guest's redistributor says it has
+# none (GICR_TYPER.PLPIS, bit 0) and keeps GICR_CTLR.EnableLPIs (bit 0)
+# clear when the guest sets it; the guest went on without an ITS.
+gicr=$(sed -n 's/.*guest GICR_TYPER \(0x[0-9A-Fa-f]*\) GICR_CTLR \(0x[0-9A-Fa-f]*\), \(0x[0-9A-Fa-f]*\) after.*/\1 \2 \3/p' <<<"$con")
+[ -n "$gicr" ] || fail "no GICR_TYPER and GICR_CTLR from the guest"
+read -r typer ctlr ctlr_after <<<"$gicr"
+[ $(( typer & 1 )) -eq 0 ] || fail "the guest's GICR_TYPER $typer offers LPIs"
+[ $(( ctlr_after & 1 )) -eq 0 ] || fail "the guest set GICR_CTLR.EnableLPIs: $ctlr_after"
+if [ $rng -ne 0 ]; then
+	# The device's bytes came through a wired (SPI) interrupt.
+	grep -q "slat-hyp: guest hwrng: virtio_rng.0, 64 bytes" <<<"$con" ||
+		fail "no bytes from the virtio-rng device"
+	irqs=$(grep "slat-hyp: guest irq: " <<<"$con") || fail "the virtio-rng device has no interrupt"
+	grep -q GICv3 <<<"$irqs" && ! grep -q MSI <<<"$irqs" ||
+		fail "the virtio-rng device's interrupts are not wired GICv3 ones: $irqs"
+fi
 verdict=""
 # Sums of a per-vCPU counter of slat-hyp's "cpuN" lines.
 cpu_sum() {

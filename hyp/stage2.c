@@ -19,9 +19,12 @@ struct slat_table hyp_s2;
 struct region {
 	uint64_t base, size;
 	bool device;
+	bool redist;	/* the redistributors: SGI_base mapped, the rest not */
 };
 
-static struct region regions[2 + FDT_WINDOWS_MAX];
+/* RAM (two), the redistributors, then the windows: found first, the
+ * redistributors win over the window that holds them. */
+static struct region regions[3 + FDT_WINDOWS_MAX];
 static uint32_t nr_regions;
 
 static const struct region *region_of(uint64_t ipa)
@@ -46,9 +49,12 @@ static void regions_init(const void *fdt)
 		hyp_panic("no device windows, entries read", ws.entries);
 	}
 	regions[0] = (struct region){ HYP_RAM_BASE, HYP_OWN - HYP_RAM_BASE,
-				      false };
+				      false, false };
 	regions[1] = (struct region){ HYP_OWN_END,
-				      hyp_mem.guest_end - HYP_OWN_END, false };
+				      hyp_mem.guest_end - HYP_OWN_END, false,
+				      false };
+	hyp_gic_redist_region(&regions[2].base, &regions[2].size);
+	regions[2].device = regions[2].redist = true;
 	hyp_puts("slat-hyp: device windows: ");
 	hyp_putu(ws.nr);
 	hyp_puts(" from the DTB (");
@@ -69,22 +75,26 @@ static void regions_init(const void *fdt)
 		hyp_puts("+");
 		hyp_putx(w->size);
 		hyp_puts("\n");
-		regions[2 + i] = (struct region){ w->base, w->size, true };
+		regions[3 + i] = (struct region){ w->base, w->size, true, false };
 	}
-	nr_regions = 2 + ws.nr;
+	nr_regions = 3 + ws.nr;
 }
 
-/* The largest leaf level whose block around @ipa stays inside @r. */
+/* The largest leaf level whose block around @ipa stays inside @r, and
+ * out of the redistributors' frames that must stay unmapped. */
 static int max_level(const struct region *r, uint64_t ipa)
 {
 	const struct slat_geometry *geo = slat_table_geometry(&hyp_s2);
+	const struct region *rd = &regions[2];
 
 	for (int level = geo->start_level; level < SLAT_LAST_LEVEL; level++) {
 		uint64_t size = slat_level_size(&hyp_s2, level);
 		uint64_t base = ipa & ~(size - 1);
 
 		if (level >= 0 && (geo->leaf_levels & (1u << level)) &&
-		    base >= r->base && base + size <= r->base + r->size)
+		    base >= r->base && base + size <= r->base + r->size &&
+		    (r->redist || base >= rd->base + rd->size ||
+		     base + size <= rd->base))
 			return level;
 	}
 	return SLAT_LAST_LEVEL;
@@ -343,9 +353,30 @@ static bool fault_ipa(struct hyp_cpu *c, uint64_t esr,
 	return ipa_from_far(far, &a->ipa);
 }
 
+/*
+ * A fault in the redistributors' region (gic.c): a present
+ * redistributor's SGI_base frame, passed through, is returned as the
+ * region to map from (pages: no block of it is all SGI_base); any other
+ * frame is never mapped, and the access is emulated. NULL: done.
+ */
+static const struct region *redist_frame(struct hyp_cpu *c,
+					  struct hyp_frame *f, uint64_t esr,
+					  uint64_t ipa, struct region *frame)
+{
+	uint64_t sgi = hyp_gic_sgi_frame(ipa);
+
+	if (!sgi) {
+		hyp_gic_redist_access(c, f, esr, ipa);
+		return NULL;
+	}
+	*frame = (struct region){ sgi, 0x10000, true, false };
+	return frame;
+}
+
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {
 	struct slat_arm_abort a;
+	struct region frame;
 	int ret;
 
 	if (!fault_ipa(c, esr, &a)) {
@@ -363,7 +394,10 @@ void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 	 * was told of, and nothing to give it. */
 	if (!r)
 		hyp_panic("guest access outside its memory map, IPA", ipa);
+	/* Before the emulation too: a vCPU polling GICR_CTLR must stop. */
 	hyp_log_park(c);
+	if (r->redist && !(r = redist_frame(c, f, esr, a.ipa, &frame)))
+		return;
 	hyp_mmu_read_lock();
 	ret = fault_dispatch(c, r, ipa, &a);
 	hyp_mmu_read_unlock();

@@ -41,6 +41,69 @@ void hyp_trap(struct hyp_frame *f)
 	hyp_reclaim(c);
 }
 
+/* ------------------------------------------- emulated loads and stores */
+
+#define ESR_ISV		(1ull << 24)
+#define ESR_SAS(esr)	(((esr) >> 22) & 0x3)
+#define ESR_SSE		(1ull << 21)
+#define ESR_SRT(esr)	(((esr) >> 16) & 0x1f)
+#define ESR_SF		(1ull << 15)
+#define ESR_WNR		(1ull << 6)
+
+/**
+ * hyp_mmio_decode() - the load or store a Data Abort reports
+ * @esr: ESR_EL2
+ * @m: set to its size, register, direction and extension
+ *
+ * Return: false when ISV is 0: the syndrome does not describe the access
+ * (a load or store pair, one with writeback...).
+ */
+bool hyp_mmio_decode(uint64_t esr, struct hyp_mmio *m)
+{
+	if (!(esr & ESR_ISV))
+		return false;
+	*m = (struct hyp_mmio){
+		.size = 1u << ESR_SAS(esr), .reg = (unsigned)ESR_SRT(esr),
+		.write = esr & ESR_WNR, .sign_extend = esr & ESR_SSE,
+		.reg64 = esr & ESR_SF,
+	};
+	return true;
+}
+
+/* The value a store writes: its register's low bytes (XZR: 0). */
+uint64_t hyp_mmio_value(const struct hyp_frame *f, const struct hyp_mmio *m)
+{
+	uint64_t v = m->reg == 31 ? 0 : f->x[m->reg];
+
+	return m->size == 8 ? v : v & ((1ull << (8 * m->size)) - 1);
+}
+
+/**
+ * hyp_mmio_complete() - finish an emulated load or store
+ * @f: the guest's registers
+ * @m: the access
+ * @v: what a load reads
+ *
+ * A load's register gets @v, sign-extended (SSE) or zero-extended to its
+ * width (SF), as the instruction would have; then the guest goes on past
+ * the instruction (an A64 one: 4 bytes).
+ */
+void hyp_mmio_complete(struct hyp_frame *f, const struct hyp_mmio *m,
+		       uint64_t v)
+{
+	unsigned bits = 8 * m->size;
+
+	if (!m->write && m->reg != 31) {
+		if (bits < 64) {
+			v &= (1ull << bits) - 1;
+			if (m->sign_extend && (v >> (bits - 1)))
+				v |= ~0ull << bits;
+		}
+		f->x[m->reg] = m->reg64 ? v : v & 0xffffffffull;
+	}
+	write_sysreg(elr_el2, read_sysreg(elr_el2) + 4);
+}
+
 /* ------------------------------------------------------- counters */
 
 /* Leaves mapping guest RAM, by size, from the table itself. */
@@ -127,6 +190,7 @@ static void report_cpu(const struct hyp_cpu *c)
 	hyp_put_kv("psci_refused", c->psci_refused);
 	hyp_put_kv("kicks", c->kicks);
 	hyp_put_kv("kicks_seen", c->kicks_seen);
+	hyp_put_kv("gicr_emulated", c->gicr_emulated);
 	hyp_put_kv("maps", c->stats.written[SLAT_WRITE_LEAF]);
 	hyp_put_kv("tables_linked", c->stats.written[SLAT_WRITE_TABLE]);
 	hyp_put_kv("tlbi_ipa_is", c->tlbi.ipa_is);
