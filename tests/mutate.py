@@ -395,7 +395,7 @@ MUTATIONS = [
      "a split's new leaves step by the block's size instead of their own"),
     ("writer-cpu-once", "src/core/pte.h",
      "\t\twhile (!__atomic_compare_exchange_n(ptep, &old,",
-     "\t\tif (!__atomic_compare_exchange_n(ptep, &old,",
+     "\t\t(void)(!__atomic_compare_exchange_n(ptep, &old,",
      "the writer beside the CPU tries its CAS once: an access flag or dirty bit the CPU set meanwhile is written over"),
     ("writer-shared-store", "src/core/pte.h",
      "\tif (who == PTE_SHARED) {",
