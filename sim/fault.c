@@ -180,7 +180,7 @@ static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
 	struct sim_slot *s;
 	int ret = 0;
 
-	pthread_rwlock_wrlock(&vm->mmu_lock);
+	sim_mmu_write_lock(vm);
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
 	/* Logging may have ended, or the slot gone: the guest retries. */
@@ -192,7 +192,7 @@ static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
 	else
 		ret = s->logging ? 0 : build_block_fault(v, s, ipa);
 	slat_hosted_rcu_read_unlock();
-	pthread_rwlock_unlock(&vm->mmu_lock);
+	sim_mmu_unlock(vm);
 	if (ret == SLAT_E_NOMEM) {
 		v->st.fault_again++;
 		ret = 0;
@@ -263,6 +263,9 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 	}
 	if (ret == SLAT_E_AGAIN || ret == SLAT_E_NOMEM || ret == SLAT_E_EXISTS) {
 		v->st.fault_again++;
+		/* An entry locked by another vCPU stays so until it runs
+		 * (E_EXISTS and E_NOMEM change by the next try). */
+		v->co.lost = ret == SLAT_E_AGAIN;
 		return 0;
 	}
 	if (ret < 0 && ret != SLAT_E_NOENT)
@@ -271,6 +274,35 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 	if (writable && s->logging)
 		sim_mark_dirty(vm, v, s, ipa);
 	return 0;
+}
+
+static bool ring_full(struct slat_vcpu *v)
+{
+	return __atomic_load_n(&v->ring.head, __ATOMIC_RELAXED) -
+		       __atomic_load_n(&v->ring.reset, __ATOMIC_ACQUIRE) + 64 >=
+	       v->ring.size;
+}
+
+/* A nearly full dirty ring stops the vCPU until the host resets it
+ * (KVM_EXIT_DIRTY_RING_FULL, then KVM_RESET_DIRTY_RINGS). */
+static void ring_wait(struct slat_vcpu *v)
+{
+	struct slat_vm *vm = v->vm;
+
+	if (sim_co_self() == v) {
+		/* No thread to block: the reset comes from another one. */
+		if (ring_full(v))
+			v->st.ring_full_waits++;
+		while (ring_full(v))
+			sim_co_wait_host(v);
+		return;
+	}
+	pthread_mutex_lock(&vm->ring_lock);
+	if (ring_full(v))
+		v->st.ring_full_waits++;
+	while (ring_full(v))
+		pthread_cond_wait(&vm->ring_cond, &vm->ring_lock);
+	pthread_mutex_unlock(&vm->ring_lock);
 }
 
 int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
@@ -284,12 +316,15 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	v->st.faults[res->fault == SLAT_FAULT_PERMISSION ? SLAT_VM_FAULT_PERMISSION
 		     : res->fault == SLAT_FAULT_ACCESS_FLAG ? SLAT_VM_FAULT_ACCESS_FLAG
 							    : SLAT_VM_FAULT_TRANSLATION]++;
+	/* The exit: in the deterministic mode, vCPUs whose clocks are
+	 * earlier run meanwhile. */
+	sim_vt_advance(v, vm->sched.fault_exit);
 	/* A write permission fault may have to split a block (dirty
 	 * logging maps pages), so only read permission faults skip it. */
 	if (res->fault != SLAT_FAULT_PERMISSION || write)
 		topup(v);
 
-	pthread_rwlock_rdlock(&vm->mmu_lock);
+	sim_mmu_read_lock(vm);
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
 	if (!s || (write && (s->flags & SLAT_VM_MEM_READONLY))) {
@@ -301,6 +336,7 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	} else if (res->fault == SLAT_FAULT_ACCESS_FLAG) {
 		ret = slat_mkyoung(&vm->table, slat_ipa(ipa), SLAT_SHARED);
 		v->st.mkyoungs++;
+		v->co.lost = ret == SLAT_E_AGAIN;
 		ret = ret == SLAT_E_AGAIN || ret >= 0 || ret == SLAT_E_NOENT
 			      ? 0
 			      : sim_err(vm, -EFAULT, "mkyoung 0x%llx: %s",
@@ -310,22 +346,11 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		ret = map_fault(v, s, ipa, write, res);
 	}
 	slat_hosted_rcu_read_unlock();
-	pthread_rwlock_unlock(&vm->mmu_lock);
+	sim_mmu_unlock(vm);
 	if (ret == SIM_BREAK_BLOCK || ret == SIM_BUILD_BLOCK)
 		ret = fault_exclusive(v, ipa, ret);
-
-	/* A nearly full dirty ring stops the vCPU until the host resets it
-	 * (KVM_EXIT_DIRTY_RING_FULL, then KVM_RESET_DIRTY_RINGS). */
-	if (v->ring.size && !vm->cfg.hw_dirty) {
-		pthread_mutex_lock(&vm->ring_lock);
-		if (__atomic_load_n(&v->ring.head, __ATOMIC_RELAXED) - v->ring.reset +
-			    64 >= v->ring.size)
-			v->st.ring_full_waits++;
-		while (__atomic_load_n(&v->ring.head, __ATOMIC_RELAXED) -
-			       v->ring.reset + 64 >= v->ring.size)
-			pthread_cond_wait(&vm->ring_cond, &vm->ring_lock);
-		pthread_mutex_unlock(&vm->ring_lock);
-	}
+	if (v->ring.size && !vm->cfg.hw_dirty)
+		ring_wait(v);
 	ns = slat_vm_now_ns() - t0;
 	v->st.fault_ns += ns;
 	if (vm->cfg.on_event)

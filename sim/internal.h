@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <ucontext.h>
 #include <urcu/urcu-memb.h>
 
 #define SIM_MAX_VCPUS 512
@@ -78,6 +79,30 @@ struct vcpu_stats {
 		 cmo_calls, cmo_bytes, cmo_elided, cmo_ns;
 };
 
+/* A saved context: a stack pointer (sched.c's switch) or a ucontext. */
+struct sim_ctx {
+	void *sp;
+	ucontext_t uc;
+};
+
+enum sim_co_state { CO_IDLE, CO_READY, CO_RUNNING, CO_LOCK_WAIT, CO_DONE };
+
+/* A vCPU of the deterministic mode (sched.c): its context and clock. */
+struct sim_co {
+	struct sim_ctx ctx;
+	void *stack;
+	size_t stack_size;
+	uint64_t vt;                /* virtual clock, ps */
+	uint64_t key;               /* tie-break, drawn when it is queued */
+	enum sim_co_state state;
+	bool want_write;            /* queued for mmu_lock for write */
+	bool spin;                  /* its next fault retries a lost race */
+	bool lost;                  /* its last fault met a locked entry */
+	bool host_wait;             /* it waits for a host thread */
+	slat_vcpu_guest_fn fn;
+	void *arg;
+};
+
 struct sim_ring {
 	struct slat_vm_dirty_gfn *e;
 	uint32_t size;             /* power of two */
@@ -110,6 +135,8 @@ struct slat_vcpu {
 	/* Set while this vCPU breaks a block to map a page in its place:
 	 * KVM's map walker cleans nothing it removes, so neither do we. */
 	bool no_unmap_clean;
+	uint32_t ms_seed;           /* memstress: Park-Miller state */
+	struct sim_co co;           /* deterministic mode */
 };
 #define ACTIVE_MARK UINT64_MAX
 
@@ -124,6 +151,29 @@ struct memstress {
 	pthread_cond_t go, done;
 	uint32_t nr_done;
 	int error;
+};
+
+/*
+ * The deterministic mode's scheduler: the ready vCPUs by virtual clock, and
+ * mmu_lock as the vCPUs see it in virtual time (a reader/writer lock with
+ * one FIFO of waiters). Touched only by the thread running the vCPUs.
+ */
+struct sim_sched {
+	bool on;
+	uint64_t fault_exit, clean_line, dsb, tlbi[SLAT_TLBI_KINDS]; /* ps */
+	uint64_t synthetic_line;    /* ps per line of synthetic memory */
+	uint64_t seed, draws;
+	struct slat_vcpu *heap[SIM_MAX_VCPUS];
+	uint32_t n;
+	uint32_t live;              /* started and not done */
+	uint64_t now;               /* the clock of the latest step */
+	struct sim_ctx host;        /* the loop's context */
+	const void *host_stack;     /* its stack, for AddressSanitizer */
+	size_t host_stack_size;
+	struct slat_vcpu *writer;
+	uint32_t readers;
+	struct slat_vcpu *fifo[SIM_MAX_VCPUS];
+	uint32_t qhead, qlen;
 };
 
 struct slat_vm {
@@ -160,6 +210,7 @@ struct slat_vm {
 	struct memstress ms;
 	pthread_mutex_t ring_lock;
 	pthread_cond_t ring_cond;
+	struct sim_sched sched;
 	char err[256];
 };
 
@@ -201,6 +252,37 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		     const struct slat_hw_result *res);
 /* The fault behaviour on write-protected blocks, AUTO resolved. */
 enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm);
+
+/* sched.c: the deterministic mode */
+void sim_sched_init(struct slat_vm *vm);
+/* The vCPU running on this thread in the deterministic mode, or NULL. */
+struct slat_vcpu *sim_co_self(void);
+int sim_co_start(struct slat_vcpu *v, slat_vcpu_guest_fn fn, void *arg);
+/* Run the started vCPUs until @until returns (NULL: until all have). */
+void sim_co_run(struct slat_vm *vm, struct slat_vcpu *until);
+void sim_co_free(struct slat_vcpu *v);
+/* The running vCPU's clock moves on by @ps: an earlier vCPU runs first. */
+void sim_vt_advance(struct slat_vcpu *v, uint64_t ps);
+/* Wait for a host thread (mmu_lock held by it, ring space). */
+void sim_co_wait_host(struct slat_vcpu *v);
+/* The calling vCPU's clock moves on by a TLBI of @kind with its DSB. */
+void sim_vt_tlbi(struct slat_vm *vm, enum slat_tlbi_kind kind);
+/* ... and by a clean of @bytes (@synthetic: no host memory). */
+void sim_vt_clean(struct slat_vm *vm, uint64_t bytes, bool synthetic);
+/* mmu_lock: host threads block; deterministic vCPUs wait in virtual time. */
+void sim_mmu_read_lock(struct slat_vm *vm);
+void sim_mmu_write_lock(struct slat_vm *vm);
+void sim_mmu_unlock(struct slat_vm *vm);
+
+/* A retry of a lost race, as it began (sim_retry_end counts the same
+ * retries again without running them). */
+struct sim_retry {
+	uint64_t vt;
+	struct vcpu_stats st;
+	struct slat_stats core;
+};
+void sim_retry_begin(const struct slat_vcpu *v, struct sim_retry *r);
+void sim_retry_end(struct slat_vcpu *v, const struct sim_retry *r);
 
 /* dirty.c */
 void sim_mark_dirty(struct slat_vm *vm, struct slat_vcpu *v,

@@ -205,10 +205,15 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 	v->st.accesses++;
 	v->st.writes += write;
 	uint64_t stuck_since = 0;
+	bool vt = sim_co_self() == v;
 	for (uint32_t tries = 0;; tries++) {
 		struct slat_hw_result res;
 		uint64_t again = v->st.fault_again;
+		struct sim_retry retry;
+		bool spin = vt && v->co.spin;
 
+		if (spin)
+			sim_retry_begin(v, &retry);
 		access_begin(v);
 		ret = try_access(v, gpa, buf, len, write, &res);
 		access_end(v);
@@ -222,9 +227,12 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		 * split): that vCPU must run to finish it. With more vCPU
 		 * threads than host CPUs it may be preempted, so give the CPU
 		 * up rather than spin through faults, as a guest re-entering
-		 * and faulting again would take time too.
+		 * and faulting again would take time too. In virtual time
+		 * the winner runs when its clock comes.
 		 */
-		if (v->st.fault_again != again)
+		if (vt)
+			sim_retry_end(v, spin ? &retry : NULL);
+		else if (v->st.fault_again != again)
 			sched_yield();
 		if (!should_check_progress(tries))
 			continue;
@@ -243,6 +251,7 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 	}
 	if (ret == SLAT_VM_EXIT_MMIO)
 		v->st.mmio_exits++;
+	v->co.spin = false;
 	sim_current_vcpu = prev;
 	return ret;
 }

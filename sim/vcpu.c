@@ -96,7 +96,7 @@ int slat_vcpu_pin(struct slat_vcpu *v, int cpu)
 	if (pin_set(cpu, &set))
 		return sim_err(v->vm, -EINVAL, "vCPU %u: no pCPU %d on this machine",
 			       v->id, cpu);
-	if (v->running &&
+	if (v->running && !v->vm->sched.on &&
 	    pthread_setaffinity_np(v->thread, sizeof(set), &set))
 		return sim_err(v->vm, -EINVAL,
 			       "vCPU %u: pCPU %d is not one this process may run on",
@@ -124,6 +124,13 @@ int slat_vcpu_run(struct slat_vcpu *v, slat_vcpu_guest_fn fn, void *arg)
 	cpu_set_t set;
 	int ret;
 
+	if (v->vm->sched.on) {
+		ret = sim_co_start(v, fn, arg);
+		if (ret)
+			return sim_err(v->vm, ret, "vCPU %u: no stack", v->id);
+		v->running = true;
+		return 0;
+	}
 	v->fn = fn;
 	v->fn_arg = arg;
 	pthread_attr_init(&attr);
@@ -142,7 +149,10 @@ void slat_vcpu_join(struct slat_vcpu *v)
 {
 	if (!v->running)
 		return;
-	pthread_join(v->thread, NULL);
+	if (v->vm->sched.on)
+		sim_co_run(v->vm, v);
+	else
+		pthread_join(v->thread, NULL);
 	v->running = false;
 }
 
@@ -154,10 +164,11 @@ static uint32_t park_miller(uint32_t *seed)
 	return *seed;
 }
 
-static void memstress_guest(struct slat_vcpu *v, void *arg)
+/* One pass of the selftests' memstress loop over @v's share. */
+static void memstress_pass(struct slat_vcpu *v, const struct memstress *ms,
+			   uint32_t pct, bool random)
 {
 	struct slat_vm *vm = v->vm;
-	struct memstress *ms = arg;
 	const struct slat_vm_memstress *a = &ms->a;
 	uint64_t psize = a->page_size ? a->page_size : vm->granule;
 	uint64_t base = a->overlap ? a->gpa : a->gpa + v->id * a->bytes_per_vcpu;
@@ -165,13 +176,33 @@ static void memstress_guest(struct slat_vcpu *v, void *arg)
 				    : a->bytes_per_vcpu;
 	uint64_t pages = bytes / psize;
 	uint64_t value = a->value ? a->value : 0x0123456789ABCDEFull;
-	uint32_t seed = (a->seed ? a->seed : 1) + v->id;
+	uint64_t t0 = vm->cfg.on_event ? slat_vm_now_ns() : 0;
+
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t page = random ? park_miller(&v->ms_seed) % pages : i;
+		uint64_t gpa = base + page * psize, val = value;
+		bool write = park_miller(&v->ms_seed) % 100 < pct;
+		int ret = slat_vcpu_access(v, gpa, &val, 8, write);
+
+		if (ret) {
+			v->error = ret < 0 ? ret : -EFAULT;
+			break;
+		}
+	}
+	if (vm->cfg.on_event)
+		vm->cfg.on_event(vm->cfg.event_arg, SLAT_VM_EV_PASS,
+				 (int)v->id, base, slat_vm_now_ns() - t0);
+}
+
+/* A vCPU thread: a pass per iteration the host starts. */
+static void memstress_guest(struct slat_vcpu *v, void *arg)
+{
+	struct memstress *ms = arg;
 	uint64_t done = 0;
 
 	for (;;) {
 		uint32_t pct;
 		bool random;
-		uint64_t t0;
 
 		pthread_mutex_lock(&ms->lock);
 		while (!ms->stop && ms->iteration == done)
@@ -185,21 +216,7 @@ static void memstress_guest(struct slat_vcpu *v, void *arg)
 		random = ms->random_access;
 		pthread_mutex_unlock(&ms->lock);
 
-		t0 = vm->cfg.on_event ? slat_vm_now_ns() : 0;
-		for (uint64_t i = 0; i < pages; i++) {
-			uint64_t page = random ? park_miller(&seed) % pages : i;
-			uint64_t gpa = base + page * psize, val = value;
-			bool write = park_miller(&seed) % 100 < pct;
-			int ret = slat_vcpu_access(v, gpa, &val, 8, write);
-
-			if (ret) {
-				v->error = ret < 0 ? ret : -EFAULT;
-				break;
-			}
-		}
-		if (vm->cfg.on_event)
-			vm->cfg.on_event(vm->cfg.event_arg, SLAT_VM_EV_PASS,
-					 (int)v->id, base, slat_vm_now_ns() - t0);
+		memstress_pass(v, ms, pct, random);
 		pthread_mutex_lock(&ms->lock);
 		v->passes_done = done;
 		if (v->error && !ms->error)
@@ -208,6 +225,40 @@ static void memstress_guest(struct slat_vcpu *v, void *arg)
 		pthread_cond_broadcast(&ms->done);
 		pthread_mutex_unlock(&ms->lock);
 	}
+}
+
+/* A pass of the deterministic mode: the iteration is the host's call. */
+static void memstress_vt_pass(struct slat_vcpu *v, void *arg)
+{
+	struct memstress *ms = arg;
+
+	v->error = 0;
+	memstress_pass(v, ms, ms->write_percent, ms->random_access);
+}
+
+/* One iteration in the deterministic mode: every vCPU's pass, run in
+ * virtual time on this thread. */
+static int64_t memstress_vt_iterate(struct slat_vm *vm)
+{
+	struct memstress *ms = &vm->ms;
+	uint64_t t0 = slat_vm_now_ns();
+	int err = 0;
+
+	ms->iteration++;
+	for (uint32_t i = 0; i < ms->a.nr_vcpus && !err; i++)
+		err = sim_co_start(vm->vcpus[i], memstress_vt_pass, ms);
+	/* Those started finish their pass even when one could not start. */
+	sim_co_run(vm, NULL);
+	if (err)
+		return sim_err(vm, err, "memstress: no stack for a vCPU");
+	for (uint32_t i = 0; i < ms->a.nr_vcpus; i++) {
+		vm->vcpus[i]->passes_done = ms->iteration;
+		if (!err)
+			err = vm->vcpus[i]->error;
+	}
+	if (err)
+		return sim_err(vm, err, "a vCPU failed: %s", vm->err);
+	return (int64_t)(slat_vm_now_ns() - t0);
 }
 
 int slat_vm_memstress_start(struct slat_vm *vm,
@@ -232,9 +283,11 @@ int slat_vm_memstress_start(struct slat_vm *vm,
 			return ret;
 		if (vm->vcpus[i]->running)
 			return sim_err(vm, -EBUSY, "vCPU %u already runs", i);
+		vm->vcpus[i]->ms_seed = (args->seed ? args->seed : 1) + i;
 	}
 	ms->started = true;
-	for (uint32_t i = 0; i < args->nr_vcpus; i++) {
+	/* The deterministic mode starts each pass itself. */
+	for (uint32_t i = 0; i < args->nr_vcpus && !vm->sched.on; i++) {
 		ret = slat_vcpu_run(vm->vcpus[i], memstress_guest, ms);
 		if (ret) {
 			slat_vm_memstress_stop(vm);
@@ -252,6 +305,8 @@ int64_t slat_vm_memstress_iterate(struct slat_vm *vm)
 
 	if (!ms->started)
 		return sim_err(vm, -EINVAL, "memstress is not started");
+	if (vm->sched.on)
+		return memstress_vt_iterate(vm);
 	pthread_mutex_lock(&ms->lock);
 	ms->nr_done = 0;
 	ms->iteration++;

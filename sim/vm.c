@@ -191,7 +191,10 @@ void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 	} else if (vm->cfg.synthetic_clean_ns_per_line > 0) {
 		ns = (uint64_t)((double)(bytes / 64) *
 				vm->cfg.synthetic_clean_ns_per_line);
-		wait_ns(ns);
+		/* In the deterministic mode the vCPU's clock takes it
+		 * instead (below), and the host's cleans overlap nothing. */
+		if (!vm->sched.on)
+			wait_ns(ns);
 	}
 	if (v) {
 		v->st.cmo_calls++;
@@ -205,6 +208,7 @@ void sim_clean(struct slat_vm *vm, struct slat_vcpu *v, uint8_t *hva,
 	if (vm->cfg.on_event)
 		vm->cfg.on_event(vm->cfg.event_arg, SLAT_VM_EV_CMO,
 				 v ? (int)v->id : -1, hpa, ns);
+	sim_vt_clean(vm, bytes, !hva);
 }
 
 static void vm_dcache_clean(void *ctx, slat_pa_t pa, uint64_t size)
@@ -298,6 +302,7 @@ void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 	if (slat_table_config(&vm->table)->format == SLAT_FMT_EPT)
 		ipa = size = 0;
 	sim_tlbi(vm, ipa, size);
+	sim_vt_tlbi(vm, size ? SLAT_TLBI_RANGE : SLAT_TLBI_VMID);
 }
 
 static void vm_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
@@ -313,19 +318,23 @@ static void vm_tlbi_ipa(void *ctx, slat_ipa_t ipa, int level,
 	if (scope == SLAT_TLBI_LOCAL && v && v->vm == vm) {
 		sim_tlb_drop_range(v, ipa.ipa & ~(size - 1), size);
 		v->st.local_invals++;
+		sim_vt_tlbi(vm, SLAT_TLBI_IPA_LOCAL);
 		return;
 	}
 	sim_tlbi(vm, ipa.ipa & ~(size - 1), size);
+	sim_vt_tlbi(vm, SLAT_TLBI_IPA);
 }
 
 static void vm_tlbi_range(void *ctx, slat_ipa_t ipa, uint64_t size)
 {
 	sim_tlbi(ctx, ipa.ipa, size);
+	sim_vt_tlbi(ctx, SLAT_TLBI_RANGE);
 }
 
 static void vm_tlbi_vmid(void *ctx)
 {
 	sim_tlbi(ctx, 0, 0);
+	sim_vt_tlbi(ctx, SLAT_TLBI_VMID);
 }
 
 /* ---- VM ---- */
@@ -406,6 +415,7 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 			vm->leaf_shifts[vm->nr_leaf_shifts++] =
 				(uint8_t)__builtin_ctzll(slat_level_size(&vm->table, l));
 	vm->gen = 1;
+	sim_sched_init(vm);
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra,
 				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -462,6 +472,7 @@ void slat_vm_destroy(struct slat_vm *vm)
 		if (!v)
 			continue;
 		slat_hosted_cache_fini(&v->cache);
+		sim_co_free(v);
 		free(v->tlb);
 		free(v->ring.e);
 		free(v);

@@ -28,8 +28,10 @@
  * Errors are negative errno values, as the ioctls return; slat_vm_error()
  * gives the message of the VM's last error.
  *
- * Concurrency: guest accesses run on vCPU threads. Memslot changes, dirty
- * log calls, MMIO changes and caps come from one host thread at a time.
+ * Concurrency: guest accesses run on vCPU threads, or, in the deterministic
+ * mode (slat_vm_config.vtime), one vCPU at a time in the order of their
+ * virtual clocks. Memslot changes, dirty log calls, MMIO changes and caps
+ * come from one host thread at a time.
  */
 #ifndef SLAT_SIM_H
 #define SLAT_SIM_H
@@ -105,6 +107,27 @@ enum slat_vm_event {
 typedef void (*slat_vm_event_fn)(void *arg, enum slat_vm_event ev, int vcpu,
 				 uint64_t addr, uint64_t ns);
 
+/*
+ * The deterministic mode (slat_vm_config.vtime). With @on, vCPUs get no
+ * host threads: each runs on a stack of its own, one at a time, on the
+ * thread that waits for them (slat_vcpu_join, slat_vm_memstress_iterate),
+ * and the one that runs is always the one whose virtual clock is earliest
+ * (ties: a draw from @seed). A vCPU's clock moves on by the costs below as
+ * it takes faults, cleans and invalidates; a vCPU waiting for mmu_lock
+ * waits in virtual time. So which vCPU wins a race is decided by these
+ * costs, not by the host's scheduler, and the same calls give the same
+ * counts on any host. Times in ns.
+ */
+struct slat_vm_vtime {
+	bool on;
+	uint32_t seed;
+	double fault_exit;        /* each stage-2 fault: exit and re-entry */
+	double clean_line;        /* per 64-byte line cleaned of real memory
+				     (synthetic: synthetic_clean_ns_per_line) */
+	double dsb;               /* the barrier after a clean or a TLBI */
+	double tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid;
+};
+
 struct slat_vm_config {
 	/* The stage-2 table; format 0 means Arm stage 2, 4K granule, 40-bit
 	 * IPA. Add SLAT_FEAT_HWDIRTY for hardware dirty logging. */
@@ -142,6 +165,7 @@ struct slat_vm_config {
 	 * the whole block; true, as libslat's slat_wrprotect, splits the
 	 * block and protects only the pages asked for. */
 	bool wrprotect_split;
+	struct slat_vm_vtime vtime;       /* deterministic mode, if on */
 };
 
 /*
@@ -358,17 +382,22 @@ static inline int slat_vcpu_write64(struct slat_vcpu *v, uint64_t gpa,
 /* Drop every entry of the vCPU's TLB (as on a VMID switch). */
 SLAT_API void slat_vcpu_tlb_flush(struct slat_vcpu *vcpu);
 
-/* Guest code: runs on the vCPU's own host thread. */
+/* Guest code: runs on the vCPU's own host thread (deterministic mode: on
+ * its own stack, on the thread that joins it). */
 typedef void (*slat_vcpu_guest_fn)(struct slat_vcpu *vcpu, void *arg);
-/* Start a host thread for @vcpu running @fn. -EBUSY if one runs. */
+/* Start a host thread for @vcpu running @fn. -EBUSY if one runs,
+ * -EAGAIN (deterministic mode: -ENOMEM) if it cannot start. In the
+ * deterministic mode the vCPU only starts running when a join waits. */
 SLAT_API int slat_vcpu_run(struct slat_vcpu *vcpu, slat_vcpu_guest_fn fn,
 			   void *arg);
-/* Wait for the vCPU's thread to return. */
+/* Wait for the vCPU's thread to return (deterministic mode: run the
+ * started vCPUs, in virtual time, until this one returns). */
 SLAT_API void slat_vcpu_join(struct slat_vcpu *vcpu);
 /*
  * Pin @vcpu's host thread to pCPU @cpu (pthread_setaffinity_np), now if it
  * runs and whenever slat_vcpu_run starts it; -1 unpins (every CPU the
- * process may use). Returns 0, -EINVAL (no such CPU, or not allowed).
+ * process may use). Returns 0, -EINVAL (no such CPU, or not allowed). In
+ * the deterministic mode there is no thread to pin: only checked.
  */
 SLAT_API int slat_vcpu_pin(struct slat_vcpu *vcpu, int cpu);
 
@@ -387,7 +416,9 @@ struct slat_vm_memstress {
 				      0: 0x0123456789ABCDEF */
 };
 
-/* Start the vCPU threads; they wait for the first iteration. */
+/* Start the vCPU threads; they wait for the first iteration. (The
+ * deterministic mode starts none: each iteration runs the vCPUs in virtual
+ * time on the thread that calls slat_vm_memstress_iterate.) */
 SLAT_API int slat_vm_memstress_start(struct slat_vm *vm,
 				     const struct slat_vm_memstress *args);
 /* Run one iteration on every vCPU and wait for all of them to finish it.
