@@ -309,7 +309,10 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		     const struct slat_hw_result *res)
 {
 	struct slat_vm *vm = v->vm;
-	uint64_t t0 = slat_vm_now_ns(), ns;
+	/* In the deterministic mode a fault's host time includes other
+	 * vCPUs' turns: it is only read for the hook. */
+	bool timed = !vm->sched.on || vm->cfg.on_event;
+	uint64_t t0 = timed ? slat_vm_now_ns() : 0, ns;
 	struct sim_slot *s;
 	int ret = 0;
 
@@ -351,6 +354,8 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		ret = fault_exclusive(v, ipa, ret);
 	if (v->ring.size && !vm->cfg.hw_dirty)
 		ring_wait(v);
+	if (!timed)
+		return ret;
 	ns = slat_vm_now_ns() - t0;
 	v->st.fault_ns += ns;
 	if (vm->cfg.on_event)
