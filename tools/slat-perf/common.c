@@ -253,6 +253,15 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
 		cfg->hw_dirty = true;
 	}
+	/* The vCPUs run in virtual time, their races decided by the cost
+	 * table: the counts are the same on any host. */
+	cfg->vtime = (struct slat_vm_vtime){
+		.on = true, .seed = 1, .fault_exit = cost->fault_exit,
+		.clean_line = cost->clean_line * 64 / cost->cache_line,
+		.dsb = cost->dsb, .tlbi_ipa = cost->tlbi_ipa,
+		.tlbi_ipa_local = cost->tlbi_ipa_local,
+		.tlbi_range = cost->tlbi_range, .tlbi_vmid = cost->tlbi_vmid,
+	};
 }
 
 /* ---- cost table ---- */

@@ -91,7 +91,9 @@ static void dl_help(FILE *f, const struct perf_opts *o)
 	      "    page size, and a note after the run says so\n"
 	      " -n: slat has no nested stage-2 tables: reported as the real test\n"
 	      "    does on a host without nested virtualisation (exit 4)\n"
-	      " -v: at most 512; this machine's few cores run the vCPU threads\n"
+	      " -v: at most 512, run one at a time in virtual time\n"
+	      " -c: the vCPUs have no threads to pin; the main task's entry pins\n"
+	      "    the thread that runs them\n"
 	      " --arch arm64|x86 picks the supported modes (default arm64, the\n"
 	      "    Armv8 stage-2 modes; x86: mode 9, Intel EPT). Strategy switches,\n"
 	      "    --compare, --cost, --json, --svg: slat-perf --help\n\n", f);

@@ -5,9 +5,10 @@
  * where the guest faults, the vCPUs share the faults and the work done in
  * them evenly (each fault: an exit, mmu_lock for read, its walk and
  * stores, its TLB invalidations, its cleans); otherwise one host actor
- * does the work under mmu_lock as the modeled KVM takes it. An even share
- * keeps the result independent of how the host scheduled the simulator's
- * threads.
+ * does the work under mmu_lock as the modeled KVM takes it. The counts
+ * come from the simulator's run in virtual time, the same on any host; the
+ * even share is this model's simplification (a phase keeps no count per
+ * vCPU).
  */
 #include "perf.h"
 #include "vtime.h"
