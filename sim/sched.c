@@ -18,6 +18,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -288,6 +289,8 @@ int sim_co_start(struct slat_vcpu *v, slat_vcpu_guest_fn fn, void *arg)
 {
 	struct sim_sched *s = &v->vm->sched;
 
+	if (v->co.state != CO_IDLE && v->co.state != CO_DONE)
+		return -EBUSY;
 	if ((!v->co.stack && co_stack(v)) ||
 	    ctx_make(&v->co.ctx, v->co.stack, v->co.stack_size, co_main))
 		return -ENOMEM;
@@ -495,6 +498,27 @@ static uint64_t quiet_until(const struct sim_sched *s)
 	return t;
 }
 
+/* Whether the retry since @r moved only what a fault lost to a locked
+ * entry moves: an invalidation applied or a cache top-up on the way would
+ * not be repeated by the next retries. */
+static bool pure_retry(const struct slat_vcpu *v, const struct sim_retry *r)
+{
+	struct vcpu_stats st = v->st;
+	struct slat_stats core = v->core;
+
+	st.tlb_misses = r->st.tlb_misses;
+	memcpy(st.faults, r->st.faults, sizeof(st.faults));
+	st.fault_again = r->st.fault_again;
+	st.fault_ns = r->st.fault_ns;
+	st.maps = r->st.maps;
+	st.relaxes = r->st.relaxes;
+	st.mkyoungs = r->st.mkyoungs;
+	core.visited = r->core.visited;
+	core.retries = r->core.retries;
+	return !memcmp(&st, &r->st, sizeof(st)) &&
+	       !memcmp(&core, &r->core, sizeof(core));
+}
+
 /* *now += @k x (*now - *was), counter by counter. */
 static void add_times(uint64_t *now, const uint64_t *was, size_t n,
 		      uint64_t k)
@@ -522,7 +546,7 @@ void sim_retry_end(struct slat_vcpu *v, const struct sim_retry *r)
 	v->co.lost = false;
 	v->co.spin = true;
 	/* Only a retry that did nothing but fault (no wait for the lock). */
-	if (!r || v->co.vt - r->vt != exit)
+	if (!r || v->co.vt - r->vt != exit || !pure_retry(v, r))
 		return;
 	t = quiet_until(s);
 	if (t == UINT64_MAX || t <= v->co.vt + exit)
