@@ -71,8 +71,10 @@ static void fiber_enter(void *fake, const void **bottom, size_t *size)
 }
 
 /* Callee-saved registers only: the switch is a function call to the
- * compiler. No shadow stack to switch with it. */
-#if defined(__x86_64__) && !(defined(__CET__) && (__CET__ & 2))
+ * compiler. No shadow stack to switch with it. (-DSIM_UCONTEXT builds the
+ * portable switch instead, to test it.) */
+#if defined(__x86_64__) && !(defined(__CET__) && (__CET__ & 2)) && \
+	!defined(SIM_UCONTEXT)
 #define SIM_FAST_SWITCH 1
 #endif
 
