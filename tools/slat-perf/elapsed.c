@@ -23,6 +23,7 @@ enum {
 
 struct gen_actor {
 	uint64_t faults, tlbis, lines, done, shot;
+	uint64_t fault_lines, fault_tlbis; /* fault @done's share */
 	int step;
 };
 
@@ -75,16 +76,21 @@ static void host_next(struct gen *g, struct gen_actor *x, struct vt_step *s)
 	}
 }
 
-/* One step of fault x->done of a vCPU's share. */
+/* One step of fault x->done of a vCPU's share. Its shares of cleans and
+ * invalidations are worked out once, at its first step: a phase may
+ * replay millions of faults. */
 static void fault_next(struct gen *g, struct gen_actor *x, struct vt_step *s)
 {
-	uint64_t lines = share(x->lines, x->faults, x->done);
-	double clean = (double)lines * g->c->clean_line;
+	double clean = (double)x->fault_lines * g->c->clean_line;
 
 	s->ns = 0;
 	s->kind = VT_WORK;
 	switch (x->step++) {
-	case F_BEGIN: s->kind = VT_FAULT_BEGIN; return;
+	case F_BEGIN:
+		x->fault_lines = share(x->lines, x->faults, x->done);
+		x->fault_tlbis = share(x->tlbis, x->faults, x->done);
+		s->kind = VT_FAULT_BEGIN;
+		return;
 	case F_EXIT: s->ns = g->c->fault_exit; return;
 	case F_CLEAN_BEFORE:
 		s->kind = VT_CLEAN;
@@ -93,7 +99,7 @@ static void fault_next(struct gen *g, struct gen_actor *x, struct vt_step *s)
 	case F_LOCK: s->kind = VT_LOCK_READ; return;
 	case F_WORK: s->ns = g->work; return;
 	case F_SHOOT:
-		if (x->shot < share(x->tlbis, x->faults, x->done)) {
+		if (x->shot < x->fault_tlbis) {
 			x->shot++;
 			x->step = F_SHOOT;
 			s->kind = VT_SHOOT;
