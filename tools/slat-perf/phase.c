@@ -5,6 +5,8 @@
  */
 #include "perf.h"
 
+#include <slat/hosted.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +139,9 @@ uint64_t perf_phase_end(struct perf_timer *t, struct perf_run *run,
 	ticker_stop(t->ticker);
 	t->ticker = NULL;
 	perf_progress_end(t->o);
+	/* Tables the phase unlinked are freed after a grace period: wait for
+	 * it, so that they count in this phase whenever the RCU thread runs. */
+	slat_hosted_rcu_barrier();
 	perf_stats(t->vm, &b);
 	slat_vm_stats_diff(&t->a, &b, &d);
 	/* the vCPUs the modeled elapsed time shares the faults among */
