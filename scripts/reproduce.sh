@@ -8,7 +8,7 @@
 # NAMEs: 000-anon 000-thp 000-hugetlb-1g 001 001-arm 002-enable-4k 002-enable-thp
 # 002-enable-1g 002-clear-4k 002-clear-thp 002-clear-1g 003 004-map
 # 004-flush. Synthetic backings stand in for host memory, so every run fits
-# a 2-core, 24 GiB machine; all of them take about 8 minutes there.
+# a 2-core, 24 GiB machine; all of them take about 23 minutes there.
 # SLAT_PERF_COST=FILE passes --cost FILE to every run (scripts/seed_ratios.py
 # --sensitivity uses it); scripts/seed_ratios.py OUT prints the seeds'
 # elapsed ratios beside the modeled ones.
