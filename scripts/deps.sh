@@ -4,6 +4,8 @@
 #   pkg-config                 installs are found with pkg-config
 #   libcmocka-dev              unit tests
 #   liburcu-dev                deferred table reclamation (hosted, concurrent)
+#   libboost-context-dev       the simulator's deterministic mode switches
+#                              vCPUs on one thread with Boost.Context
 #   gcc-aarch64-linux-gnu,
 #   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check),
 #                              and build the QEMU oracle's EL2 program
@@ -23,6 +25,7 @@
 set -euo pipefail
 
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
+	libboost-context-dev
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
 	qemu-system-arm clang libclang-rt-14-dev g++ help2man valgrind)
 

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <ucontext.h>
 #include <urcu/urcu-memb.h>
 
 #define SIM_MAX_VCPUS 512
@@ -79,10 +78,9 @@ struct vcpu_stats {
 		 cmo_calls, cmo_bytes, cmo_elided, cmo_ns;
 };
 
-/* A saved context: a stack pointer (sched.c's switch) or a ucontext. */
+/* A context switched away from (sched.c): Boost.Context's handle. */
 struct sim_ctx {
-	void *sp;
-	ucontext_t uc;
+	void *fc;
 };
 
 enum sim_co_state { CO_IDLE, CO_READY, CO_RUNNING, CO_LOCK_WAIT, CO_DONE };

@@ -8,10 +8,7 @@
  * so every race between vCPUs is decided by their clocks, which only the
  * modeled costs move: the host, its load and its core count change nothing.
  *
- * Switching costs at every fault, so on x86-64 it is a few instructions;
- * getcontext() and setcontext() would also save and restore the signal
- * mask, two system calls each. Elsewhere they are used, not swapcontext(),
- * which AddressSanitizer intercepts with a warning on stderr. Either way
+ * Switching costs at every fault, so it is a few instructions (ctx_switch());
  * the switches tell AddressSanitizer about the stacks.
  */
 #include "internal.h"
@@ -70,81 +67,39 @@ static void fiber_enter(void *fake, const void **bottom, size_t *size)
 #endif
 }
 
-/* Callee-saved registers only: the switch is a function call to the
- * compiler. No shadow stack to switch with it. (-DSIM_UCONTEXT builds the
- * portable switch instead, to test it.) */
-#if defined(__x86_64__) && !(defined(__CET__) && (__CET__ & 2)) && \
-	!defined(SIM_UCONTEXT)
-#define SIM_FAST_SWITCH 1
-#endif
-
-#ifdef SIM_FAST_SWITCH
 /*
- * sim_switch(save, to): push the callee-saved registers, store the stack
- * pointer in *@save, take @to as the stack pointer and pop the registers
- * saved there. MXCSR and the x87 control word are left alone: nothing
- * here changes them.
+ * The switch is Boost.Context's fcontext (libboost-context): a few
+ * instructions per switch, for every architecture Debian builds, where
+ * getcontext()/setcontext() would also save and restore the signal mask,
+ * two system calls each. Its C entry points, declared here (Boost's header
+ * is C++): jump_fcontext() runs @to, handing it @data, and returns when
+ * some context jumps back, with that context and what it handed over.
  */
-void sim_switch(void **save, void *to) __attribute__((visibility("hidden")));
-__asm__(".text\n"
-	".p2align 4\n"
-	".globl sim_switch\n"
-	".hidden sim_switch\n"
-	".type sim_switch, @function\n"
-	"sim_switch:\n"
-	"\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n"
-	"\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
-	"\tmovq %rsp, (%rdi)\n"
-	"\tmovq %rsi, %rsp\n"
-	"\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n"
-	"\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
-	"\tret\n"
-	".size sim_switch, .-sim_switch\n");
+struct fc_transfer {
+	void *from;
+	void *data;
+};
+struct fc_transfer jump_fcontext(void *to, void *data);
+void *make_fcontext(void *stack_top, size_t size,
+		    void (*fn)(struct fc_transfer));
+
+/* The context that jumped here is resumed through the ctx it handed over. */
+static void ctx_arrived(struct fc_transfer t)
+{
+	((struct sim_ctx *)t.data)->fc = t.from;
+}
 
 static void ctx_switch(struct sim_ctx *from, struct sim_ctx *to)
 {
-	sim_switch(&from->sp, to->sp);
+	ctx_arrived(jump_fcontext(to->fc, from));
 }
 
-/* A stack whose first switch returns into @fn as if called: the return
- * address 16-byte aligned, under it the six registers sim_switch pops. */
-static int ctx_make(struct sim_ctx *c, void *stack, size_t size,
-		    void (*fn)(void))
+/* A context whose first switch runs @fn on @stack. */
+static void ctx_make(struct sim_ctx *c, void *stack, size_t size,
+		     void (*fn)(struct fc_transfer))
 {
-	uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
-	void **sp = (void **)(top - 16);
-
-	sp[1] = NULL;                  /* fn's caller, for debuggers */
-	sp[0] = (void *)(uintptr_t)fn;
-	for (int i = 1; i <= 6; i++)
-		sp[-i] = NULL;
-	c->sp = sp - 6;
-	return 0;
+	c->fc = make_fcontext((char *)stack + size, size, fn);
 }
-#else
-static void ctx_switch(struct sim_ctx *from, struct sim_ctx *to)
-{
-	volatile bool back = false;
-
-	getcontext(&from->uc);
-	if (!back) {
-		back = true;
-		setcontext(&to->uc);
-	}
-}
-
-static int ctx_make(struct sim_ctx *c, void *stack, size_t size,
-		    void (*fn)(void))
-{
-	if (getcontext(&c->uc))
-		return -ENOMEM;
-	c->uc.uc_stack.ss_sp = stack;
-	c->uc.uc_stack.ss_size = size;
-	c->uc.uc_link = NULL;
-	makecontext(&c->uc, fn, 0);
-	return 0;
-}
-#endif
 
 static uint64_t to_ps(double ns)
 {
@@ -256,11 +211,12 @@ static void co_resume(struct sim_sched *s, struct slat_vcpu *v)
 
 /* Where every vCPU starts: its guest code, then back to the loop for
  * good. */
-static void co_main(void)
+static void co_main(struct fc_transfer from)
 {
 	struct slat_vcpu *v = co_self;
 	struct sim_sched *s = &v->vm->sched;
 
+	ctx_arrived(from);
 	fiber_enter(NULL, &s->host_stack, &s->host_stack_size);
 	v->co.fn(v, v->co.arg);
 	v->co.state = CO_DONE;
@@ -293,9 +249,9 @@ int sim_co_start(struct slat_vcpu *v, slat_vcpu_guest_fn fn, void *arg)
 
 	if (v->co.state != CO_IDLE && v->co.state != CO_DONE)
 		return -EBUSY;
-	if ((!v->co.stack && co_stack(v)) ||
-	    ctx_make(&v->co.ctx, v->co.stack, v->co.stack_size, co_main))
+	if (!v->co.stack && co_stack(v))
 		return -ENOMEM;
+	ctx_make(&v->co.ctx, v->co.stack, v->co.stack_size, co_main);
 	v->co.fn = fn;
 	v->co.arg = arg;
 	v->co.spin = v->co.lost = v->co.host_wait = false;
