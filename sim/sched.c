@@ -27,6 +27,7 @@
 #endif
 #endif
 #ifdef SIM_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -293,8 +294,15 @@ void sim_co_run(struct slat_vm *vm, struct slat_vcpu *until)
 
 void sim_co_free(struct slat_vcpu *v)
 {
-	if (v->co.stack)
-		munmap(v->co.stack, v->co.stack_size);
+	if (!v->co.stack)
+		return;
+#ifdef SIM_ASAN
+	/* A finished vCPU's frames never returned: their redzones would
+	 * outlive the stack in AddressSanitizer's shadow and poison
+	 * whatever is mapped there next. */
+	__asan_unpoison_memory_region(v->co.stack, v->co.stack_size);
+#endif
+	munmap(v->co.stack, v->co.stack_size);
 	v->co.stack = NULL;
 }
 
