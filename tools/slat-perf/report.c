@@ -174,7 +174,9 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 		if (agg_model(&runs[0], cmd->table_phases[i], &wall[n], &st[n],
 			      &el[n]))
 			names[n++] = cmd->table_phases[i];
-	fprintf(f, "\nCounts per phase (exact; iteration phases summed over "
+	fprintf(f, "\nCounts per phase (exact, of the run in virtual time, "
+		   "where the cost table\ndecides who wins a race: faults and "
+		   "retries follow it; iteration phases\nsummed over "
 		   "iterations):\n");
 	fprintf(f, "%-30s", "phase");
 	for (int j = 0; j < n; j++)
