@@ -37,6 +37,11 @@
 #                   (docs/hypervisor.md). HYP_DEMO_ARGS='--log wp' (or hw)
 #                   turns dirty logging on, whose check's phases are then
 #                   run from the shell with devmem (docs/hypervisor.md)
+#   make kvm-on-slat  install missing packages, build two arm64 kernels from
+#                   Debian's linux-source-6.12, stock and with libslat as
+#                   KVM's stage 2, boot each at EL2 in QEMU and run KVM's
+#                   selftests in both: a verdict table
+#                   (docs/kvm-on-slat.md; long: not part of make check)
 
 BUILD       := build
 ASAN_BUILD  := build-asan
@@ -61,7 +66,8 @@ cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
 # $(call run_tests,DIR)
 run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 
-.PHONY: deps demo check bench bench-kvm kvm-build install uninstall hyp-demo
+.PHONY: deps demo check bench bench-kvm kvm-build install uninstall hyp-demo \
+	kvm-on-slat
 
 deps:
 	scripts/deps.sh
@@ -126,6 +132,13 @@ hyp-demo:
 	$(CMAKE) --build $(BUILD) $(JOBS) --target slat-hyp slat-mkcpio
 	hyp/run.sh --demo $(HYP_DEMO_ARGS) --elf $(BUILD)/hyp/slat-hyp.elf \
 		--mkcpio $(BUILD)/hyp/slat-mkcpio --cache $(BUILD)/hyp/guest
+
+# KVM arm64 with libslat as its stage 2, beside the stock kernel; the
+# kernel source is extracted and built under build/kvm-on-slat/.
+kvm-on-slat:
+	scripts/kvm-on-slat/deps.sh
+	scripts/kvm-on-slat/build.sh all
+	scripts/kvm-on-slat/run.sh
 
 # Times first (thread CPU and wall), then instructions per leaf, which do
 # not depend on the machine's load.

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# Build Linux's KVM selftests dirty_log_perf_test and kvm_page_table_test
-# for arm64, statically linked, from Debian's linux-source-6.1 package,
-# with linebuf.c linked in (their stdout line buffered; nothing else of
-# them changes).
-#   build-selftests.sh WORK
-# The source tarball is extracted into WORK/src (once), the headers are
-# installed into it (once) and the two binaries are copied to WORK/bin.
-# A step whose result is already there is skipped.
+# Build Linux's KVM selftests for arm64, statically linked, from Debian's
+# linux-source-VERSION package, with linebuf.c linked in (their stdout line
+# buffered; nothing else of them changes).
+#   build-selftests.sh WORK [VERSION [TEST...]]
+# VERSION defaults to 6.1, the tests to dirty_log_perf_test and
+# kvm_page_table_test; an arm64-only test is named with its folder
+# (aarch64/page_fault_test). The source tarball is extracted into WORK/src
+# (once), the headers are installed into it (once) and the binaries are
+# copied to WORK/bin, by their base names. A step whose result is already
+# there is skipped.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 say() { echo "real-kvm: $*" >&2; }
 die() { echo "real-kvm: $*" >&2; exit 1; }
-[ $# -eq 1 ] || die "usage: build-selftests.sh WORK"
+[ $# -ge 1 ] || die "usage: build-selftests.sh WORK [VERSION [TEST...]]"
 mkdir -p "$1/bin"
 work=$(cd "$1" && pwd)
+version=${2:-6.1}
 tests=(dirty_log_perf_test kvm_page_table_test)
+[ $# -le 2 ] || tests=("${@:3}")
 done_all=1
 for t in "${tests[@]}"; do
-	[ -x "$work/bin/$t" ] || done_all=0
+	[ -x "$work/bin/${t##*/}" ] || done_all=0
 done
 if [ $done_all = 1 ]; then
 	exit 0
@@ -34,9 +38,9 @@ done
 
 src=$work/src
 if [ ! -e "$src/.extracted" ]; then
-	tarball=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+	tarball=$(ls "/usr/src/linux-source-$version.tar.xz" 2>/dev/null || true)
 	[ -n "$tarball" ] ||
-		die "no /usr/src/linux-source-6.1.tar.xz: apt-get install linux-source-6.1"
+		die "no /usr/src/linux-source-$version.tar.xz: apt-get install linux-source-$version"
 	say "extracting $tarball into $src (a few minutes)"
 	rm -rf "$src" && mkdir -p "$src"
 	tar -xJf "$tarball" -C "$src" --strip-components=1
@@ -55,13 +59,13 @@ kvm=$src/tools/testing/selftests/kvm
 aarch64-linux-gnu-gcc -O2 -c "$here/linebuf.c" -o "$work/linebuf.o"
 # Relink ours with linebuf.o.
 rm -f "${tests[@]/#/$kvm/}"
-# Only our two targets (the directory's outputs are named by absolute path);
+# Only our targets (the directory's outputs are named by absolute path);
 # -k: whatever else fails, ours are checked below.
 make -k -s -C "$kvm" "${cross[@]}" LDFLAGS="-static -pthread -no-pie $work/linebuf.o" \
 	-j"$(nproc)" "${tests[@]/#/$kvm/}" >&2 || true
 for t in "${tests[@]}"; do
-	b=$(find "$kvm" -name "$t" -type f -perm -u+x | head -n1)
+	b=$(find "$kvm" -name "${t##*/}" -type f -perm -u+x | head -n1)
 	[ -n "$b" ] || die "$t did not build: see the make output above"
-	cp "$b" "$work/bin/$t"
+	cp "$b" "$work/bin/${t##*/}"
 done
 say "selftests in $work/bin"
