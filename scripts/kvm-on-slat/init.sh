@@ -31,7 +31,7 @@ while read -r name args; do
 	timeout "$limit" "./$name" $args || rc=$?
 	out "end $name rc=$rc secs=$(($(date +%s) - t0))"
 done < /ks/tests
-dmesg | grep -i 'slat' | sed 's/^/KS dmesg /'
+dmesg | grep 'kvm-on-slat' | sed 's/^/KS dmesg /'
 dmesg | grep -E 'WARNING|BUG|INFO: |circular locking|sleeping function|Call trace' |
 	sed 's/^/KS splat /'
 out "done"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Boot the stock and the libslat kernels (build.sh) at EL2 in QEMU, run the
 # KVM selftests of tests.txt in each, and print a verdict table.
-#   run.sh [--work DIR] [--timeout S] [--limit S] [stock|slat]...
+#   run.sh [--work DIR] [--tests FILE] [--timeout S] [--limit S] [stock|slat]...
 # --work DIR   build.sh's folder (default build/kvm-on-slat)
+# --tests FILE the command lines to run (default tests.txt here)
 # --timeout S  QEMU's time limit per kernel (default 5400)
 # --limit S    each test's time limit inside the guest (default 900)
 # The selftests are Linux 6.12's, built from the same source as the
@@ -14,6 +15,7 @@
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
+tests=$here/tests.txt
 timeout_s=5400
 limit=900
 kernels=()
@@ -23,7 +25,8 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=$2; shift 2 ;;
 	--limit) limit=$2; shift 2 ;;
 	stock|slat) kernels+=("$1"); shift ;;
-	-h|--help) sed -n '3,14p' "$0"; exit 0 ;;
+	--tests) tests=$2; shift 2 ;;
+	-h|--help) sed -n '3,15p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -37,7 +40,7 @@ done
 # copy: the selftests build writes into their tree).
 flock "$work/.fetch.lock" "$repo/hyp/fetch.sh" "$work/guest" >&2 ||
 	die "hyp/fetch.sh could not fetch busybox-static (arm64)"
-mapfile -t lines < <(grep -v '^#' "$here/tests.txt" | grep .)
+mapfile -t lines < <(grep -v '^#' "$tests" | grep .)
 names=$(printf '%s\n' "${lines[@]}" | awk '{ print $1 }' | sort -u)
 targets=()
 for n in $names; do
