@@ -282,20 +282,34 @@ void perf_cost_default(struct perf_cost *c)
 	c->ipi_send = 200;
 	c->ipi_exit = 1500;
 	c->mem_bw = 204.8;
+	c->from_file = 0;
 }
+
+#define K(n, unit, source) { #n, offsetof(struct perf_cost, n), unit, source }
+const struct perf_cost_key perf_cost_keys[] = {
+	K(tlbi_ipa, "ns", NULL),
+	K(tlbi_ipa_local, "ns", NULL),
+	K(tlbi_range, "ns", NULL),
+	K(tlbi_vmid, "ns", NULL),
+	K(dsb, "ns", NULL),
+	K(clean_line, "ns", NULL),
+	K(cache_line, "bytes", "the Arm Cortex-A and Neoverse technical "
+				"reference manuals: 64-byte lines"),
+	K(fault_exit, "ns", NULL),
+	K(entry_visit, "ns", NULL),
+	K(entry_write, "ns", NULL),
+	K(ipi_send, "ns", NULL),
+	K(ipi_exit, "ns", NULL),
+	K(mem_bw, "bytes/ns", "Ampere Altra product brief: 8 channels of "
+			      "DDR4-3200, 204.8 GB/s"),
+};
+#undef K
+const int perf_cost_nkeys = sizeof(perf_cost_keys) / sizeof(perf_cost_keys[0]);
 
 /* One `key = value` line of a cost file: 0, or -1 after a message. */
 static int cost_line(struct perf_cost *c, const char *path, int lineno,
 		     char *p)
 {
-	static const struct { const char *key; size_t off; } keys[] = {
-#define K(n) { #n, offsetof(struct perf_cost, n) }
-		K(tlbi_ipa), K(tlbi_ipa_local), K(tlbi_range), K(tlbi_vmid),
-		K(dsb), K(clean_line), K(cache_line), K(fault_exit),
-		K(entry_visit), K(entry_write), K(ipi_send), K(ipi_exit),
-		K(mem_bw),
-#undef K
-	};
 	char key[64], *eq, *end;
 	size_t n, i;
 	double v;
@@ -323,18 +337,20 @@ static int cost_line(struct perf_cost *c, const char *path, int lineno,
 	/* strtod also takes "nan" and "inf" */
 	if (end == eq + 1 || *end || errno || !isfinite(v) || v < 0)
 		goto bad;
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i].key))
+	for (i = 0; i < (size_t)perf_cost_nkeys; i++)
+		if (!strcmp(key, perf_cost_keys[i].key))
 			break;
-	if (i == sizeof(keys) / sizeof(keys[0])) {
+	if (i == (size_t)perf_cost_nkeys) {
 		fprintf(stderr, "slat-perf: %s:%d: ", path, lineno);
 		text_printf_safe(stderr, "unknown key \"%s\" (keys: tlbi_ipa, "
 				 "tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
 				 "clean_line, cache_line, fault_exit, "
-				 "entry_visit, entry_write)\n", key);
+				 "entry_visit, entry_write, ipi_send, ipi_exit, "
+				 "mem_bw)\n", key);
 		return -1;
 	}
-	*(double *)((char *)c + keys[i].off) = v;
+	*perf_cost_at(c, &perf_cost_keys[i]) = v;
+	c->from_file |= 1u << i;
 	return 0;
 bad:
 	fprintf(stderr, "slat-perf: %s:%d: expected `key = value` with a "

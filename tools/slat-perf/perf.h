@@ -85,7 +85,36 @@ struct perf_cost {
 				 re-entry; the initiator waits for it */
 	double mem_bw;        /* bytes per ns (GB/s) the memory takes from
 				 D-cache cleans of all CPUs together */
+	uint32_t from_file;   /* bit i: perf_cost_keys[i] set by --cost */
 };
+
+/*
+ * One cost of the table: its key, its place in struct perf_cost, its unit,
+ * and the published measurement its default cites, or NULL: assumed (no
+ * published figure; reports mark it, and a comparison shows what halving
+ * or doubling it moves).
+ */
+struct perf_cost_key {
+	const char *key;
+	size_t off;
+	const char *unit;
+	const char *source;
+};
+extern const struct perf_cost_key perf_cost_keys[];
+extern const int perf_cost_nkeys;
+
+/* The cost of @k in @c. */
+static inline double *perf_cost_at(struct perf_cost *c,
+				   const struct perf_cost_key *k)
+{
+	return (double *)((char *)c + k->off);
+}
+
+/* Whether @c's value of @k is assumed: the default, without a source. */
+static inline bool perf_cost_assumed(const struct perf_cost *c, int i)
+{
+	return !perf_cost_keys[i].source && !(c->from_file & (1u << i));
+}
 
 void perf_cost_default(struct perf_cost *c);
 /* Read `key = value` lines (# comments) from @path into @c. Returns 0, or

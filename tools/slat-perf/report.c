@@ -3,6 +3,7 @@
 #include "perf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,35 @@ static void secs(char *buf, size_t n, double ns)
 	snprintf(buf, n, "%.9f", ns / 1e9);
 }
 
+/* The cost table the modeled figures used, each assumed cost marked. */
+static void print_costs(FILE *f, const struct perf_opts *o)
+{
+	struct perf_cost c = o->cost;
+	int col = 2, assumed = 0;
+
+	fprintf(f, "Costs (docs/slat-perf.md, \"Cost table\"; * assumed: no "
+		   "published measurement%s%s):\n ",
+		o->cost_file ? "; set by " : "",
+		o->cost_file ? o->cost_file : "");
+	for (int i = 0; i < perf_cost_nkeys; i++) {
+		const struct perf_cost_key *k = &perf_cost_keys[i];
+		char item[80];
+		int n = snprintf(item, sizeof(item), " %s %g %s%s%s", k->key,
+				 *perf_cost_at(&c, k), k->unit,
+				 perf_cost_assumed(&c, i) ? "*" : "",
+				 o->cost.from_file & (1u << i) ? " (file)" : "");
+		if (col + n > 78) {
+			fprintf(f, "\n ");
+			col = 1;
+		}
+		fputs(item, f);
+		col += n;
+		assumed += perf_cost_assumed(&c, i);
+	}
+	fprintf(f, "\n  %d of %d assumed; a comparison's band shows what each "
+		   "moves at half and at double.\n", assumed, perf_cost_nkeys);
+}
+
 /* The modeled rows of the counts table: elapsed time, total work, and
  * what a guest feels, one column per phase. */
 static void print_elapsed_rows(FILE *f, const struct perf_elapsed *e, int n)
@@ -201,6 +231,7 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 		   "docs/slat-perf.md)\n",
 		o->cost_file ? " from " : ", defaults",
 		o->cost_file ? o->cost_file : "");
+	print_costs(f, o);
 }
 
 /* Runs are ordered value 0, value 1, ..., repeated: the best wall time of
@@ -350,6 +381,104 @@ static void cmp_head(FILE *f, const struct perf_opts *o)
 		o->repeat, o->repeat > 1 ? "s" : "", o->cmp_vals[0]);
 }
 
+/* The modeled elapsed time of the phases named @name of @r, replayed with
+ * the costs of @o. */
+static double replay_ns(const struct perf_opts *o, const struct perf_run *r,
+			const char *name)
+{
+	double ns = 0;
+
+	for (int i = 0; i < r->nph; i++) {
+		struct perf_elapsed e;
+
+		if (strcmp(r->ph[i].name, name))
+			continue;
+		if (perf_phase_elapsed(o, &r->sw, &r->ph[i], &e))
+			return -1;
+		ns += e.elapsed_ns;
+	}
+	return ns;
+}
+
+/*
+ * The band of the modeled ratio of value @v to value 0 in phase @name:
+ * the lowest and highest ratio when each assumed cost in turn is halved
+ * or doubled, the counts of this run replayed (the races the run decided
+ * with the defaults stay as they were). False when a replay failed.
+ */
+static bool band(const struct perf_opts *o, const struct perf_run *runs,
+		 int v, const char *name, double *lo, double *hi)
+{
+	*lo = INFINITY;
+	*hi = 0;
+	for (int i = 0; i < perf_cost_nkeys; i++) {
+		if (!perf_cost_assumed(&o->cost, i))
+			continue;
+		for (double k = 0.5; k <= 2; k *= 4) {
+			struct perf_opts oo = *o;
+			*perf_cost_at(&oo.cost, &perf_cost_keys[i]) *= k;
+			double a = replay_ns(&oo, &runs[0], name);
+			double b = replay_ns(&oo, &runs[v], name);
+			if (a < 0 || b < 0)
+				return false;
+			if (a <= 0 || b <= 0)
+				continue;
+			*lo = fmin(*lo, b / a);
+			*hi = fmax(*hi, b / a);
+		}
+	}
+	return *hi > 0;
+}
+
+/* "1.7-2.2x faster", "1.1x slower to 1.3x faster": a band in words. */
+static void band_words(char *buf, size_t n, double lo, double hi)
+{
+	char a[24], b[24];
+
+	times(a, sizeof(a), hi < 1 ? 1 / hi : hi);
+	times(b, sizeof(b), lo < 1 ? 1 / lo : lo);
+	if (!strcmp(a, b)) {
+		snprintf(buf, n, "%sx %s, unmoved", a,
+			 hi < 1 ? "faster" : hi > 1 ? "slower" : "");
+	} else if (hi <= 1) {
+		times(a, sizeof(a), 1 / hi);
+		times(b, sizeof(b), 1 / lo);
+		snprintf(buf, n, "%s-%sx faster", a, b);
+	} else if (lo >= 1) {
+		times(a, sizeof(a), lo);
+		times(b, sizeof(b), hi);
+		snprintf(buf, n, "%s-%sx slower", a, b);
+	} else {
+		times(a, sizeof(a), 1 / lo);
+		times(b, sizeof(b), hi);
+		snprintf(buf, n, "%sx faster to %sx slower", a, b);
+	}
+}
+
+/* The modeled ratios' bands of phase @name, a row under its figures. */
+static void cmp_band_row(FILE *f, const struct perf_opts *o,
+			 const struct perf_run *runs, int nruns,
+			 const char *name)
+{
+	char line[512], b[96];
+	int n = snprintf(line, sizeof(line), "%-10s %-16s", "",
+			 "modeled band");
+
+	if (nruns < o->cmp_n)
+		return;
+	for (int v = 0; v < o->cmp_n; v++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %20s", "");
+	for (int v = 1; v < o->cmp_n; v++) {
+		double lo, hi;
+		if (band(o, runs, v, name, &lo, &hi))
+			band_words(b, sizeof(b), lo, hi);
+		else
+			snprintf(b, sizeof(b), "-");
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "  %-18s", b);
+	}
+	cmp_line(f, line);
+}
+
 void perf_print_compare(FILE *f, const struct perf_opts *o,
 			const struct perf_cmd *cmd, const struct perf_run *runs,
 			int nruns)
@@ -396,12 +525,16 @@ void perf_print_compare(FILE *f, const struct perf_opts *o,
 			continue;
 		cmp_row(f, o, name, "wall (s)", wall, true);
 		cmp_row(f, o, "", "modeled (s)", mod, true);
+		cmp_band_row(f, o, runs, nruns, name);
 		cmp_row(f, o, "", "total work (s)", work, true);
 		cmp_row(f, o, "", "entries written", c[0], false);
 		cmp_row(f, o, "", "entries visited", c[1], false);
 		cmp_row(f, o, "", "TLBIs", c[2], false);
 		cmp_row(f, o, "", "faults", c[3], false);
 	}
+	fprintf(f, "(modeled band: the modeled ratio with each assumed cost at "
+		   "half and at double,\n the counts of this run replayed)\n");
+	print_costs(f, o);
 }
 
 /* ---- JSON ---- */
@@ -539,7 +672,7 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		    const struct perf_cmd *cmd, void *state,
 		    const struct perf_run *runs, int nruns)
 {
-	const struct perf_cost *c = &o->cost;
+	struct perf_cost cost = o->cost;
 
 	fprintf(f, "{\n  \"tool\": \"slat-perf\",\n  \"schema\": 1,\n  \"command\": ");
 	json_str(f, cmd->name);
@@ -547,14 +680,16 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 	cmd->settings_json(state, f);
 	fprintf(f, ", \"arch\": \"%s\", \"ept_levels\": %d, \"repeat\": %d},\n",
 		o->arch == PERF_ARCH_X86 ? "x86" : "arm64", o->ept_levels, o->repeat);
-	fprintf(f, "  \"cost_ns\": {\"tlbi_ipa\": %g, \"tlbi_ipa_local\": %g, "
-		"\"tlbi_range\": %g, \"tlbi_vmid\": %g, \"dsb\": %g, \"clean_line\": %g, "
-		"\"cache_line\": %g, \"fault_exit\": %g, \"entry_visit\": %g, "
-		"\"entry_write\": %g, \"ipi_send\": %g, \"ipi_exit\": %g, "
-		"\"mem_bw\": %g},\n", c->tlbi_ipa, c->tlbi_ipa_local,
-		c->tlbi_range, c->tlbi_vmid, c->dsb, c->clean_line, c->cache_line,
-		c->fault_exit, c->entry_visit, c->entry_write, c->ipi_send,
-		c->ipi_exit, c->mem_bw);
+	fprintf(f, "  \"cost_ns\": {");
+	for (int i = 0; i < perf_cost_nkeys; i++)
+		fprintf(f, "%s\"%s\": %g", i ? ", " : "", perf_cost_keys[i].key,
+			*perf_cost_at(&cost, &perf_cost_keys[i]));
+	fprintf(f, "},\n  \"cost_assumed\": [");
+	for (int i = 0, n = 0; i < perf_cost_nkeys; i++)
+		if (perf_cost_assumed(&cost, i))
+			fprintf(f, "%s\"%s\"", n++ ? ", " : "",
+				perf_cost_keys[i].key);
+	fprintf(f, "],\n");
 	fprintf(f, "  \"compare\": ");
 	if (o->cmp_name) {
 		json_compare(f, o);

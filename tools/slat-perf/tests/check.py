@@ -777,6 +777,47 @@ def t_seed_ratios(exe):
             sys.exit("FAIL: %s run: tlbi_ipa %r" % (tag, doc["cost_ns"]))
 
 
+def t_costs(exe):
+    """Each assumed cost is marked where the figures are printed, a cost
+    file's values are not, and a comparison gives the band of each modeled
+    ratio: the same counts replayed with each assumed cost at half and
+    double."""
+    args = ["mmio", "-b", "64M", "--flush=entry", "--compare",
+            "mmio-map=page,block"]
+    out = run(exe, args).stdout
+    # 32,768 page leaves against one block: every cost scales both sides
+    # but the walk's, so the band stays near the count ratio
+    in_order(out, [r"unmap +wall \(s\).*",
+                   r" +modeled \(s\) +[0-9.]+ +[0-9.]+  [0-9,]+x faster",
+                   r" +modeled band +[0-9,.]+(-[0-9,.]+x faster|x faster, "
+                   r"unmoved)",
+                   r"Costs \(docs/slat-perf\.md, \"Cost table\"; \* assumed: "
+                   r"no published measurement\):",
+                   r"  tlbi_ipa 100 ns\* .*",
+                   r".*cache_line 64 bytes fault_exit 1500 ns\*.*",
+                   r"  mem_bw 204\.8 bytes/ns",
+                   r"  11 of 13 assumed; .*"])
+    d = tempfile.mkdtemp()
+    cost = os.path.join(d, "cost")
+    with open(cost, "w") as f:
+        f.write("tlbi_ipa = 50\ndsb = 800\n")
+    js = os.path.join(d, "out.json")
+    out = run(exe, args + ["--cost", cost, "--json", js]).stdout
+    in_order(out, [r"Costs \(.*; set by " + re.escape(cost) + r"\):",
+                   r"  tlbi_ipa 50 ns \(file\) tlbi_ipa_local 20 ns\* .*",
+                   r".*dsb 800 ns \(file\) clean_line 5 ns\* .*",
+                   r"  9 of 13 assumed; .*"])
+    doc = json.load(open(js))
+    if "tlbi_ipa" in doc["cost_assumed"] or "fault_exit" not in \
+            doc["cost_assumed"] or len(doc["cost_assumed"]) != 9:
+        sys.exit("FAIL: cost_assumed %r" % doc["cost_assumed"])
+    if doc["cost_ns"]["tlbi_ipa"] != 50 or doc["cost_ns"]["mem_bw"] != 204.8:
+        sys.exit("FAIL: cost_ns %r" % doc["cost_ns"])
+    # a run without --compare marks the costs too
+    out = run(exe, ["mmio", "-b", "64M", "--flush=entry"]).stdout
+    in_order(out, [r"Costs \(.*\):", r"  11 of 13 assumed; .*"])
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]](sys.argv[2])
     print("ok")
