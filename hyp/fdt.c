@@ -208,15 +208,24 @@ static int make_room(void *buf, uint32_t at, uint32_t bytes)
 	return 0;
 }
 
-/* The offset of @name in the strings block, appended if missing. */
-static int64_t string_off(void *buf, const char *name)
+/* The offset of @name in the strings block, or -1. */
+static int64_t string_find(const void *buf, const char *name)
 {
-	char *strs = (char *)buf + hdr(buf, H_OFF_STRINGS);
-	uint32_t size = hdr(buf, H_SIZE_STRINGS), n = str_len(name) + 1;
+	const char *strs = (const char *)buf + hdr(buf, H_OFF_STRINGS);
+	uint32_t size = hdr(buf, H_SIZE_STRINGS);
 
 	for (uint32_t off = 0; off < size; off += str_len(strs + off) + 1)
 		if (str_eq(strs + off, name))
 			return off;
+	return -1;
+}
+
+/* Append @name to the strings block (the blob's last part); its offset. */
+static int64_t string_add(void *buf, const char *name)
+{
+	char *strs = (char *)buf + hdr(buf, H_OFF_STRINGS);
+	uint32_t size = hdr(buf, H_SIZE_STRINGS), n = str_len(name) + 1;
+
 	if (make_room(buf, hdr(buf, H_OFF_STRINGS) + size, n))
 		return -1;
 	memcpy(strs + size, name, n);
@@ -224,16 +233,21 @@ static int64_t string_off(void *buf, const char *name)
 	return size;
 }
 
+/*
+ * Set property @name of @node to @len bytes at @val, in place when it
+ * exists (its slot resized), else as the node's first property. The room
+ * for the slot and for a new name is checked before either is written,
+ * so that a tree without room is left as it was.
+ */
 int fdt_set_prop(void *buf, const char *node, const char *name,
 		 const void *val, uint32_t len)
 {
-	int64_t n = find_node(buf, node), p, name_off;
-	uint8_t *st;
-	uint32_t at, old = 0;
+	int64_t n = find_node(buf, node), p, name_off = string_find(buf, name);
+	uint32_t at, old = 0, slot = 12 + align4(len), grow;
+	uint8_t *st = (uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
 
-	if (n < 0 || (name_off = string_off(buf, name)) < 0)
+	if (n < 0)
 		return -1;
-	st = (uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
 	p = find_prop(buf, (uint32_t)n, name);
 	if (p >= 0) {
 		old = 12 + align4(be32(st + p + 4));
@@ -241,16 +255,18 @@ int fdt_set_prop(void *buf, const char *node, const char *name,
 	} else {
 		at = next_token(st, (uint32_t)n);
 	}
-	/* Resize the property's slot in place, then write it. */
-	if (12 + align4(len) > old) {
-		uint32_t grow = 12 + align4(len) - old;
-
-		if (make_room(buf, hdr(buf, H_OFF_STRUCT) + at + old, grow))
-			return -1;
+	grow = slot > old ? slot - old : 0;
+	if (fdt_size(buf) + grow + (name_off < 0 ? str_len(name) + 1 : 0) >
+	    capacity_of)
+		return -1;
+	if (name_off < 0)
+		name_off = string_add(buf, name);
+	if (grow) {
+		make_room(buf, hdr(buf, H_OFF_STRUCT) + at + old, grow);
 		set_hdr(buf, H_SIZE_STRUCT, hdr(buf, H_SIZE_STRUCT) + grow);
 		set_hdr(buf, H_OFF_STRINGS, hdr(buf, H_OFF_STRINGS) + grow);
 	}
-	for (uint32_t i = 12 + align4(len); i < old; i += 4)
+	for (uint32_t i = slot; i < old; i += 4)
 		put_be32(st + at + i, FDT_NOP);
 	put_be32(st + at, FDT_PROP);
 	put_be32(st + at + 4, len);
@@ -434,16 +450,56 @@ static void root_cells(const void *buf, uint32_t *addr, uint32_t *size)
 	*size = a && len == 4 ? be32(a) : 1;
 }
 
-/* Whether node @off's compatible holds @want. */
-static bool node_compatible(const void *buf, uint32_t off, const char *want)
+/* Whether node @off's property @prop, a string list, holds @want. */
+static bool node_has(const void *buf, uint32_t off, const char *prop,
+		     const char *want)
 {
 	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
-	int64_t p = find_prop(buf, off, "compatible");
+	int64_t p = find_prop(buf, off, prop);
 	struct fdt_value v = { NULL, 0 };
 
 	if (p >= 0)
 		v = (struct fdt_value){ st + p + 12, be32(st + p + 4) };
 	return list_has(&v, want);
+}
+
+/*
+ * Entry @index of the reg of the root's children whose @prop holds
+ * @want, counted across them in tree order, read with the root's cells:
+ * a CPU address, no ranges between.
+ */
+static int root_reg(const void *buf, const char *prop, const char *want,
+		    uint32_t index, uint64_t *base, uint64_t *size)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	uint32_t end = hdr(buf, H_SIZE_STRUCT), ac, sc;
+	int depth = -1;
+
+	root_cells(buf, &ac, &sc);
+	if (ac > 2 || sc > 2)
+		return -1;
+	for (uint32_t off = 0; off < end; off = next_token(st, off)) {
+		uint32_t tok = be32(st + off), len, entries;
+		int64_t p;
+
+		if (tok == FDT_END_NODE)
+			depth--;
+		if (tok != FDT_BEGIN_NODE || ++depth != 1 ||
+		    !node_has(buf, off, prop, want))
+			continue;
+		p = find_prop(buf, off, "reg");
+		len = p < 0 ? 0 : be32(st + p + 4);
+		entries = len / (4 * (ac + sc));
+		if (index >= entries) {
+			index -= entries;
+			continue;
+		}
+		p += 12 + 4 * (ac + sc) * index;
+		read_cells(st + p, ac, base);
+		read_cells(st + p + 4 * ac, sc, size);
+		return 0;
+	}
+	return -1;
 }
 
 /**
@@ -454,42 +510,83 @@ static bool node_compatible(const void *buf, uint32_t off, const char *want)
  * @base: set to the entry's address
  * @size: set to the entry's size
  *
- * The first child of the root whose compatible holds @compatible, its
- * reg read with the root's cells: a CPU address, no ranges between.
+ * The root's children whose compatible holds @compatible, their reg read
+ * with the root's cells: a CPU address, no ranges between.
  *
  * Return: 0, or -1 when there is no such node or entry.
  */
 int fdt_compatible_reg(const void *buf, const char *compatible,
 		       uint32_t index, uint64_t *base, uint64_t *size)
 {
-	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
-	uint32_t end = hdr(buf, H_SIZE_STRUCT), ac, sc;
-	int depth = -1;
+	return root_reg(buf, "compatible", compatible, index, base, size);
+}
 
-	root_cells(buf, &ac, &sc);
-	if (ac > 2 || sc > 2)
+/**
+ * fdt_memory_reg() - one range of RAM
+ * @buf: a flattened device tree
+ * @index: which range, counted across every memory node in tree order
+ * @base: set to its address
+ * @size: set to its size
+ *
+ * The root's children with device_type "memory" (the devicetree
+ * specification's memory nodes), their reg read with the root's cells.
+ *
+ * Return: 0, or -1 past the last range.
+ */
+int fdt_memory_reg(const void *buf, uint32_t index, uint64_t *base,
+		   uint64_t *size)
+{
+	return root_reg(buf, "device_type", "memory", index, base, size);
+}
+
+/* The structure-block offset of /cpus' first property or child, and its
+ * #address-cells (1 when absent: a CPU's reg is one or two cells). */
+static int64_t cpus_node(const void *buf, uint32_t *ac)
+{
+	uint32_t len;
+	const void *a = fdt_get_prop(buf, "/cpus", "#address-cells", &len);
+	int64_t n = find_node(buf, "/cpus");
+
+	*ac = a && len == 4 ? be32(a) : 1;
+	return n;
+}
+
+/**
+ * fdt_cpu_ids() - the reg of every CPU node, in tree order
+ * @buf: a flattened device tree
+ * @ids: set to each CPU's reg: on Arm, its MPIDR_EL1 affinity (Aff3 in
+ *	bits [39:32] with two cells, Aff2..Aff0 in bits [23:0])
+ * @max: the room in @ids
+ *
+ * The children of /cpus with device_type "cpu" (not cpu-map, nor
+ * idle-states), each reg one identifier of /cpus' #address-cells.
+ *
+ * Return: how many, or -1 when /cpus is missing or malformed, a CPU node
+ * has no one-identifier reg, or there are more than @max.
+ */
+int fdt_cpu_ids(const void *buf, uint64_t *ids, uint32_t max)
+{
+	const uint8_t *st = (const uint8_t *)buf + hdr(buf, H_OFF_STRUCT);
+	uint32_t ac, end = hdr(buf, H_SIZE_STRUCT), nr = 0;
+	int64_t cpus = cpus_node(buf, &ac);
+	int depth = 0;
+
+	if (cpus < 0 || ac < 1 || ac > 2)
 		return -1;
-	for (uint32_t off = 0; off < end; off = next_token(st, off)) {
-		uint32_t tok = be32(st + off), len, cells = ac + sc;
+	for (uint32_t off = next_token(st, (uint32_t)cpus); off < end;
+	     off = next_token(st, off)) {
+		uint32_t tok = be32(st + off);
 		int64_t p;
 
-		if (tok == FDT_END_NODE)
-			depth--;
+		if (tok == FDT_END_NODE && depth-- == 0)
+			return (int)nr;
 		if (tok != FDT_BEGIN_NODE || ++depth != 1 ||
-		    !node_compatible(buf, off, compatible))
+		    !node_has(buf, off, "device_type", "cpu"))
 			continue;
 		p = find_prop(buf, off, "reg");
-		len = p < 0 ? 0 : be32(st + p + 4);
-		if (len < 4 * cells * (index + 1))
+		if (p < 0 || be32(st + p + 4) != 4 * ac || nr == max)
 			return -1;
-		p += 12 + 4 * cells * index;
-		*base = *size = 0;
-		for (uint32_t i = 0; i < cells; i++) {
-			uint64_t *v = i < ac ? base : size;
-
-			*v = *v << 32 | be32(st + p + 4 * i);
-		}
-		return 0;
+		read_cells(st + p + 12, ac, &ids[nr++]);
 	}
 	return -1;
 }

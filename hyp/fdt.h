@@ -22,6 +22,9 @@ void fdt_del_prop(void *buf, const char *node, const char *name);
 uint32_t fdt_max_phandle(const void *buf);
 int fdt_compatible_reg(const void *buf, const char *compatible,
 		       uint32_t index, uint64_t *base, uint64_t *size);
+int fdt_memory_reg(const void *buf, uint32_t index, uint64_t *base,
+		   uint64_t *size);
+int fdt_cpu_ids(const void *buf, uint64_t *ids, uint32_t max);
 
 /* Merged device windows: a fixed capacity, nothing allocated. */
 #define FDT_WINDOWS_MAX	32

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "fdt.h"
+#include "test_fdt_file.h"
 
 #define GRANULE 4096ull
 
@@ -33,19 +34,8 @@ static void check(bool ok, const char *what, uint64_t a, uint64_t b)
 static uint8_t *read_dtb(const char *path)
 {
 	static uint8_t buf[4 << 20];
-	FILE *f = fopen(path, "rb");
-	size_t n;
 
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	if (n < 40) {
-		fprintf(stderr, "%s: too short for a device tree\n", path);
-		exit(2);
-	}
+	read_dtb_file(path, buf, sizeof(buf));
 	return buf;
 }
 
