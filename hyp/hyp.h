@@ -52,6 +52,8 @@ extern struct hyp_layout hyp_mem;
 #define HYP_KERNEL		0x40200000ull
 #define HYP_GUEST_DTB		0x47f00000ull
 #define HYP_INITRD		0x48000000ull
+/* The PL011 slat-hyp prints to (uart.c): one page of EL2's map. */
+#define HYP_UART		0x09000000ull
 /* A page no region maps: /init reads it to start the dirty-log check. */
 #define HYP_DOORBELL		0x0b000000ull
 
@@ -231,6 +233,7 @@ int hyp_psci_idle_states(void *dtb);
 void hyp_psci(struct hyp_cpu *c, struct hyp_frame *f);
 
 /* main.c */
+int hyp_cpu_index(uint64_t mpidr);
 void hyp_cpu_on_entry(uint64_t cpu, uint64_t stack, uint64_t stack_end);
 struct hyp_cpu *hyp_this_cpu(void);
 uint64_t hyp_counter_ms(void);

@@ -12,6 +12,9 @@ mount -t tmpfs -o size=512m tmpfs /tmp
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 echo "slat-hyp: init up, $(grep -c ^processor /proc/cpuinfo) cpus, $(uptime_s) s"
 echo "slat-hyp: guest $(grep MemTotal /proc/meminfo)"
+# Its PMU's counters: MDCR_EL2.HPMN leaves it all of them (the cycle
+# counter is one more).
+echo "slat-hyp: guest PMU: $(dmesg | grep -o '[0-9]* counters available')"
 # The guest gets no LPIs (docs/hypervisor.md): its first redistributor
 # (RD_base: the second reg entry of the GIC's node) says it has none,
 # and keeps GICR_CTLR.EnableLPIs clear when asked to set it.

@@ -96,18 +96,18 @@ uint32_t hyp_psci_powerdown_state(uint32_t state_id)
 
 static void psci_cpu_on(struct hyp_frame *f)
 {
-	uint64_t mpidr = f->x[1], cpu = mpidr & 0xff;
+	int cpu = hyp_cpu_index(f->x[1]);
 	struct hyp_frame call = *f;
 
-	/* virt numbers CPUs by Aff0 up to 8 per cluster: one cluster here. */
-	if ((mpidr & 0xff00ffff00ull) || cpu >= HYP_MAX_CPUS) {
+	/* target_cpu is an MPIDR affinity: one of the tree's CPU nodes. */
+	if (cpu < 0) {
 		f->x[0] = PSCI_INVALID_PARAMETERS;
 		return;
 	}
 	hyp_cpus[cpu].guest_entry = f->x[2];
 	hyp_cpus[cpu].guest_ctx = f->x[3];
 	call.x[2] = (uint64_t)hyp_secondary_entry;
-	call.x[3] = cpu;
+	call.x[3] = (uint64_t)cpu;
 	hyp_smc_frame(&call);
 	f->x[0] = call.x[0];
 }

@@ -208,6 +208,28 @@ windows=$(sed -n 's/.*slat-hyp: device windows: \([0-9]*\) from the DTB.*/\1/p' 
 dev=$(sed -n 's/.*device leaves 1G=\([0-9]*\) 2M=\([0-9]*\).*/\1 \2/p' <<<"$con" | tail -n1)
 [ -n "$dev" ] && [ "$(( ${dev% *} + ${dev#* } ))" -gt 0 ] ||
 	fail "no device window mapped as a block on first touch"
+# EL2's own map holds the RAM slat-hyp took from the DTB and, as Device
+# memory, the UART page and the redistributors, nothing else; every CPU
+# came from the DTB's /cpus. The guest's PMU has every counter
+# MDCR_EL2.HPMN can give it (its driver counts the cycle counter too).
+el2map=$(grep "slat-hyp: EL2 map: " <<<"$con") || fail "no EL2 map"
+ram_range=$(sed -n 's/.*slat-hyp: RAM \(0x[0-9a-f]*-0x[0-9a-f]*\), guest RAM.*/\1/p' <<<"$con")
+[ "$(grep -o ' RAM 0x[0-9a-fx-]*' <<<"$el2map")" = " RAM ${ram_range:-none}" ] ||
+	fail "EL2's map holds other RAM than ${ram_range:-none}: $el2map"
+[ "$(grep -o ' device 0x[0-9a-fx-]*' <<<"$el2map" | wc -l)" -eq 2 ] &&
+	grep -q ' device 0x9000000-0x9001000' <<<"$el2map" ||
+	fail "EL2's map has other devices than the UART and the redistributors: $el2map"
+ncpus=$(sed -n 's/.*slat-hyp: CPUs (MPIDR affinity, from the DTB):\(.*\);.*/\1/p' <<<"$con" | wc -w)
+[ "$ncpus" -eq "$smp" ] || fail "$ncpus CPUs from the DTB, not $smp"
+hpmn=$(sed -n 's/.*slat-hyp: MDCR_EL2 \(0x[0-9a-f]*\) HSTR_EL2 0x0 .*/\1/p' <<<"$con")
+[ -n "$hpmn" ] || fail "no MDCR_EL2, or HSTR_EL2 not 0"
+pmcr=$(sed -n 's/.*slat-hyp: MDCR_EL2 .* PMCR_EL0 \(0x[0-9a-f]*\).*/\1/p' <<<"$con")
+[ -n "$pmcr" ] && [ $(( hpmn & 0x1f )) -eq $(( pmcr >> 11 & 0x1f )) ] ||
+	fail "MDCR_EL2 $hpmn: HPMN is not PMCR_EL0.N (PMCR_EL0 ${pmcr:-not printed})"
+counters=$(sed -n 's/.*slat-hyp: guest PMU: \([0-9]*\) counters available.*/\1/p' <<<"$con")
+[ "${counters:-0}" -eq $(( (hpmn & 0x1f) + 1 )) ] ||
+	fail "the guest's PMU has ${counters:-no} counters, MDCR_EL2 $hpmn gives it $(( (hpmn & 0x1f) + 1 ))"
+echo "run.sh: $el2map; guest PMU: $counters counters (MDCR_EL2 $hpmn)"
 # Before its MMU went on, each CPU invalidated to the PoC what it wrote
 # with the MMU off (docs/hypervisor.md): the ranges slat-hyp printed must
 # cover what its ELF's symbols say it wrote, the EL2 table TTBR0_EL2
@@ -222,7 +244,7 @@ covers() {
 	[ -n "${r[1]:-}" ] && [ $(( r[0] )) -le $(( $2 )) ] && [ $(( $2 + $3 )) -le $(( r[1] )) ]
 }
 image=$(range_of "stacks " "$inval")
-for s in __bss_start hyp_stacks hyp_cpus hyp_el2_regs; do
+for s in __bss_start hyp_stacks hyp_boot_stack hyp_cpus hyp_el2_regs; do
 	read -r a n <<<"$(sym $s)"
 	[ -n "${a:-}" ] || fail "no symbol $s in $elf"
 	covers "$image" "$a" "$n" || fail "invalidation of the image ($image) misses $s"

@@ -2,9 +2,10 @@
 /*
  * slat-hyp's entry points and EL2 vectors.
  *
- * _start: CPU 0, from QEMU at EL2 with the MMU off. hyp_secondary_entry:
- * a CPU that PSCI CPU_ON started on slat-hyp's behalf, or that woke from
- * a power-down CPU_SUSPEND, x0 = its index.
+ * _start: the boot CPU, from QEMU at EL2 with the MMU off, on the boot
+ * stack. hyp_secondary_entry: a CPU that PSCI CPU_ON started on slat-hyp's
+ * behalf, or that woke from a power-down CPU_SUSPEND, x0 = its index (the
+ * context ID slat-hyp gave), on that index's stack.
  * Each CPU runs on its own stack in SP_EL2; from a lower EL the vectors
  * save the guest's x0-x30 on it, call hyp_trap(frame), restore and eret.
  * EL2 itself takes no exceptions: one there is a bug (hyp_el2_fault).
@@ -12,24 +13,29 @@
 #define STACK_SHIFT 14		/* 16 KiB per CPU */
 #define FRAME_SIZE (32 * 8)
 
-	.macro	cpu_stack, tmp
-	mrs	\tmp, mpidr_el1
-	and	\tmp, \tmp, #0xff
-	add	\tmp, \tmp, #1
-	lsl	\tmp, \tmp, #STACK_SHIFT
-	adrp	x9, hyp_stacks
-	add	x9, x9, :lo12:hyp_stacks
-	add	\tmp, x9, \tmp
-	mov	sp, \tmp
+/* sp at the top of the stack from \base, the vectors in VBAR_EL2. */
+	.macro	stack_at, base
+	add	x9, \base, #(1 << STACK_SHIFT)
+	mov	sp, x9
 	adr	x9, el2_vectors
 	msr	vbar_el2, x9
 	isb
 	.endm
 
+/* hyp_stacks[\index] (main.c: by CPU index, not by MPIDR). */
+	.macro	cpu_stack, index, tmp
+	adrp	x9, hyp_stacks
+	add	x9, x9, :lo12:hyp_stacks
+	add	\tmp, x9, \index, lsl #STACK_SHIFT
+	stack_at \tmp
+	.endm
+
 	.section .text.start, "ax"
 	.global	_start
 _start:
-	cpu_stack x10
+	adrp	x10, hyp_boot_stack
+	add	x10, x10, :lo12:hyp_boot_stack
+	stack_at x10
 	ldr	x0, =__bss_start
 	ldr	x1, =__bss_end
 1:	cmp	x0, x1
@@ -55,7 +61,7 @@ _start:
 	.global	hyp_secondary_entry
 hyp_secondary_entry:
 	mov	x19, x0
-	cpu_stack x10
+	cpu_stack x19, x10
 	sub	x20, sp, #(1 << STACK_SHIFT)
 	mov	x21, sp
 	mov	x0, x20
@@ -119,6 +125,7 @@ hyp_eret_to_guest:
 	.irp	n, 16,17,18,19,20,21,22,23,24,25,26,27,28,29,30
 	mov	x\n, xzr
 	.endr
+	dsb	ishst		/* as lower_sync: stage 2 as written */
 	isb
 	eret
 
@@ -183,12 +190,25 @@ hyp_smc_frame:
 	\op	x28, x29, [sp, #224]
 	.endm
 
+/*
+ * A trap from the guest, and back. The DSB ISHST before the ERET completes
+ * every stage-2 descriptor store the trap made (a fault's new leaf, a
+ * relaxed one, a set access flag, the dirty-log phases' edits) for the
+ * inner shareable domain: the table walkers are observers apart from the
+ * CPU's own loads and stores, and see a store to a descriptor for certain
+ * only once a DSB has completed it (Arm ARM D8, VMSAv8-64: the ordering
+ * of translation table updates and walks; the ERET is then the context
+ * synchronization event). libslat issues DSB ISHST only inside the
+ * invalidation hooks (mm.c), and a leaf that replaces an invalid entry
+ * needs no invalidation, so no hook ran for it.
+ */
 lower_sync:
 	sub	sp, sp, #FRAME_SIZE
 	frame_pairs stp
 	str	x30, [sp, #240]
 	mov	x0, sp
 	bl	hyp_trap
+	dsb	ishst
 	frame_pairs ldp
 	ldr	x30, [sp, #240]
 	add	sp, sp, #FRAME_SIZE

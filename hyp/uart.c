@@ -3,8 +3,8 @@
  * guest starts and after it asked to power off. */
 #include "hyp.h"
 
-#define UART_DR 0x09000000ul
-#define UART_FR 0x09000018ul
+#define UART_DR HYP_UART
+#define UART_FR (HYP_UART + 0x18)
 #define UART_FR_TXFF (1u << 5)
 
 static uint32_t print_lock;
