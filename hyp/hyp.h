@@ -182,6 +182,7 @@ void hyp_dcache_clean_poc(uint64_t pa, uint64_t size);
 /* stage2.c */
 void hyp_s2_init(const void *fdt, uint64_t hpfar_mode);
 void hyp_s2_fault(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr);
+int hyp_s2_lookup(uint64_t ipa, struct slat_leaf *leaf);
 void hyp_report(void);
 
 /* gic.c: the SGI that stops a vCPU at once; no LPIs for the guest */

@@ -80,7 +80,10 @@ if [ "$SLAT_HYP_LOG" = 1 ]; then
 	# Each phase of the check runs in slat-hyp while this CPU reads
 	# the doorbell: logging on and a copy, pre-copy rounds with the
 	# writers running in between, then stop, compare, recovery.
-	echo "slat-hyp: doorbell: $(devmem 0x0b000000 32) pages copied"
+	echo "slat-hyp: doorbell: $(devmem 0x0b000008 32) pages copied"
+	# A second start while this migration runs is refused (0xFFFFFFFE)
+	# and changes nothing.
+	echo "slat-hyp: doorbell: second start $(devmem 0x0b000008 32)"
 	# slat-hyp ends the rounds: bit 31 of a round's count says that
 	# it stopped every vCPU, compared and recovered in that trap.
 	r=1

@@ -27,6 +27,12 @@
 #define MAX_ROUNDS	10
 /* In a round's doorbell value: that round ended pre-copy. */
 #define DOORBELL_DONE	(1ull << 31)
+/* Nothing to do: no check, or it is over. */
+#define DOORBELL_NONE	(~0ull)
+/* Refused, nothing changed: a doorbell while another vCPU's is being
+ * handled, or a start while a migration runs. 0xfffffffe to a 32-bit
+ * load, no count's. */
+#define DOORBELL_BUSY	(~1ull)
 
 /* Guest RAM as the bitmaps and the shadow see it: from HYP_RAM_BASE,
  * slat-hyp's part a hole of pages never mapped, never dirty. */
@@ -60,7 +66,10 @@ static bool checked;
  * Faults hold it for reading (shared walkers beside each other); the
  * operations that need the table to themselves (split, wrprotect,
  * test_clear_young, recover) hold it for writing. One writer only: the
- * CPU that rang.
+ * CPU whose doorbell is being handled (hyp_log_doorbell()). The writer
+ * walks inside its walk count as the faults do (mm.c), from once every
+ * reader has left: a reader that waits in a deferred free for the
+ * writer's count to move never holds the lock the writer waits for.
  */
 #define LOCK_WRITER (1u << 31)
 static uint32_t mmu_lock;
@@ -89,10 +98,12 @@ static void mmu_write_lock(void)
 	__atomic_fetch_or(&mmu_lock, LOCK_WRITER, __ATOMIC_ACQUIRE);
 	while (__atomic_load_n(&mmu_lock, __ATOMIC_ACQUIRE) != LOCK_WRITER)
 		__asm__ volatile("yield");
+	hyp_walk_begin(hyp_this_cpu());
 }
 
 static void mmu_write_unlock(void)
 {
+	hyp_walk_end(hyp_this_cpu());
 	__atomic_store_n(&mmu_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -181,13 +192,14 @@ static uint64_t stop_vcpus(void)
 	__atomic_store_n(&stop_requested, 1, __ATOMIC_RELEASE);
 	if (ipa - HYP_RAM_BASE >= span())
 		hyp_panic("guest vectors not in its RAM, IPA", ipa);
-	/* A page of a block: the block is split around it. */
+	/* A page of a block: the block is split around it. Counted under
+	 * the lock, where the table holds still. */
+	mmu_write_lock();
 	int64_t need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_RESTRICT,
 				   .ipa = slat_ipa(ipa), .size = HYP_GRANULE,
 				   .attrs = SLAT_X));
 	hyp_cache_fill(&big_cache, need < 0 ? 0 : (uint32_t)need);
-	mmu_write_lock();
 	if (slat_restrict(&hyp_s2, slat_ipa(ipa), HYP_GRANULE, SLAT_X,
 			  SLAT_OP(.flush = SLAT_FLUSH_ENTRY,
 				  .cache = &big_cache)) < 0)
@@ -275,7 +287,7 @@ static void mapped_pages(uint64_t *bits)
 		struct slat_leaf leaf;
 		uint64_t next = ipa + HYP_GRANULE;
 
-		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) == SLAT_OK) {
+		if (hyp_s2_lookup(ipa, &leaf) == SLAT_OK) {
 			next = slat_ipa_v(leaf.base) + leaf.size;
 			for (uint64_t a = ipa; a < next && a < end;
 			     a += HYP_GRANULE)
@@ -692,12 +704,20 @@ static uint64_t phase_finish(void)
 	return diff_bytes;
 }
 
+/* Doorbells refused (DOORBELL_BUSY), and the one being handled. */
+static uint64_t refused_busy, refused_running;
+static uint32_t doorbell_owner;
+
 static uint64_t doorbell(uint64_t offset)
 {
 	if (offset == 4)
-		return checked ? diff_bytes : ~0ull;
+		return checked ? diff_bytes : DOORBELL_NONE;
 	if (mode == HYP_LOG_OFF || checked)
-		return ~0ull;
+		return DOORBELL_NONE;
+	if (offset == 8 && hyp_logging()) {
+		refused_running++;
+		return DOORBELL_BUSY;
+	}
 	return hyp_logging() ? phase_round() : phase_start_log();
 }
 
@@ -705,21 +725,38 @@ static uint64_t doorbell(uint64_t offset)
  * A read of the doorbell (+0) runs the next phase of the check on this
  * CPU while the others go on, and returns its count: pages copied, then
  * each round's dirty pages, with DOORBELL_DONE once the stopping rule
- * ended pre-copy (~0: nothing to do). +4 reads the differing bytes of
+ * ended pre-copy (DOORBELL_NONE: nothing to do). +8 asks for the start
+ * only: refused while a migration runs. +4 reads the differing bytes of
  * the check. /init paces the rounds (it sleeps between them, so that
  * every vCPU runs the guest's writers); slat-hyp decides how many.
+ *
+ * One doorbell at a time: a phase takes the MMU lock for writing, which
+ * has room for one writer, and names the vCPU that must not park
+ * (migrator). A vCPU that rings while another's doorbell is handled (its
+ * trap comes before it could park) gets DOORBELL_BUSY at once, the check's
+ * state as it was.
  */
 void hyp_log_doorbell(struct hyp_cpu *c, struct hyp_frame *f, uint64_t esr)
 {
 	struct hyp_mmio m;
-	uint64_t v = ~0ull;
+	uint64_t v = DOORBELL_NONE;
+	uint32_t free = 0;
 
 	if (!hyp_mmio_decode(esr, &m))
 		hyp_panic("doorbell access without syndrome, ESR_EL2", esr);
-	if (!m.write) {
-		migrator = c;
-		v = doorbell(read_sysreg(far_el2) & 0xfff);
+	if (m.write) {
+		hyp_mmio_complete(f, &m, v);
+		return;
 	}
+	if (!__atomic_compare_exchange_n(&doorbell_owner, &free, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&refused_busy, 1, __ATOMIC_RELAXED);
+		hyp_mmio_complete(f, &m, DOORBELL_BUSY);
+		return;
+	}
+	migrator = c;
+	v = doorbell(read_sysreg(far_el2) & 0xfff);
+	__atomic_store_n(&doorbell_owner, 0, __ATOMIC_RELEASE);
 	hyp_mmio_complete(f, &m, v);
 }
 
@@ -752,5 +789,7 @@ void hyp_log_report(void)
 	hyp_put_kv("checked", checked);
 	hyp_put_kv("rounds", rounds_done);
 	hyp_put_kv("differing_bytes", diff_bytes);
+	hyp_put_kv("refused_running", refused_running);
+	hyp_put_kv("refused_busy", refused_busy);
 	hyp_puts("\n");
 }

@@ -30,7 +30,10 @@
 # does not; the test then also checks that the guest suspended to the
 # power-down state and woke in slat-hyp, which kept its stage 2. Every
 # run checks that the guest's redistributor offers no LPIs and keeps
-# EnableLPIs clear. --rng: a virtio-rng PCI device, whose driver would use
+# EnableLPIs clear, that EL2's own map holds the DTB's RAM, the UART and
+# the redistributors only, that the CPUs came from the DTB's /cpus, and
+# that the guest's PMU has every counter MDCR_EL2.HPMN gives it; with
+# --log, that a second start during the migration was refused. --rng: a virtio-rng PCI device, whose driver would use
 # MSI-X (LPIs through the ITS); the test checks that it gave bytes
 # through a GICv3 wired interrupt instead. Exit
 # 77 (skip) only when a prerequisite is missing: no cross compiler, no
@@ -340,6 +343,12 @@ if [ $log -ne 0 ]; then
 	grep -q "slat-hyp: doorbell: 0x00000000 bytes differ" <<<"$con" ||
 		fail "the guest did not go on after the check"
 	grep -q "slat-hyp: log recovered" <<<"$con" || fail "no recovery"
+	# A second start while the migration ran was refused, and counted
+	# once: the check above is what "changed nothing" means.
+	grep -qi "slat-hyp: doorbell: second start 0xfffffffe" <<<"$con" ||
+		fail "a second start during the migration was not refused"
+	[ "$(kv refused_running "$summary")" = 1 ] ||
+		fail "the log summary counts no refused start: $summary"
 	# Each vCPU but the one that rang was kicked once, and the guest saw
 	# none of the kicks (nor any kernel warning).
 	kicks=$(sed -n 's/.* kicks=\([0-9]*\) kicks_seen=\([0-9]*\).*/\1 \2/p' <<<"$con" |

@@ -109,6 +109,28 @@ int hyp_max_level(void *arg, slat_ipa_t ipa)
 	return r ? max_level(r, slat_ipa_v(ipa)) : SLAT_LAST_LEVEL;
 }
 
+/**
+ * hyp_s2_lookup() - slat_lookup() on the guest's stage 2, inside a walk
+ * @ipa: the address
+ * @leaf: set to the leaf that maps it
+ *
+ * A lookup reads the tables as a shared walker does: inside this CPU's
+ * walk count, so that a table another vCPU unlinks meanwhile is not freed
+ * while this one may still read it (mm.c, deferred frees).
+ *
+ * Return: slat_lookup()'s.
+ */
+int hyp_s2_lookup(uint64_t ipa, struct slat_leaf *leaf)
+{
+	struct hyp_cpu *c = hyp_this_cpu();
+	int ret;
+
+	hyp_walk_begin(c);
+	ret = slat_lookup(&hyp_s2, slat_ipa(ipa), leaf);
+	hyp_walk_end(c);
+	return ret;
+}
+
 /* ------------------------------------------------- the fault address */
 
 #define ESR_S1PTW	(1ull << 7)
@@ -251,13 +273,15 @@ static int fault_map(struct hyp_cpu *c, const struct region *r, uint64_t ipa,
 	int ret;
 
 	c->faults[r->device ? HYP_F_DEVICE : HYP_F_TRANSLATION]++;
-	/* Counted beside the other vCPUs, whose faults only lower it. */
+	/* The count reads the table too: inside the walk, so that no table
+	 * it reads is freed under it (mm.c, deferred frees). Counted beside
+	 * the other vCPUs, whose faults only lower it. */
+	hyp_walk_begin(c);
 	int64_t need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(base),
 				   .size = size, .pa = slat_pa(base),
 				   .attrs = attrs, .flags = flags));
 	hyp_cache_fill(&c->cache, need < 0 ? 0 : (uint32_t)need);
-	hyp_walk_begin(c);
 	ret = slat_map(&hyp_s2, slat_ipa(base), size, slat_pa(base), attrs,
 		       SLAT_OP(.flags = flags, .cache = &c->cache));
 	hyp_walk_end(c);
@@ -282,12 +306,12 @@ static int fault_relax(struct hyp_cpu *c, uint64_t ipa,
 	int64_t need;
 
 	c->faults[HYP_F_PERMISSION]++;
+	hyp_walk_begin(c);	/* the count reads the table too */
 	need = slat_pages_needed(
 		&hyp_s2, SLAT_NEED(.kind = SLAT_OP_RELAX, .ipa = slat_ipa(base),
 				   .size = size, .attrs = perms,
 				   .flags = flags));
 	hyp_cache_fill(&c->cache, need < 0 ? 0 : (uint32_t)need);
-	hyp_walk_begin(c);
 	ret = slat_relax(&hyp_s2, slat_ipa(base), size, perms,
 			 SLAT_OP(.flags = flags, .cache = &c->cache));
 	hyp_walk_end(c);

@@ -141,7 +141,7 @@ void hyp_count_leaves(uint64_t *blocks_1g, uint64_t *blocks_2m,
 		if (ipa == HYP_OWN)	/* slat-hyp's part, never mapped */
 			ipa = HYP_OWN_END;
 
-		if (slat_lookup(&hyp_s2, slat_ipa(ipa), &leaf) != SLAT_OK) {
+		if (hyp_s2_lookup(ipa, &leaf) != SLAT_OK) {
 			ipa += HYP_GRANULE;
 			continue;
 		}
