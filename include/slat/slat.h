@@ -152,6 +152,9 @@ struct slat_table {
 	uintptr_t refcounts_first_page;
 	/* The memory-type field of a write-back leaf: cacheable memory. */
 	slat_pte_t normal_memattr;
+	/* The format's locked marker (break-before-make, a claimed entry):
+	 * one load where it is written or compared. */
+	slat_pte_t locked;
 	/* Entries with (pte & table_mask) == table_match are tables (below the
 	 * last level): one test per level on the fault path's descent. */
 	slat_pte_t table_mask, table_match;

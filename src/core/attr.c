@@ -254,7 +254,7 @@ static int relax_exec_leaf(const struct slat_walk_ctx *ctx,
 	slat_pte_t clear, set, was;
 
 	pte_change(old, new, &clear, &set);
-	if (!pte_try_set(t, walk_writers(ctx), ptep, old, ~0ull, t->fmt->locked,
+	if (!pte_try_set(t, walk_writers(ctx), ptep, old, ~0ull, t->locked,
 			 &was)) {
 		ctx->stats->retries++;
 		return SLAT_E_AGAIN;

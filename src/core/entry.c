@@ -21,7 +21,7 @@ int core_break(const struct slat_walk_ctx *ctx, slat_pte_t *was,
 	if (!shared && !is_root_level(t, ctx->level))
 		(void)core_refcount_get(t, table_page_of(t, ctx->ptep));
 	if (!pte_try_set(t, walk_writers(ctx), ctx->ptep, ctx->old, ~0ull,
-			 shared ? t->fmt->locked : 0, &old)) {
+			 shared ? t->locked : 0, &old)) {
 		ctx->stats->retries++;
 		return SLAT_E_AGAIN;
 	}
@@ -60,7 +60,7 @@ static slat_pte_t core_lock(const struct slat_walk_ctx *ctx)
 {
 	slat_pte_t was;
 	pte_try_set(ctx->t, pte_writers_of(ctx->t, false), ctx->ptep, ctx->old, ~0ull,
-		    ctx->t->fmt->locked, &was);
+		    ctx->t->locked, &was);
 	ctx->stats->written[SLAT_WRITE_BREAK]++;
 	return was;
 }

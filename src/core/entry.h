@@ -47,7 +47,7 @@ core_claim_leaf(struct slat_table *t, slat_pte_t *ptep, int level,
 	if (!shared)
 		return SLAT_OK;
 	if (!pte_try_set(t, PTE_SHARED, ptep, 0, ~0ull,
-			 cmo ? t->fmt->locked : leaf, &was)) {
+			 cmo ? t->locked : leaf, &was)) {
 		st->retries++;
 		return SLAT_E_AGAIN;
 	}

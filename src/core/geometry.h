@@ -20,8 +20,23 @@ static inline unsigned level_shift(const struct slat_table *t, int level)
 	return t->level_shift[level + 1];
 }
 
+static inline uint64_t granule_mask(const struct slat_table *t)
+{
+	return t->page_mask;
+}
+
+/* The granule, bytes: the last level's leaves. */
+static inline uint64_t granule_size(const struct slat_table *t)
+{
+	return granule_mask(t) + 1;
+}
+
+/* A caller naming the last level as a constant gets granule_size(), the
+ * value the input check tests: the compiler then sees they are one. */
 static inline uint64_t level_size(const struct slat_table *t, int level)
 {
+	if (__builtin_constant_p(level) && level == SLAT_LAST_LEVEL)
+		return granule_size(t);
 	return 1ull << level_shift(t, level);
 }
 
@@ -36,11 +51,6 @@ static inline bool leaf_allowed(const struct slat_table *t, int level)
 static inline bool is_root_level(const struct slat_table *t, int level)
 {
 	return level == t->geo.start_level;
-}
-
-static inline uint64_t granule_mask(const struct slat_table *t)
-{
-	return t->page_mask;
 }
 
 /**
@@ -61,22 +71,32 @@ static inline uint64_t leaf_misaligned(uint64_t ipa, uint64_t pa,
 	return (ipa | pa) & (size - 1);
 }
 
+/* leaf_fits() of a leaf of @size (1 << @shift) bytes. */
+static inline bool leaf_fits_size(const struct slat_table *t, int level,
+				  unsigned shift, uint64_t size, uint64_t ipa,
+				  uint64_t pa, uint64_t remaining,
+				  unsigned cap_shift)
+{
+	bool capped = level < SLAT_LAST_LEVEL && shift > cap_shift;
+	return leaf_allowed(t, level) && !capped &&
+	       !leaf_misaligned(ipa, pa, size) && remaining >= size;
+}
+
 static inline bool leaf_fits_shift(const struct slat_table *t, int level,
 				   unsigned shift, uint64_t ipa, uint64_t pa,
 				   uint64_t remaining, unsigned cap_shift)
 {
-	uint64_t size = 1ull << shift;
-	bool capped = level < SLAT_LAST_LEVEL && shift > cap_shift;
-	return leaf_allowed(t, level) && !capped &&
-	       !leaf_misaligned(ipa, pa, size) && remaining >= size;
+	return leaf_fits_size(t, level, shift, 1ull << shift, ipa, pa,
+			      remaining, cap_shift);
 }
 
 static inline bool leaf_fits(const struct slat_table *t, int level,
 			     uint64_t ipa, uint64_t pa, uint64_t remaining,
 			     unsigned cap_shift)
 {
-	return leaf_fits_shift(t, level, level_shift(t, level), ipa, pa,
-			       remaining, cap_shift);
+	return leaf_fits_size(t, level, level_shift(t, level),
+			      level_size(t, level), ipa, pa, remaining,
+			      cap_shift);
 }
 
 /* The level whose leaves are @leaf_size bytes (0: the last level), or
@@ -112,16 +132,18 @@ static inline bool table_live(const struct slat_table *t)
 }
 
 /*
- * The bits of @beyond (~0 << the address size) in the last byte of
- * [addr, addr + size), in @addr or in size - 1: non-zero when the range is
- * empty, wraps, or reaches past the address size. One test, and a mask
- * rather than a shift count, so that the fault path's check costs a few
- * instructions.
+ * The bits of @beyond (~0 << the address size, which is never below the
+ * granule) in the first byte of the last granule of [addr, addr + size),
+ * in @addr or in size - granule: non-zero when the range is empty, wraps,
+ * or reaches past the address size. Exact for granule-aligned @addr and
+ * @size, which the same checks test beside it. One test, and a mask rather
+ * than a shift count, so that the fault path's check costs a few
+ * instructions: for a page (@size the granule) it is @addr & @beyond.
  */
 static inline uint64_t range_beyond(uint64_t addr, uint64_t size,
-				    uint64_t beyond)
+				    uint64_t granule, uint64_t beyond)
 {
-	uint64_t last = size - 1;
+	uint64_t last = size - granule;
 	return (addr | last | (addr + last)) & beyond;
 }
 
@@ -130,7 +152,7 @@ static inline uint64_t range_beyond(uint64_t addr, uint64_t size,
 static inline uint64_t ipa_range_bad(const struct slat_table *t, uint64_t ipa,
 				     uint64_t size)
 {
-	return range_beyond(ipa, size, t->ia_beyond) |
+	return range_beyond(ipa, size, granule_size(t), t->ia_beyond) |
 	       ((ipa | size) & granule_mask(t));
 }
 
@@ -139,7 +161,8 @@ static inline uint64_t ipa_range_bad(const struct slat_table *t, uint64_t ipa,
 static inline uint64_t pa_range_bad(const struct slat_table *t, uint64_t pa,
 				    uint64_t size)
 {
-	return range_beyond(pa, size, t->pa_beyond) | (pa & granule_mask(t));
+	return range_beyond(pa, size, granule_size(t), t->pa_beyond) |
+	       (pa & granule_mask(t));
 }
 
 /*

@@ -437,15 +437,19 @@ map_other(struct slat_table *t, uint64_t ipa, uint64_t size, uint64_t pa,
  * nothing of the request is live across it.
  */
 static SLAT_ALWAYS_INLINE int
-map_page_install(struct slat_table *t, struct slat_op *op,
-		 struct slat_leaf_memo *m, uint32_t flags, slat_pte_t *ptep,
-		 uint64_t size, slat_pa_t pa, struct slat_stats *st)
+map_page_install_as(struct slat_table *t, struct slat_op *op,
+		    struct slat_leaf_memo *m, uint32_t flags, slat_pte_t *ptep,
+		    uint64_t size, slat_pa_t pa, bool shared,
+		    struct slat_stats *st)
 {
 	const int level = SLAT_LAST_LEVEL;
-	bool shared = flags & SLAT_SHARED;
 	slat_pte_t leaf = m->leaf[level] | pa.pa;
 	unsigned cmo = map_cmo(m->cmo, flags, st);
 	uint32_t *rc = m->path[level].refcount;
+
+	/* The path's tables are below the root: each has its count word. */
+	if (!rc)
+		__builtin_unreachable();
 	int ret = core_claim_leaf(t, ptep, level, leaf, cmo, shared, rc, st);
 
 	map_done(op, ret ? 0 : size, ret);
@@ -453,6 +457,20 @@ map_page_install(struct slat_table *t, struct slat_op *op,
 		return ret;
 	return core_publish_leaf(t, ptep, level, leaf, pa, size, cmo, shared,
 				 rc, st);
+}
+
+/* The compiler's copy for each kind of caller: what a shared caller needs
+ * after the clean (the entry and the leaf) is all that lives across it. */
+static SLAT_ALWAYS_INLINE int
+map_page_install(struct slat_table *t, struct slat_op *op,
+		 struct slat_leaf_memo *m, uint32_t flags, slat_pte_t *ptep,
+		 uint64_t size, slat_pa_t pa, struct slat_stats *st)
+{
+	if (flags & SLAT_SHARED)
+		return map_page_install_as(t, op, m, flags, ptep, size, pa,
+					   true, st);
+	return map_page_install_as(t, op, m, flags, ptep, size, pa, false,
+				   st);
 }
 
 /*
@@ -470,6 +488,9 @@ map_page_far(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	struct slat_leaf_memo *m = &op->cache->memo;
 	slat_pte_t *ptep;
 
+	/* The fault path counts into counters of its own (slat_map()). */
+	if (!st)
+		__builtin_unreachable();
 	if (m->unlinks == unlinks && level - 1 > t->geo.start_level &&
 	    memo_path_holds(t, m, level - 1, ipa.ipa)) {
 		struct descent d = descend_path(t, m, level - 1, ipa.ipa, level,

@@ -40,7 +40,7 @@ static inline bool pte_leaf(const struct slat_table *t, slat_pte_t pte,
 
 static inline bool pte_locked(const struct slat_table *t, slat_pte_t pte)
 {
-	return pte == t->fmt->locked;
+	return pte == t->locked;
 }
 
 /* A valid leaf mapping write-back memory that the D-cache may hold (only

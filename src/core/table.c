@@ -154,6 +154,7 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	t->refcounts_first_page = 0;
 	t->refcounts = mm->refcount_array
 		? mm->refcount_array(mm_ctx, &t->refcounts_first_page) : NULL;
+	t->locked = t->fmt->locked;
 	t->normal_memattr = t->fmt->make_leaf(t, slat_pa(0), SLAT_R,
 					      SLAT_LAST_LEVEL) & t->fmt->memattr_mask;
 	t->table_mask = t->fmt->present_mask | t->fmt->table_bit;
