@@ -42,8 +42,8 @@ MUTATIONS = [
      "\treturn range_beyond(pa, size, granule_size(t), 1ull << 63) |",
      "map's input check forgets the PA size"),
     ("input-range-last", "src/core/geometry.h",
-     "\tuint64_t last = size - granule;",
-     "\tuint64_t last = 0 * size;",
+     "\treturn range_beyond(ipa, size, granule_size(t), t->ia_beyond) |",
+     "\treturn range_beyond(ipa, granule_size(t), granule_size(t), t->ia_beyond) |",
      "the range check tests only the first granule: a request that runs "
      "past the address size, or is empty, passes"),
     ("descend-index", "src/core/walker.h",
