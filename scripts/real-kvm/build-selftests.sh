@@ -60,8 +60,12 @@ aarch64-linux-gnu-gcc -O2 -c "$here/linebuf.c" -o "$work/linebuf.o"
 # Relink ours with linebuf.o.
 rm -f "${tests[@]/#/$kvm/}"
 # Only our targets (the directory's outputs are named by absolute path);
-# -k: whatever else fails, ours are checked below.
-make -k -s -C "$kvm" "${cross[@]}" LDFLAGS="-static -pthread -no-pie $work/linebuf.o" \
+# -k: whatever else fails, ours are checked below. OUTPUT given: lib.mk
+# sets it only in a top-level make, and under another make (make
+# kvm-on-slat) the outputs would be named /TEST and ours left to make's
+# built-in rule.
+make -k -s -C "$kvm" "${cross[@]}" OUTPUT="$kvm" \
+	LDFLAGS="-static -pthread -no-pie $work/linebuf.o" \
 	-j"$(nproc)" "${tests[@]/#/$kvm/}" >&2 || true
 for t in "${tests[@]}"; do
 	b=$(find "$kvm" -name "${t##*/}" -type f -perm -u+x | head -n1)
