@@ -342,11 +342,12 @@ static int cost_line(struct perf_cost *c, const char *path, int lineno,
 			break;
 	if (i == (size_t)perf_cost_nkeys) {
 		fprintf(stderr, "slat-perf: %s:%d: ", path, lineno);
-		text_printf_safe(stderr, "unknown key \"%s\" (keys: tlbi_ipa, "
-				 "tlbi_ipa_local, tlbi_range, tlbi_vmid, dsb, "
-				 "clean_line, cache_line, fault_exit, "
-				 "entry_visit, entry_write, ipi_send, ipi_exit, "
-				 "mem_bw)\n", key);
+		text_printf_safe(stderr, "unknown key \"%s\" (keys:", key);
+		/* the table's own keys: the list cannot miss one */
+		for (i = 0; i < (size_t)perf_cost_nkeys; i++)
+			fprintf(stderr, "%s %s", i ? "," : "",
+				perf_cost_keys[i].key);
+		fprintf(stderr, ")\n");
 		return -1;
 	}
 	*perf_cost_at(c, &perf_cost_keys[i]) = v;
