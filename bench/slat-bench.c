@@ -79,10 +79,11 @@ static struct {
 	bool kvm;          /* run KVM's code beside (HAVE_KVM_PEER) */
 	bool count_kvm;    /* callgrind counts KVM's run, not ours */
 	const char *only;
+	const char *cost_out; /* slat-perf's cost file of KVM's code */
 	struct slat_config cfg;
 	struct slat_geometry geo;
-} opt = { BF_ARM_S2, 4096, 0, 9, false, false, false, false, NULL, { 0 },
-	  { 0 } };
+} opt = { BF_ARM_S2, 4096, 0, 9, false, false, false, false, NULL, NULL,
+	  { 0 }, { 0 } };
 
 /* The machine's load: on a machine busier than its CPUs the wall clock
  * measures the scheduler too, so the run says so. */
@@ -2035,7 +2036,7 @@ static const char usage[] =
 "usage: slat-bench [--format arm-s2|ept4|ept5] [--granule 4k|16k|64k]\n"
 "                  [--only ID,...] [--reps N] [--size-shift N | --small]\n"
 "                  [--json] [--list] [--targets] [--count-floor]\n"
-"                  [--kvm] [--count-kvm]\n"
+"                  [--kvm] [--count-kvm] [--cost-out FILE]\n"
 "\n"
 "Times libslat's core on the hosted platform (TLB and cache hooks only\n"
 "count; page caches are filled before the clock starts). Default: Armv8\n"
@@ -2073,6 +2074,10 @@ static const char usage[] =
 "                  figures measured here. Only in a build with it: make\n"
 "                  bench-kvm (docs/bench.md)\n"
 "  --count-kvm     with --kvm, under callgrind: count KVM's last run\n"
+"  --cost-out FILE with --kvm: write slat-perf's software costs of KVM's\n"
+"                  code measured in this run (entry_visit from scenario 7,\n"
+"                  entry_write from 8, CPU-time medians) with the machine\n"
+"                  and the date, for slat-perf --cost FILE\n"
 "  -h, --help      this text\n"
 "  --version       print slat-bench's version and exit\n"
 "The exit status is 1 when a check of what a scenario did fails (never for\n"
@@ -2163,6 +2168,8 @@ static int parse_value(const char *a, const char *v, struct request *rq)
 				"or ept5\n");
 			return 2;
 		}
+	} else if (!strcmp(a, "--cost-out")) {
+		opt.cost_out = v;
 	} else {
 		opt.only = v;
 		if (!only_valid()) {
@@ -2179,6 +2186,7 @@ static int parse_args(int argc, char **argv, struct request *rq)
 {
 	static const char *const with_value[] = {
 		"--reps", "--size-shift", "--granule", "--format", "--only",
+		"--cost-out",
 	};
 
 	for (int i = 1; i < argc; i++) {
@@ -2316,6 +2324,11 @@ static int setup_config(struct request *rq)
 		if (!rq->reps_set)
 			opt.reps = 1;
 	}
+	if (opt.cost_out && !opt.kvm) {
+		fprintf(stderr, "slat-bench: --cost-out writes KVM's costs: "
+			"add --kvm (a build with KVM's code: make bench-kvm)\n");
+		return 2;
+	}
 	if (opt.format != BF_ARM_S2 && opt.granule != 4096) {
 		fprintf(stderr, "slat-bench: EPT has only the 4k granule\n");
 		return 2;
@@ -2361,6 +2374,104 @@ static int run_all(struct result *res, const char **skip_reason)
 	return failures;
 }
 
+/* ---- KVM's software costs for slat-perf (--cost-out) ---- */
+
+/* The scenario @id's index when KVM's code ran beside it, else -1. */
+static int kvm_index(const struct result *res, const char *id)
+{
+	for (int i = 0; i < NR_SC; i++)
+		if (!strcmp(scenarios[i].id, id))
+			return res[i].ran && res[i].kvm_ran ? i : -1;
+	return -1;
+}
+
+/* The CPU as the first processor of /proc/cpuinfo names it (x86: its
+ * model name; arm64: implementer and part), else "an unknown CPU". */
+static void cpu_name(char *buf, size_t n)
+{
+	static const char *const keys[] = { "model name", "CPU implementer",
+					    "CPU part" };
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	size_t len = 0;
+
+	buf[0] = 0;
+	while (f && fgets(line, sizeof(line), f) && line[0] != '\n') {
+		char *colon = strchr(line, ':');
+
+		line[strcspn(line, "\n")] = 0;
+		for (size_t k = 0; colon && k < sizeof(keys) / sizeof(*keys);
+		     k++)
+			if (!strncmp(line, keys[k], strlen(keys[k])) &&
+			    len < n)
+				len += (size_t)snprintf(buf + len, n - len,
+							"%s%s%s", len ? ", " :
+							"", k ? keys[k] : "",
+							colon + (k ? 1 : 2));
+	}
+	if (f)
+		fclose(f);
+	if (!buf[0])
+		snprintf(buf, n, "an unknown CPU");
+}
+
+/*
+ * The software costs slat-perf charges per entry, from KVM's own code in
+ * this run: a visit is what KVM's walk of memory already split costs per
+ * entry (7: every leaf and every entry above them); a write is what
+ * write-protecting a leaf costs beyond its visits (8). Returns 0, or the
+ * exit status after a message.
+ */
+static int write_kvm_costs(const struct result *res, const char *path)
+{
+	int iw = kvm_index(res, "7"), ip = kvm_index(res, "8");
+	char cpu[160], date[32];
+	time_t now = time(NULL);
+	FILE *f;
+
+	if (iw < 0 || ip < 0) {
+		fprintf(stderr, "slat-bench: --cost-out needs KVM's runs of "
+			"scenarios 7 and 8: run with --kvm in the default "
+			"configuration (arm-s2, 4k), without --only or with "
+			"--only 7,8\n");
+		return 2;
+	}
+	const struct result *walk = &res[iw], *wp = &res[ip];
+	double visit = walk->kvm_cpu.median * (double)walk->leaves /
+		       (double)(walk->leaves + walk->min_walk);
+	double write = wp->kvm_cpu.median -
+		       visit * (double)(wp->leaves + wp->min_walk) /
+		       (double)wp->leaves;
+	if (write < 0)
+		write = 0;  /* a write cheaper than the noise of the visits */
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "slat-bench: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	cpu_name(cpu, sizeof(cpu));
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	fprintf(f, "# KVM's stage-2 code (arch/arm64/kvm/hyp/pgtable.c%s%s) "
+		"measured by slat-bench --kvm\n# on %s, %ld CPUs, %s; load "
+		"average %.2f before, %.2f after;\n# %d timed run%s, sizes "
+		"divided by 2^%u, CPU-time medians per leaf.\n",
+		*kvm_source() ? ", " : "", kvm_source(), cpu, mach.cpus, date,
+		mach.before[0], mach.after[0], opt.reps,
+		opt.reps == 1 ? "" : "s", opt.size_shift);
+	fprintf(f, "# 7 %s: %.3f ns per leaf, %" PRIu64 " entries read for "
+		"%" PRIu64 " leaves\nentry_visit = %.3f\n", scenarios[iw].key,
+		walk->kvm_cpu.median, walk->leaves + walk->min_walk,
+		walk->leaves, visit);
+	fprintf(f, "# 8 %s: %.3f ns per leaf, less its visits\n"
+		"entry_write = %.3f\n", scenarios[ip].key, wp->kvm_cpu.median,
+		write);
+	if (fclose(f)) {
+		fprintf(stderr, "slat-bench: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct result res[NR_SC];
@@ -2400,6 +2511,8 @@ int main(int argc, char **argv)
 		print_load_after();
 	}
 	warn_if_loaded();
+	if (!failures && opt.cost_out && (rc = write_kvm_costs(res, opt.cost_out)))
+		return rc;
 	if (failures) {
 		fprintf(stderr, "slat-bench: %d check%s failed\n", failures,
 			failures == 1 ? "" : "s");
