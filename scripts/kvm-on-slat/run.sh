@@ -44,7 +44,12 @@ mapfile -t lines < <(grep -v '^#' "$tests" | grep .)
 names=$(printf '%s\n' "${lines[@]}" | awk '{ print $1 }' | sort -u)
 targets=()
 for n in $names; do
-	case $n in page_fault_test) targets+=("aarch64/$n") ;; *) targets+=("$n") ;; esac
+	# arm64's own tests live in the selftests' aarch64/ folder.
+	if [ -e "$work/src/tools/testing/selftests/kvm/aarch64/$n.c" ]; then
+		targets+=("aarch64/$n")
+	else
+		targets+=("$n")
+	fi
 done
 st=$work/selftests
 if [ ! -e "$st/src/.extracted" ]; then

@@ -10,6 +10,11 @@ SKIP (4, the selftests' KSFT_SKIP), TIMEOUT (killed by the time limit),
 FAIL (any other status) or "-" (never ran: the kernel did not get there).
 Exit status 0 when every test that passed on the first kernel passed on
 every other, 1 otherwise.
+
+Then a table of counts per test: the hits of KVM's own tracepoints on
+each kernel (KS trace), and on the libslat kernel the shim's counters
+over the test (KS counts_before / counts_after): the fault handler's map,
+relax and mkyoung calls, libslat's TLBIs and D-cache cleans.
 """
 import re
 import sys
@@ -25,13 +30,25 @@ def result(rc):
     return "FAIL(rc=%d)" % rc
 
 
+def pairs(text):
+    """name=value pairs as a dict of ints ("-": absent)."""
+    out = {}
+    for word in text.split():
+        k, _, v = word.partition("=")
+        if v.isdigit():
+            out[k] = int(v)
+    return out
+
+
 def parse(path):
-    """The kernel's KVM line, the results by run, the splat lines."""
+    """The kernel's KVM line, the results by run, the splat lines, the
+    dmesg notes and the counts by run ({test: {name: value}})."""
     kvm, runs, splats, notes, cur = "", [], [], [], None
+    counts, before = {}, {}
     try:
         text = open(path, errors="replace").read()
     except OSError:
-        return "no console log", runs, splats, notes
+        return "no console log", runs, splats, notes, counts
     for line in text.splitlines():
         m = re.search(r"KS (\w+) ?(.*)$", line)
         if not m:
@@ -48,7 +65,64 @@ def parse(path):
             splats.append(rest)
         elif kind == "dmesg":
             notes.append(rest)
-    return kvm, runs, splats, notes
+        elif kind == "trace" and cur:
+            counts.setdefault(cur, {}).update(pairs(rest.split(None, 1)[-1]))
+        elif kind == "counts_before" and cur:
+            before = pairs(rest)
+        elif kind == "counts_after" and cur:
+            after = pairs(rest)
+            counts.setdefault(cur, {}).update(
+                {"slat_" + k: v - before.get(k, 0) for k, v in after.items()})
+    return kvm, runs, splats, notes, counts
+
+
+# The counts table's columns: (heading, tracepoint) for every kernel,
+# (heading, the shim's counters summed) for the libslat kernel.
+COLUMNS = [
+    ("guest_fault", "guest_fault"),
+    ("access_fault", "access_fault"),
+    ("mmio", "mmio_emulate"),
+]
+SLAT_COLUMNS = [
+    ("map", ["slat_fault_map"]),
+    ("again", ["slat_fault_again"]),
+    ("relax", ["slat_relax"]),
+    ("mkyoung", ["slat_mkyoung"]),
+    ("tlbi", ["slat_tlbi_ipa", "slat_tlbi_ipa_local", "slat_tlbi_range",
+              "slat_tlbi_vmid", "slat_tlbi_shim"]),
+    ("dcache", ["slat_dcache_calls"]),
+]
+
+
+def print_counts(tests, kernels, logs):
+    """Each test's tracepoint hits per kernel, then libslat's counts on
+    the kernels that have them."""
+    if not any(logs[k][4] for k in kernels):
+        return
+    slat = [k for k in kernels
+            if any("slat_fault_map" in c for c in logs[k][4].values())]
+    heads = ["%s:%s" % (k, h) for h, _ in COLUMNS for k in kernels]
+    heads += ["%s:%s" % (k, h) for k in slat for h, _ in SLAT_COLUMNS]
+    width = max([len(t) for t in tests] + [4])
+    print("counts per test: KVM's tracepoints (hits) on each kernel; the "
+          "shim's calls and libslat's TLBIs and D-cache cleans")
+    cols = [len(h) for h in heads]
+    print("%-*s  %s" % (width, "test",
+                         " ".join("%*s" % (w, h) for w, h in zip(cols, heads))))
+    for t in tests:
+        cells = []
+        for _, key in COLUMNS:
+            for k in kernels:
+                v = logs[k][4].get(t, {}).get(key)
+                cells.append("-" if v is None else str(v))
+        for k in slat:
+            c = logs[k][4].get(t, {})
+            for _, keys in SLAT_COLUMNS:
+                vals = [c[x] for x in keys if x in c]
+                cells.append(str(sum(vals)) if vals else "-")
+        print("%-*s  %s" % (width, t,
+                             " ".join("%*s" % (w, c) for w, c in zip(cols, cells))))
+    print()
 
 
 def main():
@@ -77,6 +151,7 @@ def main():
                 not c.startswith("PASS") for c in cells[1:]):
             ok = False
     print()
+    print_counts(tests, kernels, logs)
     for k in kernels:
         print("%-6s kernel warnings and splats: %d" % (k, len(logs[k][2])))
         for s in logs[k][2][:20]:

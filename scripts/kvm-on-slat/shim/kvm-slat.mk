@@ -6,7 +6,8 @@
 slat-dir := $(srctree)/arch/arm64/kvm/slat
 slat-lib := $(patsubst $(slat-dir)/%.c,slat/%.o,\
 	$(sort $(wildcard $(slat-dir)/lib/src/*/*.c)))
-slat-shim := slat/shim/kvm_slat.o slat/shim/kvm_slat_mm.o
+slat-shim := slat/shim/kvm_slat.o slat/shim/kvm_slat_mm.o \
+	slat/shim/kvm_slat_counts.o
 
 kvm-y += $(slat-shim) $(slat-lib)
 

@@ -181,6 +181,7 @@ void kvm_pgtable_stage2_destroy(struct kvm_pgtable *pgt)
 	ks->dying = true;
 	if (atomic_read_acquire(&ks->deferred))
 		rcu_barrier();
+	kvm_slat_count_table(&ks->table);
 	slat_table_destroy(&ks->table);
 	pgt->pgd = NULL;
 	pgt->slat = NULL;
@@ -295,8 +296,12 @@ int kvm_pgtable_stage2_map(struct kvm_pgtable *pgt, u64 addr, u64 size,
 		       slat_pa(ALIGN_DOWN(phys, PAGE_SIZE)), attrs, &op);
 	kvm_slat_walk_end(op.flags);
 	kvm_slat_cache_put(&cache, mc);
-	if (ret == SLAT_NOTHING_TO_DO && (flags & KVM_PGTABLE_WALK_HANDLE_FAULT))
+	if (flags & KVM_PGTABLE_WALK_HANDLE_FAULT)
+		kvm_slat_count(KVM_SLAT_FAULT_MAP, 1);
+	if (ret == SLAT_NOTHING_TO_DO && (flags & KVM_PGTABLE_WALK_HANDLE_FAULT)) {
+		kvm_slat_count(KVM_SLAT_FAULT_AGAIN, 1);
 		return -EAGAIN;
+	}
 	return kvm_slat_errno(ret);
 }
 
@@ -371,6 +376,7 @@ kvm_pte_t kvm_pgtable_stage2_mkyoung(struct kvm_pgtable *pgt, u64 addr)
 	struct slat_leaf leaf;
 	int ret;
 
+	kvm_slat_count(KVM_SLAT_MKYOUNG, 1);
 	kvm_slat_walk_begin(SLAT_SHARED);
 	ret = slat_lookup(t, ipa, &leaf);
 	if (ret == SLAT_OK)
@@ -429,6 +435,7 @@ int kvm_pgtable_stage2_relax_perms(struct kvm_pgtable *pgt, u64 addr,
 	int ret;
 
 	addr = ALIGN_DOWN(addr, PAGE_SIZE);
+	kvm_slat_count(KVM_SLAT_RELAX, 1);
 	kvm_slat_walk_begin(op.flags);
 	ret = slat_lookup(t, slat_ipa(addr), &leaf);
 	if (ret == SLAT_OK)
@@ -436,6 +443,7 @@ int kvm_pgtable_stage2_relax_perms(struct kvm_pgtable *pgt, u64 addr,
 				 &op);
 	kvm_slat_walk_end(op.flags);
 	if (ret == SLAT_NOTHING_TO_DO) {
+		kvm_slat_count(KVM_SLAT_TLBI_SHIM, 1);
 		kvm_call_hyp(__kvm_tlb_flush_vmid_ipa_nsh, pgt->mmu, addr,
 			     leaf.level);
 		return -EAGAIN;

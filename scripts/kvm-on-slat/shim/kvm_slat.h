@@ -31,6 +31,31 @@ struct kvm_slat {
 
 extern const struct slat_mm_ops kvm_slat_mm_ops;
 
+/* The counters of kvm_slat_counts.c: the shim's calls, then each
+ * destroyed table's struct slat_stats. */
+enum kvm_slat_count {
+	KVM_SLAT_FAULT_MAP,      /* map calls from the fault handler */
+	KVM_SLAT_FAULT_AGAIN,    /* of those, already mapped: -EAGAIN */
+	KVM_SLAT_RELAX,          /* relax_perms calls (permission faults) */
+	KVM_SLAT_MKYOUNG,        /* mkyoung calls (access-flag faults) */
+	KVM_SLAT_TLBI_SHIM,      /* the shim's own local TLBI (relax) */
+	KVM_SLAT_TABLES,         /* stage-2 tables destroyed */
+	KVM_SLAT_LEAVES,
+	KVM_SLAT_TLBI_IPA,
+	KVM_SLAT_TLBI_IPA_LOCAL,
+	KVM_SLAT_TLBI_RANGE,
+	KVM_SLAT_TLBI_VMID,
+	KVM_SLAT_DCACHE_CALLS,
+	KVM_SLAT_DCACHE_BYTES,
+	KVM_SLAT_ICACHE_CALLS,
+	KVM_SLAT_PAGES_ALLOC,
+	KVM_SLAT_RETRIES,
+	KVM_SLAT_COUNTS
+};
+
+void kvm_slat_count(enum kvm_slat_count c, u64 n);
+void kvm_slat_count_table(const struct slat_table *t);
+
 struct slat_page_cache *kvm_slat_cache_get(struct slat_page_cache *c,
 					   void *mc);
 void kvm_slat_cache_put(struct slat_page_cache *c, void *mc);
