@@ -52,6 +52,7 @@
 
 #include "blob.h"
 #include "checker.h"
+#include "driver.h"
 
 #define SKIP 77
 
@@ -124,32 +125,6 @@ static bool el2_config(const struct ocfg *oc)
 	return oc->features & SLAT_FEAT_S1_EL2;
 }
 
-/* ------------------------------------------------------------ random */
-
-static uint64_t rng;
-
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t n)
-{
-	return n ? splitmix(&rng) % n : 0;
-}
-
-static bool chance(unsigned pct)
-{
-	return below(100) < pct;
-}
-
-static uint64_t align_down(uint64_t x, uint64_t a)
-{
-	return x & ~(a - 1);
-}
 
 /* ------------------------------------------------------------ state */
 
@@ -218,29 +193,9 @@ static struct {
 	long only;
 } A;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "oracle: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
 static void blob_put(const void *p, size_t n)
 {
-	if (O.blen + n > O.bcap) {
-		O.bcap = (O.blen + n) * 2;
-		O.blob = realloc(O.blob, O.bcap);
-		if (!O.blob)
-			die("out of memory");
-	}
-	memcpy(O.blob + O.blen, p, n);
-	O.blen += n;
+	oracle_put(&O.blob, &O.blen, &O.bcap, p, n);
 }
 
 /* ------------------------------------------------------------ a layout */
@@ -251,17 +206,13 @@ struct gen {
 	bool el2; /* EL2's own stage 1, probed from EL2 */
 	struct slat_config cfg;
 	struct slat_geometry geo;
-	struct slat_hosted h;
-	struct slat_table t;
-	struct slat_page_cache cache;
-	struct checker ck;
+	struct oracle_table o;
 	uint64_t G, lsize[4];
 	uint64_t ia_end, pa_end;
 	/* where leaves go */
 	uint64_t iwin, iwin_size, pwin, pwin_size;
 	/* leaves for probing */
-	struct check_leaf *leaves;
-	size_t nleaves, leafcap;
+	struct oracle_leaves lv;
 };
 
 static uint64_t lvl_size(const struct gen *g, int l)
@@ -273,18 +224,18 @@ static int gen_map(struct gen *g, uint64_t ipa, uint64_t size, uint64_t pa,
 		   uint32_t attrs, uint32_t flags)
 {
 	int64_t need = slat_pages_needed(
-		&g->t, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
+		&g->o.t, SLAT_NEED(.kind = SLAT_OP_MAP, .ipa = slat_ipa(ipa),
 				 .size = size, .pa = slat_pa(pa),
 				 .attrs = attrs, .flags = flags));
 	if (need < 0)
 		return (int)need;
 	if (need > 64)
 		need = 64;
-	if (need > g->cache.nr &&
-	    slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+	if (need > g->o.cache.nr &&
+	    slat_hosted_cache_topup(&g->o.h, &g->o.cache, (uint32_t)need))
 		return SLAT_E_NOMEM;
-	return slat_map(&g->t, slat_ipa(ipa), size, slat_pa(pa), attrs,
-			SLAT_OP(.flags = flags, .cache = &g->cache));
+	return slat_map(&g->o.t, slat_ipa(ipa), size, slat_pa(pa), attrs,
+			SLAT_OP(.flags = flags, .cache = &g->o.cache));
 }
 
 static uint32_t gen_attrs(const struct gen *g, bool exec_ok)
@@ -312,21 +263,6 @@ static uint32_t gen_attrs(const struct gen *g, bool exec_ok)
 	if (chance(20))
 		a |= SLAT_SW(below(16));
 	return a;
-}
-
-static int leaf_cb(void *arg, const struct check_leaf *l)
-{
-	struct gen *g = arg;
-	if (!l->valid)
-		return 0;
-	if (g->nleaves == g->leafcap) {
-		g->leafcap = g->leafcap ? 2 * g->leafcap : 64;
-		g->leaves = realloc(g->leaves, g->leafcap * sizeof(*g->leaves));
-		if (!g->leaves)
-			die("out of memory");
-	}
-	g->leaves[g->nleaves++] = *l;
-	return 0;
 }
 
 /*
@@ -376,31 +312,31 @@ static void gen_items(struct gen *g)
 		if (ipa + size > g->iwin + g->iwin_size)
 			continue;
 		int64_t need = slat_pages_needed(
-			&g->t, SLAT_NEED(.kind = SLAT_OP_UNMAP,
+			&g->o.t, SLAT_NEED(.kind = SLAT_OP_UNMAP,
 					 .ipa = slat_ipa(ipa), .size = size));
-		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+		if (slat_hosted_cache_topup(&g->o.h, &g->o.cache, (uint32_t)need))
 			die("arena exhausted");
 		int ret =
 			chance(70)
-				? slat_unmap(&g->t, slat_ipa(ipa), size,
+				? slat_unmap(&g->o.t, slat_ipa(ipa), size,
 					     SLAT_OP(.flush = SLAT_FLUSH_RANGE,
-						     .cache = &g->cache))
+						     .cache = &g->o.cache))
 				: slat_wrprotect(
-					  &g->t, slat_ipa(ipa), size,
+					  &g->o.t, slat_ipa(ipa), size,
 					  SLAT_OP(.flush = SLAT_FLUSH_RANGE,
-						  .cache = &g->cache));
+						  .cache = &g->o.cache));
 		if (ret < 0)
 			die("layout unmap/wrprotect: %s", check_status_name(ret));
 	}
 	/* old leaves (the access flag) */
 	if (g->fl == FL_HWDIRTY && chance(70))
-		slat_test_clear_young(&g->t, slat_ipa(g->iwin), g->iwin_size,
+		slat_test_clear_young(&g->o.t, slat_ipa(g->iwin), g->iwin_size,
 				      true, NULL);
 	else if (chance(50)) {
 		uint64_t ipa = g->iwin + align_down(below(g->iwin_size), g->G);
 		uint64_t size = g->G * (1 + below(64));
 		if (ipa + size <= g->iwin + g->iwin_size)
-			slat_test_clear_young(&g->t, slat_ipa(ipa), size, true,
+			slat_test_clear_young(&g->o.t, slat_ipa(ipa), size, true,
 					      NULL);
 	}
 	/* clean (hardware-dirty) leaves */
@@ -410,14 +346,14 @@ static void gen_items(struct gen *g)
 		uint64_t words = (size / g->G + 63) / 64;
 		uint64_t *bm = calloc(words, 8);
 		int64_t need = slat_pages_needed(
-			&g->t, SLAT_NEED(.kind = SLAT_OP_DIRTY_CLEAR,
+			&g->o.t, SLAT_NEED(.kind = SLAT_OP_DIRTY_CLEAR,
 					 .ipa = slat_ipa(ipa), .size = size));
-		if (slat_hosted_cache_topup(&g->h, &g->cache, (uint32_t)need))
+		if (slat_hosted_cache_topup(&g->o.h, &g->o.cache, (uint32_t)need))
 			die("arena exhausted");
-		int64_t r = slat_dirty_read(&g->t, slat_ipa(ipa), size, bm,
+		int64_t r = slat_dirty_read(&g->o.t, slat_ipa(ipa), size, bm,
 					    words, true,
 					    SLAT_OP(.flush = SLAT_FLUSH_RANGE,
-						    .cache = &g->cache));
+						    .cache = &g->o.cache));
 		free(bm);
 		if (r < 0)
 			die("slat_dirty_read: %s", check_status_name((int)r));
@@ -447,57 +383,44 @@ static int open_gen(struct gen *g, const struct ocfg *oc, enum flavor fl)
 	g->G = oc->granule;
 	g->ia_end = 1ull << oc->ia;
 	g->pa_end = 1ull << oc->pa;
-	if (slat_hosted_init(&g->h, ORACLE_TABLE_MAX, oc->granule,
-			     ORACLE_TABLE_BASE))
-		die("slat_hosted_init");
-	int ret = slat_table_init(&g->t, &g->cfg, slat_hosted_ops(), &g->h);
-	if (ret == SLAT_E_CONFIG && (g->cfg.features & SLAT_FEAT_HWDIRTY)) {
-		slat_hosted_fini(&g->h);
-		return ret;
-	}
+	int ret = oracle_table_open(&g->o, &g->cfg, ORACLE_TABLE_MAX,
+				    ORACLE_TABLE_BASE, 256,
+				    g->cfg.features & SLAT_FEAT_HWDIRTY);
 	if (ret)
-		die("slat_table_init(%s): %s", oc->name, check_status_name(ret));
-	g->h.table = &g->t;
-	if (slat_hosted_cache_init(&g->cache, 256))
-		die("cache");
-	if (checker_init(&g->ck, &g->t, &g->h))
-		die("checker_init: %s", g->ck.msg);
+		return ret;
 	return 0;
 }
 
 static void close_gen(struct gen *g)
 {
-	slat_table_destroy(&g->t);
-	slat_hosted_cache_fini(&g->cache);
-	checker_fini(&g->ck);
-	slat_hosted_fini(&g->h);
-	free(g->leaves);
+	oracle_table_close(&g->o);
+	free(g->lv.v);
 }
 
 /* The PA of the descriptor (in the arena) translating @ipa, or 0. */
 static uint64_t desc_pa_of(struct gen *g, uint64_t ipa)
 {
 	struct check_leaf l;
-	g->ck.tolerant = true; /* DBM leaves: the checker predates them */
-	int k = checker_leaf_at(&g->ck, ipa, &l);
-	g->ck.tolerant = false;
+	g->o.ck.tolerant = true; /* DBM leaves: the checker predates them */
+	int k = checker_leaf_at(&g->o.ck, ipa, &l);
+	g->o.ck.tolerant = false;
 	if (k < 0 || !l.ptep)
 		return 0;
-	return g->h.pa_base + (uint64_t)((uint8_t *)l.ptep - g->h.arena);
+	return g->o.h.pa_base + (uint64_t)((uint8_t *)l.ptep - g->o.h.arena);
 }
 
 static uint64_t desc_value(struct gen *g, uint64_t desc_pa)
 {
-	return *(uint64_t *)(g->h.arena + (desc_pa - g->h.pa_base));
+	return *(uint64_t *)(g->o.h.arena + (desc_pa - g->o.h.pa_base));
 }
 
 /* The level of the invalid entry met by a walk of @ipa (raw walk). */
 static int hole_level(struct gen *g, uint64_t ipa)
 {
 	struct check_leaf l;
-	g->ck.tolerant = true;
-	int k = checker_leaf_at(&g->ck, ipa, &l);
-	g->ck.tolerant = false;
+	g->o.ck.tolerant = true;
+	int k = checker_leaf_at(&g->o.ck, ipa, &l);
+	g->o.ck.tolerant = false;
 	if (k != 0)
 		die("raw walk of a hole at %#" PRIx64 " found %d", ipa, k);
 	return l.level;
@@ -540,7 +463,7 @@ static void expect_from_lookup(struct gen *g, uint64_t ipa, uint32_t kind,
 			       struct expect *e)
 {
 	struct slat_leaf l;
-	int ret = slat_lookup(&g->t, slat_ipa(ipa), &l);
+	int ret = slat_lookup(&g->o.t, slat_ipa(ipa), &l);
 	e->pa = 0;
 	if (ret == SLAT_E_NOENT) {
 		e->fault = SLAT_FAULT_TRANSLATION;
@@ -602,7 +525,7 @@ static void add_probe(struct gen *g, struct layout_rec *r, uint64_t ipa,
 	/* libslat's own hardware walk, which also makes the AF/dirty
 	 * updates the CPU would make */
 	struct slat_hw_result hw;
-	int ret = slat_hw_access(&g->t, slat_ipa(ipa), access_of(kind), &hw);
+	int ret = slat_hw_access(&g->o.t, slat_ipa(ipa), access_of(kind), &hw);
 	if (ret)
 		die("slat_hw_access: %s", check_status_name(ret));
 	e.hw_fault = hw.fault;
@@ -618,11 +541,11 @@ static void add_probe(struct gen *g, struct layout_rec *r, uint64_t ipa,
 /* Probe IPAs: first, last and a random page of leaves, holes, anywhere. */
 static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
 {
-	g->nleaves = 0;
-	g->ck.tolerant = true;
-	if (checker_walk(&g->ck, g->iwin, g->iwin + g->iwin_size, leaf_cb, g))
-		die("raw walk: %s", g->ck.msg);
-	g->ck.tolerant = false;
+	g->lv.n = 0;
+	g->o.ck.tolerant = true;
+	if (checker_walk(&g->o.ck, g->iwin, g->iwin + g->iwin_size, oracle_leaf_cb, &g->lv))
+		die("raw walk: %s", g->o.ck.msg);
+	g->o.ck.tolerant = false;
 	r->probes = calloc(max, sizeof(*r->probes));
 	r->exp = calloc(max, sizeof(*r->exp));
 	if (!r->probes || !r->exp)
@@ -631,8 +554,8 @@ static void gen_probes(struct gen *g, struct layout_rec *r, unsigned max)
 	while (r->nr_probes + per <= max) {
 		uint64_t ipa;
 		unsigned c = (unsigned)below(100);
-		if (c < 80 && g->nleaves) {
-			const struct check_leaf *l = &g->leaves[below(g->nleaves)];
+		if (c < 80 && g->lv.n) {
+			const struct check_leaf *l = &g->lv.v[below(g->lv.n)];
 			unsigned w = (unsigned)below(3);
 			uint64_t off = w == 0 ? 0
 				       : w == 1 ? l->size - g->G
@@ -749,28 +672,6 @@ static struct layout_rec *new_rec(const struct gen *g, uint32_t id,
 	return r;
 }
 
-/* Every table page, { pa, page }, as the hardware finds it before any
- * probe updates it. */
-static uint8_t *table_pages(struct gen *g, uint32_t *nr)
-{
-	uint8_t *pages = NULL;
-	size_t psz = 8 + g->G;
-	*nr = 0;
-	for (uint32_t i = 0; i < g->h.nr_pages; i++) {
-		void *va = g->h.arena + (uint64_t)i * g->G;
-		if (!slat_hosted_is_table_page(&g->h, va))
-			continue;
-		pages = realloc(pages, (*nr + 1) * psz);
-		if (!pages)
-			die("out of memory");
-		uint64_t pa = g->h.pa_base + (uint64_t)i * g->G;
-		memcpy(pages + *nr * psz, &pa, 8);
-		memcpy(pages + *nr * psz + 8, va, g->G);
-		(*nr)++;
-	}
-	return pages;
-}
-
 /* The registers, from libslat's helpers: stage 2 with VMID 1 (HCR_EL2.VM,
  * RW, FWB), or EL2's own regime (HCR_EL2.RW alone: E2H = 0). */
 static struct oracle_layout layout_header(const struct gen *g,
@@ -784,15 +685,15 @@ static struct oracle_layout layout_header(const struct gen *g,
 		.hcr = 1ull << 31,
 	};
 	if (g->el2) {
-		hdr.tcr = slat_arm_s1_tcr_el2(&g->t);
-		hdr.ttbr = slat_arm_s1_ttbr_el2(&g->t, false);
+		hdr.tcr = slat_arm_s1_tcr_el2(&g->o.t);
+		hdr.ttbr = slat_arm_s1_ttbr_el2(&g->o.t, false);
 		hdr.mair = slat_arm_s1_mair();
 		if (!hdr.tcr || !hdr.ttbr)
 			die("no TCR_EL2/TTBR0_EL2 for %s", g->oc->name);
 		return hdr;
 	}
-	hdr.vtcr = slat_arm_s2_vtcr(&g->t, false);
-	hdr.vttbr = slat_arm_s2_vttbr(&g->t, 1, false);
+	hdr.vtcr = slat_arm_s2_vtcr(&g->o.t, false);
+	hdr.vttbr = slat_arm_s2_vttbr(&g->o.t, 1, false);
 	hdr.hcr |= 1ull | ((g->cfg.features & SLAT_FEAT_FWB) ? 1ull << 46 : 0);
 	return hdr;
 }
@@ -809,7 +710,7 @@ static bool build_layout(const struct ocfg *oc, enum flavor fl, uint64_t seed,
 	gen_items(&g);
 	struct layout_rec *r = new_rec(&g, id, seed);
 	uint32_t nr_pages;
-	uint8_t *pages = table_pages(&g, &nr_pages);
+	uint8_t *pages = oracle_table_pages(&g.o.h, &nr_pages);
 	gen_probes(&g, r, fl == FL_AT ? 48 : 32);
 	struct oracle_layout hdr = layout_header(&g, r, nr_pages);
 	blob_put(&hdr, sizeof(hdr));
@@ -837,8 +738,7 @@ static char *run_qemu(const char *blob_path, size_t *outlen, int *status)
 		"-nic", "none", "-m", "1G", "-nographic", "-semihosting",
 		"-kernel", O.guest, "-device", loader, NULL,
 	};
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double t0 = oracle_now();
 	pid_t pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -851,22 +751,7 @@ static char *run_qemu(const char *blob_path, size_t *outlen, int *status)
 		_exit(127);
 	}
 	/* bounded: 120 s for one boot */
-	int st = 0;
-	for (int waited = 0;; waited++) {
-		pid_t w = waitpid(pid, &st, WNOHANG);
-		if (w == pid)
-			break;
-		if (waited > 12000) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			fprintf(stderr, "oracle: QEMU timed out\n");
-			break;
-		}
-		usleep(10000);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	O.qemu_seconds += (double)(t1.tv_sec - t0.tv_sec) +
-			  (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	int st = oracle_wait(pid, t0, 120, "QEMU", &O.qemu_seconds);
 	O.runs++;
 	*status = st;
 	off_t len = lseek(fd, 0, SEEK_END);
@@ -1282,27 +1167,6 @@ static void flush_batch(void)
 
 /* ------------------------------------------------------------ main */
 
-static bool on_path(const char *prog)
-{
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	const char *path = getenv("PATH");
-	if (!path)
-		return false;
-	char buf[4096];
-	while (*path) {
-		const char *c = strchr(path, ':');
-		size_t n = c ? (size_t)(c - path) : strlen(path);
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
-		if (access(buf, X_OK) == 0)
-			return true;
-		if (!c)
-			break;
-		path = c + 1;
-	}
-	return false;
-}
-
 static const char usage_text[] =
 "Usage: oracle --guest ELF [--layouts N] [--el2-layouts N] [--seed N]\n"
 "              [--config NAME|all] [--only ID] [--qemu PATH] [--keep DIR]\n"
@@ -1494,7 +1358,7 @@ int main(int argc, char **argv)
 		A.per_granule = strtoull(env, NULL, 0);
 	if (parse_args(argc, argv))
 		return 0;
-	if (!on_path(O.qemu)) {
+	if (!oracle_on_path(O.qemu)) {
 		printf("SKIP: qemu-system-aarch64 not found (apt-get install "
 		       "qemu-system-arm)\n");
 		return SKIP;
