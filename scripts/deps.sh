@@ -10,6 +10,11 @@
 #   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check),
 #                              and build the QEMU oracle's EL2 program
 #   qemu-system-arm            the oracle: QEMU's Armv8 walker checks our tables
+#   bochs, bochs-sdl,
+#   bochsbios, vgabios         the EPT oracle: Bochs's VMX/EPT walker checks our
+#                              EPT tables (bochs-sdl: its SDL2 display, run
+#                              with SDL's dummy video driver, is the headless
+#                              one Debian builds; the BIOS boots the program)
 #   device-tree-compiler       slat-hyp's device-tree reader and editor are
 #                              tested on trees dtc compiles and decompiles
 #   clang, libclang-rt-14-dev  libFuzzer for the fuzzing harness
@@ -29,7 +34,7 @@ set -euo pipefail
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
 	libboost-context-dev
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-	qemu-system-arm device-tree-compiler clang libclang-rt-14-dev g++ help2man valgrind)
+	qemu-system-arm bochs bochs-sdl bochsbios vgabios device-tree-compiler clang libclang-rt-14-dev g++ help2man valgrind)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -200,7 +200,7 @@ static void gen_items(struct gen *g)
 	unsigned items = 3 + (unsigned)below(6);
 	for (unsigned i = 0; i < items; i++) {
 		unsigned c = (unsigned)below(100);
-		uint64_t L = c < 10 ? 1ull << 30 : c < 45 ? 2ull << 20 : PAGE;
+		uint64_t L = c < 15 ? 1ull << 30 : c < 50 ? 2ull << 20 : PAGE;
 		uint64_t cnt = L == PAGE ? 1 + below(40) : L == 1ull << 30 ? 1 : 1 + below(3);
 		gen_leaf(g, L, L * cnt, gen_attrs(g),
 			 L == PAGE && chance(50) ? SLAT_MAP_PAGES : 0);
@@ -312,7 +312,7 @@ static void gen_ops(struct gen *g)
 		case 3: op_split(g); break;
 		case 4: op_promote(g); break;
 		default:
-			if (g->cfg.features & SLAT_FEAT_HWDIRTY) {
+			if ((g->cfg.features & SLAT_FEAT_HWDIRTY) && chance(50)) {
 				op_dirty_log(g);
 			} else {
 				uint64_t gpa, size;
