@@ -19,7 +19,8 @@
  *    proc2=<IA32_VMX_PROCBASED_CTLS2> maxphy=<CPUID.80000008H:EAX[7:0]>"
  *   per layout "L <id>", then per probe
  *     "P <exit reason> <exit qualification> <guest-physical address>
- *      <guest RAX> <guest RIP> <word at check_pa> <desc[0]> .. <desc[4]>"
+ *      <guest RAX> <guest RIP> <exit interruption information>
+ *      <guest linear address> <word at check_pa> <desc[0]> .. <desc[4]>"
  *   "END <layouts>"
  * or "FAIL <what> <value>" when the program cannot go on.
  */

@@ -202,8 +202,10 @@ static void gen_items(struct gen *g)
 		unsigned c = (unsigned)below(100);
 		uint64_t L = c < 15 ? 1ull << 30 : c < 50 ? 2ull << 20 : PAGE;
 		uint64_t cnt = L == PAGE ? 1 + below(40) : L == 1ull << 30 ? 1 : 1 + below(3);
-		gen_leaf(g, L, L * cnt, gen_attrs(g),
-			 L == PAGE && chance(50) ? SLAT_MAP_PAGES : 0);
+		/* one draw after the other: argument order is unspecified */
+		uint32_t attrs = gen_attrs(g);
+		uint32_t flags = L == PAGE && chance(50) ? SLAT_MAP_PAGES : 0;
+		gen_leaf(g, L, L * cnt, attrs, flags);
 	}
 }
 
@@ -815,7 +817,8 @@ static void mismatch(const struct layout_rec *r, uint32_t i, const char *fmt, ..
 
 /* The fields of a "P" line (blob.h). */
 struct answer {
-	uint64_t reason, qual, gpa, rax, rip, info, word, desc[XPROBE_DESCS];
+	uint64_t reason, qual, gpa, rax, rip, info, linear, word;
+	uint64_t desc[XPROBE_DESCS];
 };
 
 static void compare_descs(const struct layout_rec *r, uint32_t i,
@@ -847,10 +850,12 @@ static void compare_probe(const struct layout_rec *r, uint32_t i,
 	}
 	if (e->reason == EXIT_EPT_VIOLATION) {
 		O.violations++;
-		if (a->qual != e->qual || a->gpa != p->gpa)
+		uint64_t linear = XGUEST_WINDOW | (p->gpa & 0xfff);
+		if (a->qual != e->qual || a->gpa != p->gpa || a->linear != linear)
 			mismatch(r, i, "EPT violation qualification %#" PRIx64 " GPA %#"
-				 PRIx64 ", expected %#" PRIx64 " %#" PRIx64,
-				 a->qual, a->gpa, e->qual, p->gpa);
+				 PRIx64 " linear %#" PRIx64 ", expected %#" PRIx64 " %#"
+				 PRIx64 " %#" PRIx64, a->qual, a->gpa, a->linear,
+				 e->qual, p->gpa, linear);
 	} else if (p->kind == XPROBE_STORE) {
 		if (a->word != e->word)
 			mismatch(r, i, "the word at HPA %#" PRIx64 " is %#" PRIx64
@@ -914,10 +919,10 @@ static void parse_and_compare(const char *out)
 		} else if (line[0] == 'P' && line[1] == ' ' && rec < O.nrecs &&
 			   sscanf(line, "P %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64
 				  " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %"
-				  SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
+				  SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64 " %" SCNx64,
 				  &a.reason, &a.qual, &a.gpa, &a.rax, &a.rip, &a.info,
-				  &a.word, &a.desc[0], &a.desc[1], &a.desc[2], &a.desc[3],
-				  &a.desc[4]) == 12) {
+				  &a.linear, &a.word, &a.desc[0], &a.desc[1], &a.desc[2],
+				  &a.desc[3], &a.desc[4]) == 13) {
 			const struct layout_rec *r = &O.recs[rec];
 			if (probe >= r->nr_probes)
 				die("layout %u: more answers than probes", r->id);

@@ -29,7 +29,7 @@ enum {
 	EXIT_INTR_INFO = 0x4404,
 	G_ES_LIMIT = 0x4800, G_ES_AR = 0x4814, G_INTERRUPTIBILITY = 0x4824,
 	G_ACTIVITY = 0x4826, H_SYSENTER_CS = 0x4c00,
-	EXIT_QUAL = 0x6400,
+	EXIT_QUAL = 0x6400, GUEST_LINEAR = 0x640a,
 	G_CR0 = 0x6800, G_CR3 = 0x6802, G_CR4 = 0x6804, G_ES_BASE = 0x6806,
 	G_GDTR_BASE = 0x6816, G_IDTR_BASE = 0x6818, G_DR7 = 0x681a,
 	G_RSP = 0x681c, G_RIP = 0x681e, G_RFLAGS = 0x6820,
@@ -403,6 +403,7 @@ static void run_probe(const struct xblob_probe *p)
 	field(exit_rax);
 	field(vmread(G_RIP));
 	field(vmread(EXIT_INTR_INFO));
+	field(vmread(GUEST_LINEAR));
 	field(p->check_pa ? rd64(p->check_pa) : 0);
 	for (unsigned i = 0; i < XPROBE_DESCS; i++)
 		field(p->desc_pa[i] ? rd64(p->desc_pa[i]) : 0);
