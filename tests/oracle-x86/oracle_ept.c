@@ -892,6 +892,26 @@ static void count_ad(const struct layout_rec *r, uint32_t i,
 	}
 }
 
+/*
+ * What the layouts assume of Bochs's CPU: 40 physical address bits, and in
+ * IA32_VMX_EPT_VPID_CAP execute-only translations (bit 0), 4-level walks
+ * (6), write-back walks (14), 2 MiB and 1 GiB pages (16, 17), INVEPT (20)
+ * and A/D (21). Another Bochs or CPU model is refused by name, not by a
+ * flood of disagreements.
+ */
+static void check_banner(void)
+{
+	uint64_t basic, ept, proc2;
+	unsigned maxphy;
+	const uint64_t need = 1ull << 0 | 1ull << 6 | 1ull << 14 | 1ull << 16 |
+			      1ull << 17 | 1ull << 20 | 1ull << 21;
+	if (sscanf(O.banner, "XORACLE basic=%" SCNx64 " ept=%" SCNx64 " proc2=%"
+		   SCNx64 " maxphy=%x", &basic, &ept, &proc2, &maxphy) != 4)
+		die("no banner from the program");
+	if (maxphy != XMAXPHY || (ept & need) != need || !(proc2 >> 33 & 1))
+		die("Bochs's CPU lacks what the layouts use: %s", O.banner);
+}
+
 static void parse_and_compare(const char *out)
 {
 	size_t rec = O.nrecs, done = 0;
@@ -906,6 +926,7 @@ static void parse_and_compare(const char *out)
 		if (!strncmp(line, "XORACLE ", 8)) {
 			snprintf(O.banner, sizeof(O.banner), "%.*s",
 				 (int)(nl ? nl - line : (long)strlen(line)), line);
+			check_banner();
 		} else if (!strncmp(line, "FAIL ", 5)) {
 			die("the program stopped: %.*s", (int)(nl ? nl - line : 80), line);
 		} else if (sscanf(line, "L %x", &id) == 1) {
