@@ -787,7 +787,16 @@ static char *run_bochs(const char *dir, size_t *len)
 	}
 	/* well past any CI run: Bochs is stuck */
 	oracle_wait(pid, t0, 270, "Bochs", &O.bochs_seconds);
-	return (char *)read_file(out, len);
+	/* its standard error after its output: why it stopped, if it did */
+	size_t elen;
+	char *text = (char *)read_file(out, len);
+	snprintf(out, sizeof(out), "%s/err.txt", dir);
+	uint8_t *err = read_file(out, &elen);
+	text = oracle_realloc(text, *len + elen + 1);
+	memcpy(text + *len, err, elen + 1);
+	*len += elen;
+	free(err);
+	return text;
 }
 
 /* ------------------------------------------------------------ compare */
@@ -960,8 +969,12 @@ static void parse_and_compare(const char *out)
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	if (!ended || done != O.nrecs)
-		die("Bochs's run ended after %zu of %zu layouts", done, O.nrecs);
+	if (!ended || done != O.nrecs) {
+		/* Bochs's own last words (e.g. no sdl2 display: bochs-sdl) */
+		size_t n = strlen(out);
+		die("Bochs's run ended after %zu of %zu layouts; its output ends:\n%s",
+		    done, O.nrecs, out + (n > 600 ? n - 600 : 0));
+	}
 }
 
 /* ------------------------------------------------------------ driver */
