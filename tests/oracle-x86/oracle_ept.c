@@ -998,6 +998,18 @@ static void flush_batch(void)
 	blob_put(&hdr, sizeof(hdr)); /* the next batch's header, filled later */
 }
 
+static void remove_tmpdir(void)
+{
+	static const char *files[] = { "disk.img", "bochsrc", "cmds", "out.txt",
+				       "err.txt", "bochs.log" };
+	char path[4096];
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);
+		unlink(path);
+	}
+	rmdir(tmpdir);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1081,8 +1093,11 @@ int main(int argc, char **argv)
 		       O.bochs);
 		return SKIP;
 	}
-	if (!O.keep && !mkdtemp(tmpdir))
-		die("mkdtemp: %s", strerror(errno));
+	if (!O.keep) {
+		if (!mkdtemp(tmpdir))
+			die("mkdtemp: %s", strerror(errno));
+		atexit(remove_tmpdir); /* die() too: a disk image is large */
+	}
 	if (O.keep)
 		mkdir(O.keep, 0755);
 	struct xblob_hdr hdr = { 0 };
@@ -1096,16 +1111,6 @@ int main(int argc, char **argv)
 			flush_batch();
 	}
 	flush_batch();
-	if (!O.keep) {
-		static const char *files[] = { "disk.img", "bochsrc", "cmds", "out.txt",
-					       "err.txt", "bochs.log" };
-		char path[4096];
-		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-			snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);
-			unlink(path);
-		}
-		rmdir(tmpdir);
-	}
 	print_summary();
 	if (O.corrupt) {
 		printf("corruption (%s) %s\n", O.corrupt,
