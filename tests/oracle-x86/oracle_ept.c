@@ -97,6 +97,7 @@ static struct {
 	uint64_t probes, mismatches, agreed, ad_layouts, xonly_layouts;
 	uint64_t translated[4], violations, a_set[2], d_set, corrupted, fault_young;
 	double bochs_seconds;
+	unsigned boots;
 	char banner[256];
 } O = { .only = -1, .seed = 0xe970, .layouts = 60 };
 
@@ -991,6 +992,7 @@ static void flush_batch(void)
 	memcpy(O.blob, &hdr, sizeof(hdr));
 	size_t len;
 	char *out = run_bochs(O.keep ? O.keep : tmpdir, &len);
+	O.boots++;
 	parse_and_compare(out);
 	free(out);
 	O.nrecs = 0;
@@ -1065,9 +1067,9 @@ static void print_summary(void)
 {
 	printf("%s\n", O.banner);
 	printf("bochs EPT oracle: %" PRIu64 " layouts (%u fixed; %" PRIu64
-	       " with A/D, %" PRIu64 " execute-only), seed %#" PRIx64 ", %.1f s in Bochs\n",
-	       O.layouts, FIXED_LAYOUTS, O.ad_layouts, O.xonly_layouts, O.seed,
-	       O.bochs_seconds);
+	       " with A/D, %" PRIu64 " execute-only), seed %#" PRIx64 ", %u boot%s, %.1f s"
+	       " in Bochs\n", O.layouts, FIXED_LAYOUTS, O.ad_layouts, O.xonly_layouts,
+	       O.seed, O.boots, O.boots == 1 ? "" : "s", O.bochs_seconds);
 	printf("  translated through 1G/2M/4K leaves: %" PRIu64 "/%" PRIu64 "/%" PRIu64
 	       ", EPT violations: %" PRIu64 "; Bochs set %" PRIu64
 	       " accessed flags on leaves, %" PRIu64 " on tables, %" PRIu64
