@@ -64,6 +64,64 @@ static void widen_to_blocks(struct slat_vm *vm, uint64_t *ipa, uint64_t *size)
 	*size = end - *ipa;
 }
 
+/* Whether the leaf at @ipa is a block. */
+static bool on_block(struct slat_vm *vm, uint64_t ipa)
+{
+	struct slat_leaf leaf;
+
+	return slat_lookup(&vm->table, slat_ipa(ipa), &leaf) == SLAT_OK &&
+	       leaf.size > vm->granule;
+}
+
+/*
+ * PML: the block [@ipa, +@size) write-protected and made clean. KVM logs
+ * at 4K, so it protects huge pages (the first write splits them) rather
+ * than clear their dirty bit; clean, the block reads as not written.
+ */
+static void pml_protect_block(struct slat_vm *vm, uint64_t ipa, uint64_t size)
+{
+	struct slat_table *t = &vm->table;
+	size_t words = (size_t)((size / vm->granule + 63) / 64);
+	uint64_t *tmp = calloc(words, sizeof(uint64_t));
+	struct slat_op op = { .flags = SLAT_SHARED, .flush = SLAT_FLUSH_NONE,
+			      .cache = sim_host_cache(vm, slat_pages_needed(t,
+					SLAT_NEED(.kind = SLAT_OP_DIRTY_CLEAR,
+						  .ipa = slat_ipa(ipa),
+						  .size = size,
+						  .flags = SLAT_SHARED))) };
+
+	if (!tmp)
+		abort();
+	slat_dirty_read(t, slat_ipa(ipa), size, tmp, words, true, &op);
+	free(tmp);
+	slat_wrprotect(t, slat_ipa(ipa), size,
+		       SLAT_OP(.flush = SLAT_FLUSH_NONE,
+			       .cache = sim_host_cache(vm, slat_pages_needed(t,
+					SLAT_NEED(.kind = SLAT_OP_WRPROTECT,
+						  .ipa = slat_ipa(ipa),
+						  .size = size)))));
+}
+
+/* PML: every block of [@ipa, +@size) protected (pml_protect_block). The
+ * walk steps by the smallest block: a region holding a page holds no
+ * block. */
+static void pml_protect_blocks(struct slat_vm *vm, uint64_t ipa, uint64_t size)
+{
+	uint64_t step = slat_level_size(&vm->table, SLAT_LAST_LEVEL - 1);
+
+	for (uint64_t a = ipa, end = ipa + size; a < end;) {
+		struct slat_leaf leaf;
+
+		if (slat_lookup(&vm->table, slat_ipa(a), &leaf) == SLAT_OK &&
+		    leaf.size > vm->granule) {
+			pml_protect_block(vm, leaf.base.ipa, leaf.size);
+			a = leaf.base.ipa + leaf.size;
+		} else {
+			a = (a & ~(step - 1)) + step;
+		}
+	}
+}
+
 /*
  * Write-protect again (or, with hardware dirty state, make clean) the pages
  * of @mask, bit i = page @first + i of @s, without invalidating: the caller
@@ -83,6 +141,11 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 
 	__atomic_fetch_add(&vm->wrprotected_pages,
 			   (uint64_t)__builtin_popcountll(mask), __ATOMIC_RELAXED);
+	if (vm->cfg.pml && on_block(vm, ipa)) {
+		widen_to_blocks(vm, &ipa, &size);
+		pml_protect_block(vm, ipa, size);
+		return 0;
+	}
 	if (vm->cfg.hw_dirty) {
 		c = sim_host_cache(vm, slat_pages_needed(t, SLAT_NEED(
 				.kind = SLAT_OP_DIRTY_CLEAR, .ipa = slat_ipa(ipa),
@@ -212,6 +275,9 @@ int sim_logging_enable(struct slat_vm *vm, struct sim_slot *s)
 		}
 		if (vm->eager_chunk)
 			split_range(vm, s->gpa, s->size, true);
+		/* What eager splitting left whole. */
+		if (vm->cfg.pml)
+			pml_protect_blocks(vm, s->gpa, s->size);
 		sim_flush_range(vm, s->gpa, s->size);
 	}
 	pthread_rwlock_unlock(&vm->mmu_lock);

@@ -322,6 +322,9 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	/* The exit: in the deterministic mode, vCPUs whose clocks are
 	 * earlier run meanwhile. */
 	sim_vt_advance(v, vm->sched.fault_exit);
+	/* Every exit empties the PML buffer into the log (KVM flushes it
+	 * on each VM exit). */
+	v->pml_used = 0;
 	/* A write permission fault may have to split a block (dirty
 	 * logging maps pages), so only read permission faults skip it. */
 	if (res->fault != SLAT_FAULT_PERMISSION || write)

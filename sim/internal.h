@@ -76,6 +76,7 @@ struct vcpu_stats {
 	uint64_t cache_topups, cache_pages, dirty_marked, ring_pushes,
 		 ring_full_waits, mmio_exits, mmio_accesses, local_invals,
 		 cmo_calls, cmo_bytes, cmo_elided, cmo_ns;
+	uint64_t pml_logged, pml_full_exits;
 };
 
 /* A context switched away from (sched.c): Boost.Context's handle. */
@@ -134,6 +135,7 @@ struct slat_vcpu {
 	 * KVM's map walker cleans nothing it removes, so neither do we. */
 	bool no_unmap_clean;
 	uint32_t ms_seed;           /* memstress: Park-Miller state */
+	uint32_t pml_used;          /* entries in the PML buffer (pml) */
 	struct sim_co co;           /* deterministic mode */
 };
 #define ACTIVE_MARK UINT64_MAX
@@ -159,6 +161,7 @@ struct memstress {
 struct sim_sched {
 	bool on;
 	uint64_t fault_exit, clean_line, dsb, tlbi[SLAT_TLBI_KINDS]; /* ps */
+	uint64_t pml_full;           /* ps */
 	uint64_t synthetic_line;    /* ps per line of synthetic memory */
 	uint64_t seed, draws;
 	struct slat_vcpu *heap[SIM_MAX_VCPUS];

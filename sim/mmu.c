@@ -120,9 +120,40 @@ static void access_end(struct slat_vcpu *v)
 	slat_hosted_rcu_read_unlock();
 }
 
+/* Entries of a PML buffer (the SDM's page-modification log: 512 GPAs). */
+#define SIM_PML_ENTRIES 512
+/* try_access(): the write must log in a full PML buffer: exit first. */
+#define TRY_PML_FULL 3
+
+/*
+ * PML: whether a write to @gpa sets the dirty bit of a writable leaf of a
+ * logging slot, the event the CPU logs; only then is a page logged (a
+ * write fault marks its page itself, a dirty leaf is not logged again).
+ * Called under the RCU read lock (access_begin).
+ */
+static bool pml_logs(struct slat_vm *vm, uint64_t gpa)
+{
+	struct sim_slot *s = sim_slot_by_gpa(sim_slots_get(vm), gpa);
+	struct slat_leaf leaf;
+
+	/* KVM turns PML on only while a slot logs. */
+	return s && s->logging &&
+	       slat_lookup(&vm->table, slat_ipa(gpa), &leaf) == SLAT_OK &&
+	       (leaf.attrs & SLAT_W) && !(leaf.attrs & SLAT_DIRTY);
+}
+
+/* A PML-full exit: KVM empties the buffer into the log, then re-enters. */
+static void pml_full_exit(struct slat_vcpu *v)
+{
+	v->st.pml_full_exits++;
+	v->pml_used = 0;
+	sim_vt_advance(v, v->vm->sched.pml_full);
+}
+
 /*
  * One attempt: 0 done, 1 a fault (in *res), SLAT_VM_EXIT_MMIO + 1 when the
- * translation leads nowhere (a bug: reported as -EFAULT).
+ * translation leads nowhere (a bug: reported as -EFAULT), TRY_PML_FULL when
+ * the write would log in a full PML buffer.
  */
 static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		      uint32_t len, bool write, struct slat_hw_result *res)
@@ -142,6 +173,12 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		struct sim_slot *s;
 
 		v->st.tlb_misses++;
+		if (write && vm->cfg.pml && pml_logs(vm, gpa)) {
+			if (v->pml_used == SIM_PML_ENTRIES)
+				return TRY_PML_FULL;
+			v->pml_used++;
+			v->st.pml_logged++;
+		}
 		if (slat_hw_access(&vm->table, slat_ipa(gpa),
 				   write ? SLAT_ACCESS_WRITE : SLAT_ACCESS_READ,
 				   res))
@@ -217,6 +254,10 @@ int slat_vcpu_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		access_begin(v);
 		ret = try_access(v, gpa, buf, len, write, &res);
 		access_end(v);
+		if (ret == TRY_PML_FULL) {
+			pml_full_exit(v);
+			continue;
+		}
 		if (ret <= 0)
 			break;
 		ret = sim_handle_fault(v, gpa, write, &res);

@@ -123,6 +123,7 @@ void sim_sched_init(struct slat_vm *vm)
 	s->tlbi[SLAT_TLBI_IPA_LOCAL] = to_ps(c->tlbi_ipa_local);
 	s->tlbi[SLAT_TLBI_RANGE] = to_ps(c->tlbi_range);
 	s->tlbi[SLAT_TLBI_VMID] = to_ps(c->tlbi_vmid);
+	s->pml_full = to_ps(c->pml_full);
 	s->seed = c->seed;
 	s->writer = NULL;
 }

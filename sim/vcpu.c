@@ -178,6 +178,9 @@ static void memstress_pass(struct slat_vcpu *v, const struct memstress *ms,
 	uint64_t value = a->value ? a->value : 0x0123456789ABCDEFull;
 	uint64_t t0 = vm->cfg.on_event ? slat_vm_now_ns() : 0;
 
+	/* The last pass ended with an exit to user space (the selftest's
+	 * sync), which emptied the PML buffer. */
+	v->pml_used = 0;
 	for (uint64_t i = 0; i < pages; i++) {
 		uint64_t page = random ? park_miller(&v->ms_seed) % pages : i;
 		uint64_t gpa = base + page * psize, val = value;

@@ -385,6 +385,10 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		goto fail;
 	if (vm->cfg.hw_dirty && !(vm->cfg.table.features & SLAT_FEAT_HWDIRTY))
 		goto fail;
+	/* PML is Intel's, and logs what the dirty bits record. */
+	if (vm->cfg.pml && (!vm->cfg.hw_dirty ||
+			    vm->cfg.table.format != SLAT_FMT_EPT))
+		goto fail;
 	if (slat_config_geometry(&vm->cfg.table, &geo))
 		goto fail;
 	vm->granule = 1ull << geo.granule_shift;
@@ -622,6 +626,8 @@ void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 		/* The core counts the cleans SLAT_SKIP_CMO left to us. */
 		s->cmo_elided += v->core.cmo_skipped;
 		s->cmo_ns += c->cmo_ns;
+		s->pml_logged += c->pml_logged;
+		s->pml_full_exits += c->pml_full_exits;
 	}
 	s->shootdowns = sim_load(&vm->shootdowns);
 	s->shootdown_waits = sim_load(&vm->shootdown_waits);
@@ -705,5 +711,7 @@ void slat_vm_stats_print(const struct slat_vm_stats *s, void *file)
 	P("mmio_accesses", s->mmio_accesses);
 	P("deferred_frees", s->deferred_frees);
 	P("wrprotected_pages", s->wrprotected_pages);
+	P("pml_logged", s->pml_logged);
+	P("pml_full_exits", s->pml_full_exits);
 #undef P
 }

@@ -126,6 +126,7 @@ struct slat_vm_vtime {
 				     (synthetic: synthetic_clean_ns_per_line) */
 	double dsb;               /* the barrier after a clean or a TLBI */
 	double tlbi_ipa, tlbi_ipa_local, tlbi_range, tlbi_vmid;
+	double pml_full;          /* a PML-full exit, its drain and re-entry */
 };
 
 struct slat_vm_config {
@@ -141,6 +142,15 @@ struct slat_vm_config {
 	 * write-clean leaves and slat_dirty_read() instead of write
 	 * protection. */
 	bool hw_dirty;
+	/*
+	 * Intel's Page-Modification Logging beside hw_dirty on EPT (KVM's
+	 * enable_pml): each write that sets a leaf's dirty bit logs the page
+	 * in its vCPU's 512-entry buffer, a write finding the buffer full
+	 * exits first (a "PML full" exit, which empties it), and every other
+	 * exit empties it too. Blocks are write-protected for logging rather
+	 * than made clean, as KVM does: the log is kept at 4K.
+	 */
+	bool pml;
 	enum slat_vm_recovery recovery;     /* on disabling dirty logging */
 	enum slat_vm_flush recovery_flush;
 	/* Invalidation of range operations: write protection when logging
@@ -467,6 +477,8 @@ struct slat_vm_stats {
 	uint64_t mmio_accesses;    /* accesses to mapped device memory */
 	uint64_t deferred_frees;   /* subtrees freed after a grace period */
 	uint64_t wrprotected_pages; /* pages re-protected by the dirty log */
+	uint64_t pml_logged;       /* pages logged by PML (pml) */
+	uint64_t pml_full_exits;   /* exits on a full PML buffer */
 };
 
 /* Current counters (vCPU counters summed: exact when vCPUs are idle). */

@@ -20,7 +20,7 @@
 
 static const char *const switch_names[] = {
 	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
-	"dirty", "clean-time", "block-fault", "wp-partial", NULL,
+	"dirty", "clean-time", "block-fault", "wp-partial", "x86-dirty", NULL,
 };
 
 const struct perf_seed perf_seeds[] = {
@@ -187,10 +187,17 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->wp_split = true;
 		else
 			BAD("--wp-partial=%s: use block or split", v);
+	} else if (!strcmp(name, "x86-dirty")) {
+		if (!strcmp(v, "pml"))
+			sw->x86_wp = false;
+		else if (!strcmp(v, "wp"))
+			sw->x86_wp = true;
+		else
+			BAD("--x86-dirty=%s: use pml or wp", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
-		    "eager-split, mmio-map, dirty, clean-time, block-fault or "
-		    "wp-partial", name);
+		    "eager-split, mmio-map, dirty, clean-time, block-fault, "
+		    "wp-partial or x86-dirty", name);
 	}
 	return 0;
 }
@@ -231,6 +238,8 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 		snprintf(buf, len, "%s", bf[sw->block_fault]);
 	else if (!strcmp(name, "wp-partial"))
 		snprintf(buf, len, "%s", sw->wp_split ? "split" : "block");
+	else if (!strcmp(name, "x86-dirty"))
+		snprintf(buf, len, "%s", sw->x86_wp ? "wp" : "pml");
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -249,7 +258,10 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 	cfg->arena_bytes = 4ull << 30;
 	if (sw->clean_slept)
 		cfg->synthetic_clean_ns_per_line = cost->clean_line;
-	if (sw->dirty == DIRTY_HW || sw->dirty == DIRTY_RING_HW) {
+	/* EPT is KVM x86's, which logs with PML where the CPU has it
+	 * (enable_pml): dirty bits and the log instead of write faults. */
+	cfg->pml = table->format == SLAT_FMT_EPT && !sw->x86_wp;
+	if (sw->dirty == DIRTY_HW || sw->dirty == DIRTY_RING_HW || cfg->pml) {
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
 		cfg->hw_dirty = true;
 	}
@@ -261,7 +273,17 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 		.dsb = cost->dsb, .tlbi_ipa = cost->tlbi_ipa,
 		.tlbi_ipa_local = cost->tlbi_ipa_local,
 		.tlbi_range = cost->tlbi_range, .tlbi_vmid = cost->tlbi_vmid,
+		.pml_full = cost->pml_full,
 	};
+	/* x86: a flush is an INVEPT, no barrier (the replay adds the
+	 * requests and IPIs). */
+	if (table->format == SLAT_FMT_EPT) {
+		struct slat_vm_vtime *vt = &cfg->vtime;
+
+		vt->dsb = 0;
+		vt->tlbi_ipa = vt->tlbi_ipa_local = vt->tlbi_range =
+			vt->tlbi_vmid = cost->invept_single;
+	}
 }
 
 /* ---- cost table ---- */
@@ -282,6 +304,9 @@ void perf_cost_default(struct perf_cost *c)
 	c->ipi_send = 200;
 	c->ipi_exit = 1500;
 	c->mem_bw = 204.8;
+	c->invept_single = 500;
+	c->tlb_request = 20;
+	c->pml_full = 12000;
 	c->from_file = 0;
 }
 
@@ -302,6 +327,9 @@ const struct perf_cost_key perf_cost_keys[] = {
 	K(ipi_exit, "ns", NULL),
 	K(mem_bw, "bytes/ns", "Ampere Altra product brief: 8 channels of "
 			      "DDR4-3200, 204.8 GB/s"),
+	K(invept_single, "ns", NULL),
+	K(tlb_request, "ns", NULL),
+	K(pml_full, "ns", NULL),
 };
 #undef K
 const int perf_cost_nkeys = sizeof(perf_cost_keys) / sizeof(perf_cost_keys[0]);
@@ -404,12 +432,62 @@ uint64_t perf_vm_tlbi(const struct slat_vm_stats *s)
 	return s->shootdowns > hooked ? s->shootdowns - hooked : 0;
 }
 
-double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *s)
+void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x)
+{
+	const struct slat_stats *t = &p->st.table;
+	uint64_t n = p->vcpus ? p->vcpus : 1;
+
+	x->flushes = t->tlbi[SLAT_TLBI_IPA] + t->tlbi[SLAT_TLBI_RANGE] +
+		     t->tlbi[SLAT_TLBI_VMID] + perf_vm_tlbi(&p->st);
+	x->requests = x->flushes * n;
+	if (p->st.accesses) {
+		/* The vCPUs are in the guest: each is kicked out of it (but
+		 * the one that flushes, in the host) and does the INVEPT as
+		 * it enters again. */
+		x->kicks = x->flushes * (n - 1);
+		x->invepts = x->flushes * n;
+	} else {
+		/* The selftests' vCPUs wait in user space: the requests wait
+		 * for their next entry, one INVEPT each however many came. */
+		x->kicks = 0;
+		x->invepts = x->flushes ? n : 0;
+	}
+	/* A local invalidation is the faulting vCPU's own INVEPT. */
+	x->invepts += t->tlbi[SLAT_TLBI_IPA_LOCAL];
+}
+
+/* The invalidations of @st as arm64 does them: broadcast TLBIs, each
+ * completed by a DSB, and local ones. */
+static double arm_tlbi_ns(const struct perf_cost *c, const struct slat_vm_stats *s)
 {
 	const struct slat_stats *t = &s->table;
 	uint64_t tlbis = t->tlbi[SLAT_TLBI_IPA] + t->tlbi[SLAT_TLBI_IPA_LOCAL] +
 			 t->tlbi[SLAT_TLBI_RANGE] + t->tlbi[SLAT_TLBI_VMID] +
 			 perf_vm_tlbi(s);
+
+	return c->tlbi_ipa * (double)t->tlbi[SLAT_TLBI_IPA] +
+	       c->tlbi_ipa_local * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
+	       c->tlbi_range * (double)(t->tlbi[SLAT_TLBI_RANGE] + perf_vm_tlbi(s)) +
+	       c->tlbi_vmid * (double)t->tlbi[SLAT_TLBI_VMID] +
+	       c->dsb * (double)tlbis;
+}
+
+/* The same on x86: requests, kicks and INVEPTs (perf_x86_flush). */
+static double x86_flush_ns(const struct perf_cost *c, const struct perf_phase *p)
+{
+	struct perf_x86_flush x;
+
+	perf_x86_flush(p, &x);
+	return c->tlb_request * (double)x.requests +
+	       (c->ipi_send + c->ipi_exit) * (double)x.kicks +
+	       c->invept_single * (double)x.invepts;
+}
+
+double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)
+{
+	const struct perf_cost *c = &o->cost;
+	const struct slat_vm_stats *s = &p->st;
+	const struct slat_stats *t = &s->table;
 	uint64_t written = 0, faults = 0;
 	double lines = (double)s->cmo_bytes / c->cache_line;
 
@@ -417,13 +495,12 @@ double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *s)
 		written += t->written[i];
 	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
 		faults += s->faults[i];
-	return c->tlbi_ipa * (double)t->tlbi[SLAT_TLBI_IPA] +
-	       c->tlbi_ipa_local * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
-	       c->tlbi_range * (double)(t->tlbi[SLAT_TLBI_RANGE] + perf_vm_tlbi(s)) +
-	       c->tlbi_vmid * (double)t->tlbi[SLAT_TLBI_VMID] +
-	       c->dsb * (double)(tlbis + s->cmo_calls) +
+	return (o->arch == PERF_ARCH_X86 ? x86_flush_ns(c, p)
+					 : arm_tlbi_ns(c, s)) +
+	       c->dsb * (double)s->cmo_calls +
 	       c->clean_line * lines +
 	       c->fault_exit * (double)faults +
+	       c->pml_full * (double)s->pml_full_exits +
 	       c->entry_visit * (double)t->visited +
 	       c->entry_write * (double)written;
 }
@@ -544,9 +621,9 @@ int perf_modes_select(struct perf_opts *o, uint32_t mask, int *modes)
 	return n ? n : perf_modes_all(o, modes);
 }
 
-double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p)
+double perf_phase_model(const struct perf_opts *o, const struct perf_phase *p)
 {
-	return p->model_ns >= 0 ? p->model_ns : perf_modeled_ns(c, &p->st);
+	return p->model_ns >= 0 ? p->model_ns : perf_modeled_ns(o, p);
 }
 
 const char *perf_scaled(char *buf, size_t len, double ns)

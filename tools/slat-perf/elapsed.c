@@ -23,6 +23,8 @@ enum {
 
 struct gen_actor {
 	uint64_t faults, tlbis, lines, done, shot;
+	double solo;             /* a vCPU's work outside its faults: PML-full
+				    exits (no lock, nothing shared) */
 	uint64_t fault_lines, fault_tlbis; /* fault @done's share */
 	int step;
 };
@@ -32,7 +34,9 @@ struct gen {
 	bool before_map;         /* cleans before mmu_lock (--cmo=before-map) */
 	enum vt_kind host_lock;
 	double work;             /* per fault, or the host's whole work */
-	double shoot_ns;         /* one broadcast invalidation and its DSB */
+	double shoot_ns;         /* the issuer's part of one invalidation: a
+				    broadcast TLBI and its DSB (arm64), the
+				    request bits of every vCPU (x86) */
 	struct gen_actor *a;
 	int nv;
 	bool host;               /* the host actor has the work (no faults) */
@@ -129,7 +133,10 @@ static void gen_next(void *arg, int i, struct vt_step *s)
 		host_next(g, x, s);
 	else if (x->done < x->faults)
 		fault_next(g, x, s);
-	else
+	else if (x->solo > 0) {
+		*s = (struct vt_step){ VT_WORK, x->solo };
+		x->solo = 0;
+	} else
 		*s = (struct vt_step){ VT_END, 0 };
 }
 
@@ -150,24 +157,35 @@ static enum vt_kind host_lock(const struct perf_opts *o, const char *name)
 }
 
 /* The work the counts of @st do that no other actor waits for, in ns:
- * walks, stores, local invalidations, the barriers after cleans. */
-static double plain_work(const struct perf_cost *c, const struct slat_vm_stats *st)
+ * walks, stores, local invalidations (x86: the vCPU's own INVEPT), the
+ * barriers after cleans. */
+static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *st)
 {
+	const struct perf_cost *c = &o->cost;
 	const struct slat_stats *t = &st->table;
+	double local = o->arch == PERF_ARCH_X86 ? c->invept_single
+						: c->tlbi_ipa_local + c->dsb;
 	uint64_t written = 0;
 
 	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
 		written += t->written[i];
 	return c->entry_visit * (double)t->visited +
 	       c->entry_write * (double)written +
-	       (c->tlbi_ipa_local + c->dsb) * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
+	       local * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
 	       c->dsb * (double)st->cmo_calls;
 }
 
-/* Broadcast invalidations of @st and the mean cost of one with its DSB. */
-static uint64_t broadcasts(const struct perf_cost *c,
-			   const struct slat_vm_stats *st, double *each)
+/*
+ * The invalidations of @st that reach every vCPU, and the issuer's mean
+ * cost of one: a broadcast TLBI and its DSB on arm64; on x86, a
+ * kvm_flush_remote_tlbs() setting the request bit of each of @nv vCPUs
+ * (the IPIs to those in the guest and their INVEPTs are the scheduler's,
+ * vt_config.ipi).
+ */
+static uint64_t broadcasts(const struct perf_opts *o,
+			   const struct slat_vm_stats *st, int nv, double *each)
 {
+	const struct perf_cost *c = &o->cost;
 	const struct slat_stats *t = &st->table;
 	uint64_t range = t->tlbi[SLAT_TLBI_RANGE] + perf_vm_tlbi(st);
 	uint64_t n = t->tlbi[SLAT_TLBI_IPA] + range + t->tlbi[SLAT_TLBI_VMID];
@@ -175,7 +193,10 @@ static uint64_t broadcasts(const struct perf_cost *c,
 		     c->tlbi_range * (double)range +
 		     c->tlbi_vmid * (double)t->tlbi[SLAT_TLBI_VMID];
 
-	*each = n ? sum / (double)n + c->dsb : 0;
+	if (o->arch == PERF_ARCH_X86)
+		*each = n ? c->tlb_request * nv : 0;
+	else
+		*each = n ? sum / (double)n + c->dsb : 0;
 	return n;
 }
 
@@ -209,41 +230,50 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 	int nv = p->vcpus ? (int)p->vcpus : 1;
 	uint64_t faults = 0, tlbis, lines = (uint64_t)((double)st->cmo_bytes /
 						       c->cache_line);
+	bool x86 = o->arch == PERF_ARCH_X86;
 	struct gen g = { .c = c, .before_map = sw->cmo == SLAT_VM_CMO_BEFORE_MAP,
 			 .host_lock = host_lock(o, p->name), .nv = nv };
 	struct vt_config vc = { .nactors = nv + 1, .nvcpus = nv,
-				.ipi = o->arch == PERF_ARCH_X86,
-				.ipi_send_ns = c->ipi_send, .ipi_exit_ns = c->ipi_exit,
+				.ipi = x86,
+				.ipi_send_ns = c->ipi_send,
+				/* x86: the kicked vCPU's exit, and the
+				 * INVEPT of its next entry */
+				.ipi_exit_ns = c->ipi_exit +
+					       (x86 ? c->invept_single : 0),
 				.clean_share = c->mem_bw * c->clean_line /
 					       c->cache_line,
 				.next = gen_next, .arg = &g };
 	struct vt_result r;
 
 	memset(e, 0, sizeof(*e));
-	e->work_ns = perf_phase_model(c, p);
+	e->work_ns = perf_phase_model(o, p);
 	if (p->model_ns >= 0) {
 		e->elapsed_ns = p->model_ns;   /* the command's own model */
 		return 0;
 	}
 	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
 		faults += st->faults[i];
-	tlbis = broadcasts(c, st, &g.shoot_ns);
+	tlbis = broadcasts(o, st, nv, &g.shoot_ns);
 	g.a = calloc((size_t)nv + 1, sizeof(*g.a));
 	if (!g.a)
 		return -1;
-	if (faults) {
-		g.work = plain_work(c, st) / (double)faults;
+	if (faults || st->pml_full_exits) {
+		g.work = faults ? plain_work(o, st) / (double)faults : 0;
 		for (uint64_t i = 0, first = 0; i < (uint64_t)nv; i++) {
 			uint64_t f = share(faults, (uint64_t)nv, i);
 
 			/* invalidations and cleans go with the faults */
 			g.a[i] = (struct gen_actor){ .faults = f,
-				.tlbis = part(tlbis, faults, first, first + f),
-				.lines = part(lines, faults, first, first + f) };
+				.tlbis = faults ? part(tlbis, faults, first,
+						       first + f) : 0,
+				.lines = faults ? part(lines, faults, first,
+						       first + f) : 0,
+				.solo = c->pml_full * (double)share(
+					st->pml_full_exits, (uint64_t)nv, i) };
 			first += f;
 		}
 	} else {
-		g.work = plain_work(c, st);
+		g.work = plain_work(o, st);
 		g.host = true;
 		g.a[nv] = (struct gen_actor){ .tlbis = tlbis, .lines = lines };
 	}

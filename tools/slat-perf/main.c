@@ -56,7 +56,9 @@ static void help(FILE *f)
 "                                 split blocks to pages when logging is enabled\n"
 "                                 (manual protect without INITIALLY_SET) or in\n"
 "                                 each CLEAR_DIRTY_LOG, CHUNK bytes at a time\n"
-"                                 (default: the level-2 block size, 2M with 4K)\n"
+"                                 (default: the level-2 block size, 2M with 4K);\n"
+"                                 default off, with --arch x86 clear (KVM x86's\n"
+"                                 eager_page_split: where logging protects)\n"
 "  --mmio-map=page|block          MMIO mapped page by page or with blocks (004)\n"
 "  --dirty=wp|hw|ring|ring-hw     dirty tracking: write protection, hardware\n"
 "                                 dirty state (Arm DBM / EPT D bits), per-vCPU\n"
@@ -72,6 +74,11 @@ static void help(FILE *f)
 "                                 made writable (x86 TDP MMU); auto: by --arch\n"
 "  --wp-partial=block|split       re-protecting pages of a block: the whole block\n"
 "                                 (KVM), or the block split first (libslat)\n"
+"  --x86-dirty=pml|wp             --arch x86's dirty logging: as KVM x86 with PML\n"
+"                                 (enable_pml, the default on Intel with EPT A/D):\n"
+"                                 4K pages made clean, writes logged by the CPU,\n"
+"                                 a PML-full exit per 512 pages, huge pages\n"
+"                                 write-protected; or write protection (no PML)\n"
 "\n"
 "Output and runs:\n"
 "  --compare SWITCH=A,B[,...]     run the same experiment once per value (up to\n"
@@ -81,7 +88,9 @@ static void help(FILE *f)
 "  --cost FILE                    per-operation costs for the model, `key = value`\n"
 "                                 lines: tlbi_ipa tlbi_ipa_local tlbi_range\n"
 "                                 tlbi_vmid dsb clean_line cache_line fault_exit\n"
-"                                 entry_visit entry_write (ns; cache_line bytes)\n"
+"                                 entry_visit entry_write ipi_send ipi_exit mem_bw\n"
+"                                 invept_single tlb_request pml_full (ns;\n"
+"                                 cache_line bytes, mem_bw bytes/ns)\n"
 "  --json FILE                    every phase, count, setting and modeled time\n"
 "  --svg FILE                     bar chart of phase times (wall and modeled),\n"
 "                                 side by side with --compare\n"
@@ -199,7 +208,8 @@ static void parse_compare(struct perf_opts *o, const char *val)
 	if (!perf_switch_known(cmpdup))
 		perf_usage_error("--compare: unknown switch '%s' (cmo, recover, flush, "
 				 "split-skip, eager-split, mmio-map, dirty, "
-				 "clean-time, block-fault, wp-partial)", cmpdup);
+				 "clean-time, block-fault, wp-partial, x86-dirty)",
+				 cmpdup);
 	o->cmp_name = cmpdup;
 	for (tok = strtok_r(eq + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		probe = o->sw;
@@ -433,6 +443,19 @@ static FILE *open_output(const char *opt, const char *path, int slot)
 	return f;
 }
 
+/* KVM x86's defaults where the line leaves a switch to the architecture
+ * (known once the command has read its -m): eager_page_split is on. */
+static void x86_defaults(const struct perf_opts *o, struct perf_switches *sw)
+{
+	int k = perf_switch_index("eager-split");
+
+	if (o->arch != PERF_ARCH_X86 || (o->sw_set & (1u << k)) ||
+	    (o->cmp_name && !strcmp(o->cmp_name, "eager-split")))
+		return;
+	sw->eager = EAGER_CLEAR;
+	sw->eager_chunk = 0;
+}
+
 /* Every run: once per --compare value, --repeat times. */
 static int run_all(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
 		   struct perf_run *runs, int nruns)
@@ -456,6 +479,7 @@ static int run_all(struct perf_opts *o, const struct perf_cmd *cmd, void *state,
 		} else if (o->repeat > 1) {
 			printf("%s== run %d of %d ==\n", r ? "\n" : "", r + 1, o->repeat);
 		}
+		x86_defaults(o, &run->sw);
 		fflush(stdout);
 		rc = cmd->run(state, o, &run->sw, run, stdout);
 		if (!rc && perf_run_elapsed(o, run)) {

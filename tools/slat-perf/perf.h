@@ -36,6 +36,7 @@ struct perf_switches {
 	bool clean_slept;                    /* --clean-time=slept */
 	enum slat_vm_block_fault block_fault; /* --block-fault */
 	bool wp_split;                       /* --wp-partial=split */
+	bool x86_wp;                         /* --x86-dirty=wp (else pml) */
 };
 
 /*
@@ -85,6 +86,11 @@ struct perf_cost {
 				 re-entry; the initiator waits for it */
 	double mem_bw;        /* bytes per ns (GB/s) the memory takes from
 				 D-cache cleans of all CPUs together */
+	double invept_single; /* ns of one single-context INVEPT (x86) */
+	double tlb_request;   /* ns the initiator of kvm_flush_remote_tlbs()
+				 spends per vCPU: its request bit (x86) */
+	double pml_full;      /* ns of a PML-full exit: the exit, the drain
+				 of 512 entries into the log, re-entry */
 	uint32_t from_file;   /* bit i: perf_cost_keys[i] set by --cost */
 };
 
@@ -162,12 +168,30 @@ void perf_run_free(struct perf_run *r);
  * operations: dirty log calls, logging on), outside the core's hooks. */
 uint64_t perf_vm_tlbi(const struct slat_vm_stats *s);
 
-/* Modeled hardware time of the counts in @st, in ns. */
-double perf_modeled_ns(const struct perf_cost *c, const struct slat_vm_stats *st);
-/* The modeled time of phase @p: its own model or the cost table's. */
-double perf_phase_model(const struct perf_cost *c, const struct perf_phase *p);
-
 struct perf_opts;
+
+/*
+ * x86's TLB flushes of a phase (KVM x86 has no invalidation by guest
+ * physical address with EPT): each invalidation the counts hold is one
+ * kvm_flush_remote_tlbs(), a request to every vCPU that it does a
+ * single-context INVEPT before it next enters the guest, and an IPI to
+ * each vCPU then in the guest.
+ */
+struct perf_x86_flush {
+	uint64_t flushes;  /* kvm_flush_remote_tlbs() calls */
+	uint64_t requests; /* request bits set: flushes x vCPUs */
+	uint64_t kicks;    /* IPIs: vCPUs in the guest at a flush */
+	uint64_t invepts;  /* INVEPTs done (requests coalesce while a vCPU
+			      is out of the guest) */
+};
+/* The flushes of phase @p (its counts and vCPUs) on x86. */
+void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x);
+
+/* Modeled hardware time (total work) of phase @p's counts, in ns, with the
+ * cost table and architecture of @o. */
+double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p);
+/* The modeled time of phase @p: its own model or the cost table's. */
+double perf_phase_model(const struct perf_opts *o, const struct perf_phase *p);
 
 /**
  * perf_phase_elapsed() - the modeled elapsed time of a phase

@@ -87,6 +87,8 @@ G(g_f_af, s->faults[SLAT_VM_FAULT_ACCESS_FLAG])
 G(g_retries, s->table.retries + s->fault_again)
 G(g_accesses, s->accesses)
 G(g_wrprot, s->wrprotected_pages)
+G(g_pml_logged, s->pml_logged)
+G(g_pml_full, s->pml_full_exits)
 G(g_tlbis, s->table.tlbi[0] + s->table.tlbi[1] + s->table.tlbi[2] + s->table.tlbi[3] +
 	   perf_vm_tlbi(s))
 G(g_written, s->table.written[0] + s->table.written[1] + s->table.written[2] +
@@ -118,6 +120,8 @@ static const struct row rows[] = {
 	{ "faults: access flag", g_f_af },
 	{ "retries (lost races)", g_retries },
 	{ "pages write-protected again", g_wrprot },
+	{ "PML: pages logged", g_pml_logged },
+	{ "PML-full exits", g_pml_full },
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
 
@@ -557,7 +561,7 @@ static void json_switches(FILE *f, const struct perf_switches *sw)
 {
 	static const char *const names[] = { "cmo", "recover", "flush",
 		"split-skip", "eager-split", "mmio-map", "dirty", "block-fault",
-		"wp-partial" };
+		"wp-partial", "x86-dirty" };
 	char b[48];
 
 	fprintf(f, "{");
@@ -579,7 +583,7 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 		"\"bytes\": %llu, \"elided\": %llu}, \"table_pages\": {\"allocated\": %llu, "
 		"\"freed\": %llu}, \"faults\": {\"translation\": %llu, \"permission\": %llu, "
 		"\"access_flag\": %llu}, \"retries\": %llu, \"wrprotected_pages\": %llu, "
-		"\"mmio_accesses\": %llu}",
+		"\"mmio_accesses\": %llu, \"pml_logged\": %llu, \"pml_full_exits\": %llu}",
 #define U(x) (unsigned long long)(x)
 		U(s->accesses), U(s->table.visited),
 		U(s->table.written[SLAT_WRITE_LEAF]), U(s->table.written[SLAT_WRITE_TABLE]),
@@ -594,12 +598,25 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 		U(s->faults[SLAT_VM_FAULT_PERMISSION]),
 		U(s->faults[SLAT_VM_FAULT_ACCESS_FLAG]),
 		U(s->table.retries + s->fault_again), U(s->wrprotected_pages),
-		U(s->mmio_accesses));
+		U(s->mmio_accesses), U(s->pml_logged), U(s->pml_full_exits));
 #undef U
 }
 
+/* x86: the phase's invalidations as KVM x86 does them (perf_x86_flush). */
+static void json_x86_flush(FILE *f, const struct perf_phase *p)
+{
+	struct perf_x86_flush x;
+
+	perf_x86_flush(p, &x);
+	fprintf(f, ",\n        \"x86_flush\": {\"flushes\": %llu, \"requests\": "
+		"%llu, \"kicks\": %llu, \"invept\": %llu}",
+		(unsigned long long)x.flushes, (unsigned long long)x.requests,
+		(unsigned long long)x.kicks, (unsigned long long)x.invepts);
+}
+
 /* One phase: times, what a guest feels, counts. */
-static void json_phase(FILE *f, const struct perf_phase *p)
+static void json_phase(FILE *f, const struct perf_opts *o,
+		       const struct perf_phase *p)
 {
 	const struct perf_elapsed e = p->el;
 
@@ -615,6 +632,8 @@ static void json_phase(FILE *f, const struct perf_phase *p)
 		e.lat_p50_ns, e.lat_p99_ns, e.lat_max_ns, e.stall_host_ns,
 		e.lock_wait_ns, e.max_write_hold_ns);
 	json_counts(f, &p->st);
+	if (o->arch == PERF_ARCH_X86)
+		json_x86_flush(f, p);
 }
 
 /*
@@ -706,7 +725,7 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		for (int i = 0; i < runs[r].nph; i++) {
 			const struct perf_phase *p = &runs[r].ph[i];
 
-			json_phase(f, p);
+			json_phase(f, o, p);
 			fprintf(f, "}%s\n", i + 1 < runs[r].nph ? "," : "");
 		}
 		fprintf(f, "     ]}%s\n", r + 1 < nruns ? "," : "");
