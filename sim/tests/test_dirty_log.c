@@ -535,6 +535,101 @@ static void partial_wrprotect_of_a_block(void)
 	}
 }
 
+/* @n writes by @v, one to each page from @first of the slot at BASE. */
+static void write_pages(struct slat_vcpu *v, uint64_t first, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		CHECK(slat_vcpu_write64(v, BASE + (first + i) * G, i) == 0,
+		      "write page %llu", (unsigned long long)(first + i));
+}
+
+/* The PML counts of @d: pages logged, PML-full exits, faults of @kind. */
+static void check_pml(const struct slat_vm_stats *d, uint64_t logged,
+		      uint64_t full, int kind, uint64_t faults, const char *what)
+{
+	CHECK(d->pml_logged == logged && d->pml_full_exits == full &&
+		      d->faults[kind] == faults,
+	      "%s: logged %llu (want %llu), full exits %llu (want %llu), "
+	      "faults %llu (want %llu)", what,
+	      (unsigned long long)d->pml_logged, (unsigned long long)logged,
+	      (unsigned long long)d->pml_full_exits, (unsigned long long)full,
+	      (unsigned long long)d->faults[kind], (unsigned long long)faults);
+}
+
+/*
+ * PML on EPT (slat_vm_config.pml): a write that sets a clean page's dirty
+ * bit is logged in the vCPU's 512 entries, no fault; the write that finds
+ * them used exits first. 1025 pages: the 513th and the 1025th exit. A
+ * dirty page is not logged again; any other exit (a fault) empties the
+ * buffer; a write-protected block faults and logs nothing; PML refuses
+ * a table without dirty state and Arm's tables.
+ */
+static void pml_logs_and_exits(void)
+{
+	struct slat_vm_config cfg = fmt_config(SLAT_FEAT_HWDIRTY);
+	struct slat_vm_stats a, d;
+	struct slat_vm *vm;
+	struct slat_vcpu *v;
+	uint64_t x = 0, *bm;
+	int err = 0;
+
+	cfg.hw_dirty = cfg.pml = true;
+	if (cur_fmt->format != SLAT_FMT_EPT) {
+		CHECK(!slat_vm_create(&cfg, &err) && err == -EINVAL,
+		      "PML on Arm stage 2 refused");
+		return;
+	}
+	cfg.hw_dirty = false;
+	CHECK(!slat_vm_create(&cfg, &err) && err == -EINVAL,
+	      "PML without hardware dirty state refused");
+	cfg.hw_dirty = true;
+	vm = new_vm(&cfg);
+	v = slat_vm_create_vcpu(vm, 0, NULL);
+	G = 4096;
+	bm = calloc(8 * MiB / G / 64, sizeof(uint64_t));
+	REQUIRE(bm && add_slot(vm, 0, BASE, 8 * MiB, "synthetic", 0) == 0, "%s",
+		slat_vm_error(vm));
+	write_pages(v, 0, 1025);
+	slat_vm_stats_read(vm, &a);
+	CHECK(a.pml_logged == 0, "logging off: nothing logged");
+	REQUIRE(add_slot(vm, 0, BASE, 8 * MiB, "synthetic",
+			 SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	slat_vm_stats_read(vm, &a);
+	write_pages(v, 0, 1025);
+	write_pages(v, 0, 1025);
+	d = since(vm, &a);
+	check_pml(&d, 1025, 2, SLAT_VM_FAULT_PERMISSION, 0, "1025 pages");
+	REQUIRE(slat_vm_get_dirty_log(vm, 0, bm) == 0, "%s", slat_vm_error(vm));
+	for (uint64_t i = 0; i < 8 * MiB / G / 64; i++)
+		x += (uint64_t)__builtin_popcountll(bm[i]);
+	CHECK(x == 1025, "%llu pages in the log, want 1025",
+	      (unsigned long long)x);
+	/* 511 logged, a fault (the first touch of page 2000), 511 more: no
+	 * PML-full exit, the fault emptied the buffer */
+	slat_vm_stats_read(vm, &a);
+	write_pages(v, 0, 511);
+	CHECK(slat_vcpu_read64(v, BASE + 2000 * G, &x) == 0, "read");
+	write_pages(v, 511, 511);
+	d = since(vm, &a);
+	check_pml(&d, 1022, 0, SLAT_VM_FAULT_TRANSLATION, 1,
+		  "a fault empties the buffer");
+	slat_vm_destroy(vm);
+	free(bm);
+
+	/* a block is write-protected, not made clean: a fault, no log */
+	vm = new_vm(&cfg);
+	v = slat_vm_create_vcpu(vm, 0, NULL);
+	blocks_then_logging(vm, v, 4 * MiB);
+	slat_vm_stats_read(vm, &a);
+	CHECK(slat_vcpu_write64(v, BASE + 5 * G, 1) == 0, "write");
+	d = since(vm, &a);
+	CHECK(d.faults[SLAT_VM_FAULT_PERMISSION] == 1 && d.pml_logged == 0,
+	      "a block under PML: %llu faults, %llu logged",
+	      (unsigned long long)d.faults[SLAT_VM_FAULT_PERMISSION],
+	      (unsigned long long)d.pml_logged);
+	slat_vm_destroy(vm);
+}
+
 int main(void)
 {
 	RUN_FMTS(block_faults_under_logging);
@@ -543,6 +638,7 @@ int main(void)
 	RUN(clear_dirty_log_checks_alignment);
 	RUN_FMTS(every_write_of_an_iteration_is_logged);
 	RUN_FMTS(nothing_lost_in_every_mode);
+	RUN_FMTS(pml_logs_and_exits);
 	free(bm_buf);
 	return check_failures ? 1 : 0;
 }
