@@ -435,7 +435,7 @@ uint64_t perf_vm_tlbi(const struct slat_vm_stats *s)
 void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x)
 {
 	const struct slat_stats *t = &p->st.table;
-	uint64_t n = p->vcpus ? p->vcpus : 1;
+	uint64_t n = p->vcpus;
 
 	x->flushes = t->tlbi[SLAT_TLBI_IPA] + t->tlbi[SLAT_TLBI_RANGE] +
 		     t->tlbi[SLAT_TLBI_VMID] + perf_vm_tlbi(&p->st);
@@ -444,7 +444,7 @@ void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x)
 		/* The vCPUs are in the guest: each is kicked out of it (but
 		 * the one that flushes, in the host) and does the INVEPT as
 		 * it enters again. */
-		x->kicks = x->flushes * (n - 1);
+		x->kicks = n ? x->flushes * (n - 1) : 0;
 		x->invepts = x->flushes * n;
 	} else {
 		/* The selftests' vCPUs wait in user space: the requests wait

@@ -183,7 +183,8 @@ static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *
  * vt_config.ipi).
  */
 static uint64_t broadcasts(const struct perf_opts *o,
-			   const struct slat_vm_stats *st, int nv, double *each)
+			   const struct slat_vm_stats *st, uint32_t nv,
+			   double *each)
 {
 	const struct perf_cost *c = &o->cost;
 	const struct slat_stats *t = &st->table;
@@ -194,7 +195,7 @@ static uint64_t broadcasts(const struct perf_opts *o,
 		     c->tlbi_vmid * (double)t->tlbi[SLAT_TLBI_VMID];
 
 	if (o->arch == PERF_ARCH_X86)
-		*each = n ? c->tlb_request * nv : 0;
+		*each = n ? c->tlb_request * (double)nv : 0;
 	else
 		*each = n ? sum / (double)n + c->dsb : 0;
 	return n;
@@ -253,7 +254,7 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 	}
 	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
 		faults += st->faults[i];
-	tlbis = broadcasts(o, st, nv, &g.shoot_ns);
+	tlbis = broadcasts(o, st, p->vcpus, &g.shoot_ns);
 	g.a = calloc((size_t)nv + 1, sizeof(*g.a));
 	if (!g.a)
 		return -1;
