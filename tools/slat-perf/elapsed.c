@@ -258,25 +258,24 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 	g.a = calloc((size_t)nv + 1, sizeof(*g.a));
 	if (!g.a)
 		return -1;
-	if (faults || st->pml_full_exits) {
-		g.work = faults ? plain_work(o, st) / (double)faults : 0;
-		for (uint64_t i = 0, first = 0; i < (uint64_t)nv; i++) {
-			uint64_t f = share(faults, (uint64_t)nv, i);
-
-			/* invalidations and cleans go with the faults */
-			g.a[i] = (struct gen_actor){ .faults = f,
-				.tlbis = faults ? part(tlbis, faults, first,
-						       first + f) : 0,
-				.lines = faults ? part(lines, faults, first,
-						       first + f) : 0,
-				.solo = c->pml_full * (double)share(
-					st->pml_full_exits, (uint64_t)nv, i) };
-			first += f;
-		}
+	if (faults) {
+		g.work = plain_work(o, st) / (double)faults;
 	} else {
 		g.work = plain_work(o, st);
 		g.host = true;
 		g.a[nv] = (struct gen_actor){ .tlbis = tlbis, .lines = lines };
+	}
+	for (uint64_t i = 0, first = 0; i < (uint64_t)nv; i++) {
+		uint64_t f = share(faults, (uint64_t)nv, i);
+
+		/* invalidations and cleans go with the faults; PML-full
+		 * exits are each vCPU's own */
+		g.a[i] = (struct gen_actor){ .faults = f,
+			.tlbis = faults ? part(tlbis, faults, first, first + f) : 0,
+			.lines = faults ? part(lines, faults, first, first + f) : 0,
+			.solo = c->pml_full * (double)share(st->pml_full_exits,
+							    (uint64_t)nv, i) };
+		first += f;
 	}
 	if (vt_run(&vc, &r)) {
 		free(g.a);

@@ -9,8 +9,10 @@ import xml.etree.ElementTree as ET
 TS = r"\d+\.\d{9}s"  # %ld.%.9lds
 
 
-# The cost table's keys (perf_cost_keys[] in common.c).
+# The cost table's keys (perf_cost_keys[] in common.c), and the default
+# cost of a PML-full exit (docs/slat-perf.md, "Cost table").
 NKEYS = 16
+PML_FULL_NS = 12000
 
 
 def run(exe, args, ok=True):
@@ -869,6 +871,15 @@ def t_x86_pml(exe):
                          f"{c['pml_logged']} (want {V * P}), full exits "
                          f"{c['pml_full_exits']} (want {full}), faults "
                          f"{faults} (want 0)")
+            # the exits are the pass's only work, each vCPU its own: in
+            # parallel, V times over in total work
+            each = (full // V) * PML_FULL_NS
+            d = ph[("dirty", it)]
+            if abs(d["modeled_ns"] - each) > 1e-6 or \
+                    abs(d["total_work_ns"] - V * each) > 1e-6:
+                sys.exit(f"FAIL: x86 {backing} iteration {it}: modeled "
+                         f"{d['modeled_ns']} (want {each}), total work "
+                         f"{d['total_work_ns']} (want {V * each})")
         for it in range(1, I + 1):
             c = ph[("clear", it)]
             # every page cleared made clean; one flush for the slot, a
