@@ -63,7 +63,7 @@ static bool feat(const struct slat_config *cfg, uint32_t f)
 	return (cfg->features & f) != 0;
 }
 
-static int ept_geometry(const struct slat_config *cfg, struct check_geo *g)
+int check_x86_geometry(const struct slat_config *cfg, struct check_geo *g)
 {
 	/* 4 KiB tables only; 4-level walks resolve 48 bits, 5-level 57 */
 	if (cfg->granule != 4096)
@@ -72,14 +72,12 @@ static int ept_geometry(const struct slat_config *cfg, struct check_geo *g)
 	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? 52 : 48);
 	if (ia < 32 || ia > 57 || pa < 32 || pa > 52)
 		return SLAT_E_CONFIG;
-	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_EPT_MBEC |
-			      SLAT_FEAT_EPT_XONLY))
-		return SLAT_E_CONFIG;
 	g->granule_shift = 12;
 	g->bits_per_level = 9;
 	g->entries = 512;
-	/* EPTP[5:3] = walk length - 1: 4 resolves 48 bits, 5 resolves 57
-	 * (a smaller space uses the PML5's first entries) */
+	/* EPTP[5:3] = walk length - 1, or the host's CR4.LA57 for NPT: 4
+	 * resolves 48 bits, 5 resolves 57 (a smaller space uses the PML5's
+	 * first entries) */
 	unsigned walk = cfg->levels ? cfg->levels : ia > 48 ? 5 : 4;
 	if (walk < 4 || walk > 5 || (walk == 4 && ia > 48))
 		return SLAT_E_CONFIG;
@@ -92,6 +90,14 @@ static int ept_geometry(const struct slat_config *cfg, struct check_geo *g)
 	/* 4 KiB pages, 2 MiB pages (PD), 1 GiB pages (PDPT) */
 	g->leaf_levels = BIT(1) | BIT(2) | BIT(3);
 	return 0;
+}
+
+static int ept_geometry(const struct slat_config *cfg, struct check_geo *g)
+{
+	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_EPT_MBEC |
+			      SLAT_FEAT_EPT_XONLY))
+		return SLAT_E_CONFIG;
+	return check_x86_geometry(cfg, g);
 }
 
 static enum check_desc_kind bad(char *why, size_t n, const char *what,
@@ -291,6 +297,8 @@ const struct check_format check_ept = {
 	.extra_attrs = SLAT_IPAT | SLAT_SVE,
 	.tlbi_by_address = false,
 	.split_bbm = false,
+	/* SDM: an EPT violation invalidates what translated its address */
+	.fault_invalidates = true,
 	.wrprotect_keeps_dirty = true,
 	.hw_af = ept_hw_af,
 };

@@ -65,6 +65,8 @@ const struct check_format *check_format_for(enum slat_format_id id)
 		return &check_ept;
 	case SLAT_FMT_ARM_S1:
 		return &check_arm_s1;
+	case SLAT_FMT_NPT:
+		return &check_npt;
 	default:
 		return NULL;
 	}

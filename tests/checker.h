@@ -90,9 +90,12 @@ struct check_format {
 	 * by-IPA or range invalidation is one whole-VMID (single-context)
 	 * flush, issued through tlbi_vmid. */
 	bool tlbi_by_address;
-	/* Splitting a block into a table needs break-before-make (Arm); EPT
-	 * changes it in place. */
+	/* Splitting a block into a table needs break-before-make (Arm, NPT);
+	 * EPT changes it in place. */
 	bool split_bbm;
+	/* A fault drops the cached translations it used (EPT violations), so
+	 * relax invalidates nothing; else (Arm, NPT) relax invalidates. */
+	bool fault_invalidates;
 	/* A read-only leaf can stay dirty: wrprotect keeps the hardware dirty
 	 * state (EPT's D bit); without it the dirty state goes with write
 	 * permission (Arm: DBM and S2AP.W are cleared together). */
@@ -113,12 +116,17 @@ struct check_format {
 extern const struct check_format check_arm_s2;
 extern const struct check_format check_ept;
 extern const struct check_format check_arm_s1;
+extern const struct check_format check_npt;
 /* For formats that never need cache maintenance (dcache_on_install,
  * icache_on_exec). */
 bool check_no_dcache(const struct slat_config *cfg, uint32_t attrs);
 bool check_no_icache(const struct slat_config *cfg);
 
 const struct check_format *check_format_for(enum slat_format_id id);
+
+/* EPT's and NPT's geometry (check_ept.c), once the format has checked the
+ * features: 4 KiB tables, 4 or 5 levels. */
+int check_x86_geometry(const struct slat_config *cfg, struct check_geo *g);
 
 /* A leaf or a hole of the raw table. */
 struct check_leaf {

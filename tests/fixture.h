@@ -155,6 +155,28 @@ static inline int fx_unmap(struct fx *f, uint64_t ipa, uint64_t size,
 			  SLAT_OP(.flush = policy, .cache = &f->cache));
 }
 
+/*
+ * Whether @cfg is refused everywhere: by libslat's geometry, by the
+ * checker's format @ck, and by slat_table_init() without a page allocated.
+ */
+static inline bool fx_config_refused(const struct slat_config *cfg,
+				     const struct check_format *ck)
+{
+	struct slat_geometry g;
+	struct check_geo e;
+	struct slat_hosted h;
+	struct slat_table t;
+	if (slat_config_geometry(cfg, &g) != SLAT_E_CONFIG ||
+	    ck->geometry(cfg, &e) != SLAT_E_CONFIG ||
+	    slat_hosted_init(&h, 64 * 4096, 4096, 0x80000000) != SLAT_OK)
+		return false;
+	bool refused = slat_table_init(&t, cfg, slat_hosted_ops(), &h) ==
+			       SLAT_E_CONFIG &&
+		       h.pages_in_use == 0;
+	slat_hosted_fini(&h);
+	return refused;
+}
+
 /* The leaf translating @ipa (asserting it exists is the caller's job). */
 static inline int fx_lookup(struct fx *f, uint64_t ipa, struct slat_leaf *l)
 {

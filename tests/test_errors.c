@@ -39,6 +39,10 @@ static const struct param params[] = {
 	{ "ept 5-level ia57 mbec xonly a/d",
 	  { SLAT_FMT_EPT, K4, 57, 48,
 	    SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY | SLAT_FEAT_HWDIRTY, 0 } },
+	/* NPT's A and D are always the CPU's */
+	{ "npt 4-level ia40", { SLAT_FMT_NPT, K4, 40, 48, SLAT_FEAT_HWDIRTY, 0 } },
+	{ "npt 5-level ia57",
+	  { SLAT_FMT_NPT, K4, 57, 48, SLAT_FEAT_HWDIRTY, 0 } },
 	{ "arm-s1 4K va48", { SLAT_FMT_ARM_S1, K4, 48, 48, 0, 0 } },
 	{ "arm-s1 4K va48 pa40 hwdirty",
 	  { SLAT_FMT_ARM_S1, K4, 48, 40, SLAT_FEAT_HWDIRTY, 0 } },
@@ -241,6 +245,7 @@ enum when {
 	EPT_NO_XONLY,   /* EPT without execute-only */
 	EPT_NO_MBEC,    /* EPT without mode-based execute control */
 	S1_ONLY,        /* Armv8 stage 1 */
+	NPT_ONLY,       /* AMD NPT */
 	NO_HWDIRTY,     /* without hardware dirty state */
 	HWDIRTY,        /* with it */
 };
@@ -272,6 +277,7 @@ static bool applies(enum when w)
 	case EPT_NO_XONLY: return ept && !has(SLAT_FEAT_EPT_XONLY);
 	case EPT_NO_MBEC: return ept && !has(SLAT_FEAT_EPT_MBEC);
 	case S1_ONLY: return P->cfg.format == SLAT_FMT_ARM_S1;
+	case NPT_ONLY: return P->cfg.format == SLAT_FMT_NPT;
 	case NO_HWDIRTY: return !has(SLAT_FEAT_HWDIRTY);
 	case HWDIRTY: return has(SLAT_FEAT_HWDIRTY);
 	default: return true;
@@ -311,6 +317,13 @@ static const struct err_case errs[] = {
 	{ "map: user execute alone (bits 2:0 clear)", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_XU, 0, SLAT_E_ATTR, EPT_ONLY, 0 },
 	{ "map: execute-only without the capability", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_X, 0, SLAT_E_ATTR, EPT_NO_XONLY, 0 },
 	{ "map: XU only without MBEC", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR, EPT_NO_MBEC, 0 },
+	{ "map: NPT without read (P is read)", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_W | SLAT_X, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "map: NPT execute without read", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_X, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "map: NPT user execute only (one NX bit)", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "map: NPT supervisor execute only", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_XK, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "map: ignore-PAT on NPT", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_IPAT, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "map: suppress-#VE on NPT", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_SVE, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
+	{ "relax: NPT user execute only", E_RELAX, G1, 0x1000, 0, SLAT_R | SLAT_XU, 0, SLAT_E_ATTR, NPT_ONLY, 0 },
 	{ "map: stage 1 without read", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_W | SLAT_XK, 0, SLAT_E_ATTR, S1_ONLY, 0 },
 	{ "map: EL1 execute on EL0-writable", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_RW | SLAT_XK | SLAT_USER, 0, SLAT_E_ATTR, S1_ONLY, 0 },
 	{ "map: an EPT bit on stage 1", E_MAP, 0x1000, 0x1000, 0x1000, SLAT_R | SLAT_SVE, 0, SLAT_E_ATTR, S1_ONLY, 0 },
@@ -877,6 +890,10 @@ static void cache_memo_follows_its_table(void **state)
 		 * (hardware dirty state); the memo still holds the old one. */
 		struct slat_config cfg = P->cfg;
 		cfg.features ^= SLAT_FEAT_HWDIRTY;
+		/* NPT has no feature to turn off: EPT's leaves instead */
+		if (cfg.format == SLAT_FMT_NPT)
+			cfg = (struct slat_config){ SLAT_FMT_EPT, K4,
+						    cfg.ia_bits, 48, 0, 0 };
 		if (checker_full(&a->ck, NULL))
 			fail_msg("checker: %s", a->ck.msg);
 		fx_fini(a);
@@ -1242,6 +1259,9 @@ static void pages_needed_is_exact(void **state)
 		{ SLAT_FMT_EPT, 4096, 48, 48 },
 		{ SLAT_FMT_EPT, 4096, 40, 48 },
 		{ SLAT_FMT_EPT, 4096, 57, 52 },
+		{ SLAT_FMT_NPT, 4096, 48, 48 },
+		{ SLAT_FMT_NPT, 4096, 40, 48 },
+		{ SLAT_FMT_NPT, 4096, 57, 52 },
 	};
 	bool hwdirty = has(SLAT_FEAT_HWDIRTY);
 	uint64_t x = 12345;

@@ -74,6 +74,11 @@ struct rcfg {
 	{ .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = (ia),        \
 	  .pa_bits = (pa), .features = (f) }
 
+/* NPT's A and D are always the CPU's: SLAT_FEAT_HWDIRTY, nothing else. */
+#define NPT(ia, pa, lv)                                                    \
+	{ .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = (ia),        \
+	  .pa_bits = (pa), .features = SLAT_FEAT_HWDIRTY, .levels = (lv) }
+
 #define S1(g, ia, pa, f)                                                   \
 	{ .format = SLAT_FMT_ARM_S1, .granule = (g), .ia_bits = (ia),      \
 	  .pa_bits = (pa), .features = (f) }
@@ -142,6 +147,13 @@ static const struct rcfg configs[] = {
 	{ "ept4-mbec-xonly",
 	  EPT(48, 48, SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY),
 	  0x80000000ull },
+	/* AMD NPT, 4-level (48-bit) with a 46-bit host PA */
+	{ "npt4", NPT(48, 46, 0), 0x200000000000ull },
+	/* NPT, 5-level (the host's CR4.LA57), tables near the top of a
+	 * 52-bit PA space */
+	{ "npt5", NPT(57, 52, 0), 0xff00000000000ull },
+	/* NPT, a 5-level walk of a 40-bit space (the PML5's first entry) */
+	{ "npt5-40", NPT(40, 48, 5), 0x80000000ull },
 	/* Armv8 stage 1 (a guest's own tables): 4-level 48-bit VA */
 	{ "s1-4k-48", S1(4096, 48, 48, 0), 0x80000000ull },
 	/* 3 levels from L1 (39-bit VA), 40-bit PA */
@@ -231,6 +243,7 @@ struct rt {
 	struct rec *ev;
 	size_t nev, evcap;
 	bool recording;
+	uint64_t breaks0; /* SLAT_WRITE_BREAK when the recording started */
 
 	struct vec_leaf pre, post;
 
@@ -563,6 +576,7 @@ static void start_recording(void)
 {
 	R.nev = 0;
 	R.recording = true;
+	R.breaks0 = R.t.stats.written[SLAT_WRITE_BREAK];
 	P.mode = PROBE_OFF;
 }
 
@@ -1871,7 +1885,17 @@ static void check_policy(enum slat_tlbi_policy policy, bool changed,
 	}
 	if (!by_addr) {
 		/* every invalidation is a VMID flush: one per entry changed,
-		 * or one after the walk (and one per batch of freed tables) */
+		 * or one after the walk (and one per batch of freed tables);
+		 * with break-before-make (NPT) also one per block split, while
+		 * it was invalid, whatever the policy */
+		uint64_t nbrk = R.fmt->split_bbm
+					? R.t.stats.written[SLAT_WRITE_BREAK] -
+						  R.breaks0
+					: 0;
+		ECHECK(nvmid >= nbrk,
+		       "%zu VMID flushes for %" PRIu64 " blocks broken", nvmid,
+		       nbrk);
+		nvmid -= nvmid >= nbrk ? nbrk : 0;
 		switch (policy) {
 		case SLAT_FLUSH_ENTRY:
 			ECHECK(nvmid >= 1, "SLAT_FLUSH_ENTRY: no VMID flush");
@@ -2438,7 +2462,7 @@ static void op_relax(void)
 	/* A shared relax invalidates this CPU's entry for every leaf it meets,
 	 * changed or not (another vCPU may have relaxed it first): one per
 	 * leaf of the range afterwards. */
-	bool shared_local = (flags & SLAT_SHARED) && R.fmt->tlbi_by_address;
+	bool shared_local = (flags & SLAT_SHARED) && !R.fmt->fault_invalidates;
 	if (ret == SLAT_NOTHING_TO_DO && !shared_local)
 		ECHECK(R.nev == 0, "events although nothing changed");
 
@@ -2463,12 +2487,14 @@ static void op_relax(void)
 	ngain = ival_norm(gain, ngain, &gov);
 	/* one local invalidation per leaf changed in place on Arm; none on
 	 * EPT, where the violation that asked for the change drops the stale
-	 * entry */
+	 * entry; on NPT one ASID flush per leaf changed, and one per block
+	 * split (break-before-make), which the same flush stands for */
+	bool vmid_ok = !R.fmt->tlbi_by_address && !R.fmt->fault_invalidates;
 	size_t nlocal = 0;
 	for (size_t i = 0; i < R.nev; i++) {
 		const struct slat_hosted_event *ev = &R.ev[i].ev;
 		if (ev->kind == SLAT_EV_TLBI_RANGE ||
-		    ev->kind == SLAT_EV_TLBI_VMID ||
+		    (ev->kind == SLAT_EV_TLBI_VMID && !vmid_ok) ||
 		    (ev->kind == SLAT_EV_TLBI_IPA && !R.fmt->tlbi_by_address))
 			ECHECK(false, "relax: unexpected %s", ev_name(ev->kind));
 		nlocal += ev->kind == SLAT_EV_TLBI_VMID ||
@@ -2491,10 +2517,14 @@ static void op_relax(void)
 	if (shared_local && de > ipa &&
 	    checker_walk(&R.ck, ipa, de, count_leaf_cb, &met))
 		die("raw walk: %s", R.ck.msg);
+	uint64_t brk = vmid_ok ? R.t.stats.written[SLAT_WRITE_BREAK] -
+					 st0.written[SLAT_WRITE_BREAK]
+			       : 0;
 	ECHECK(nlocal == (shared_local ? met
-			  : R.fmt->tlbi_by_address ? changed : 0),
+			  : R.fmt->fault_invalidates ? 0 : changed) + brk,
 	       "relax: %zu invalidations for %" PRIu64 " leaves changed "
-	       "(%" PRIu64 " met)", nlocal, changed, met);
+	       "(%" PRIu64 " met, %" PRIu64 " blocks broken)", nlocal,
+	       changed, met, brk);
 	if (R.fmt->icache_on_exec(&R.cfg)) {
 		size_t nic = 0;
 		struct ival *icache = malloc((R.nev + 1) * sizeof(*icache));
@@ -3169,7 +3199,9 @@ static void op_split(void)
 		R.recent[(R.nrecent - 1) % 8].size = l->size;
 		leaves += l->size / T;
 		pages += split_pages(l->level, target);
-		if (R.fmt->split_bbm) {
+		/* NPT: one ASID flush per block, which has no address; their
+		 * number is checked below, against the breaks */
+		if (R.fmt->split_bbm && R.fmt->tlbi_by_address) {
 			/* exactly one by-IPA invalidation inside the block,
 			 * with its level, while it was invalid */
 			size_t k = 0;
@@ -3192,16 +3224,19 @@ static void op_split(void)
 			       count_events(SLAT_EV_PAGE_FREE) ==
 		       0,
 	       "split: cache maintenance or a page freed");
-	ECHECK(count_events(SLAT_EV_TLBI_RANGE) +
-			       count_events(SLAT_EV_TLBI_VMID) ==
-		       0 &&
-		       X.nipa == (R.fmt->split_bbm ? nsplit : 0),
+	bool bbm_ipa = R.fmt->split_bbm && R.fmt->tlbi_by_address;
+	bool bbm_vmid = R.fmt->split_bbm && !R.fmt->tlbi_by_address;
+	ECHECK(count_events(SLAT_EV_TLBI_RANGE) == 0 &&
+		       count_events(SLAT_EV_TLBI_VMID) ==
+			       (bbm_vmid ? nsplit : 0) &&
+		       X.nipa == (bbm_ipa ? nsplit : 0),
 	       "split of %" PRIu64 " blocks: %zu by-IPA, %zu range and %zu "
 	       "VMID invalidations (%s)",
 	       nsplit, X.nipa, count_events(SLAT_EV_TLBI_RANGE),
 	       count_events(SLAT_EV_TLBI_VMID),
-	       R.fmt->split_bbm ? "one by IPA per block"
-				: "none: EPT splits in place");
+	       bbm_ipa ? "one by IPA per block"
+	       : bbm_vmid ? "one VMID flush per block"
+			  : "none: EPT splits in place");
 	for (size_t x = 0; x < R.nev; x++)
 		ECHECK(R.ev[x].ev.kind != SLAT_EV_TLBI_IPA ||
 			       R.ev[x].ev.scope == SLAT_TLBI_INNER_SHAREABLE,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libslat: build and edit second-level address translation tables (Armv8
- * stage 2, x86 EPT) in their exact hardware formats.
+ * stage 2, Intel EPT, AMD NPT) in their exact hardware formats.
  *
  * Concurrency: unless an operation is called with SLAT_SHARED, the caller
  * holds the table exclusively for the duration of the call.
@@ -23,6 +23,10 @@ enum slat_format_id {
 	SLAT_FMT_EPT = 2,    /* Intel EPT (EPTP) */
 	/* Armv8-A VMSA stage 1 (TTBR0/TTBR1_EL1), for a guest's own tables. */
 	SLAT_FMT_ARM_S1 = 3,
+	/* AMD-V nested page tables (nCR3): AMD64 long-mode entries. The CPU
+	 * always maintains their A and D bits, so a configuration must have
+	 * SLAT_FEAT_HWDIRTY and nothing else. */
+	SLAT_FMT_NPT = 4,
 };
 
 /* Features of the CPU the table is built for. */
@@ -30,7 +34,7 @@ enum slat_format_id {
 #define SLAT_FEAT_XNX  (1u << 1) /* Arm FEAT_XNX: separate EL0/EL1 execute */
 #define SLAT_FEAT_DIC  (1u << 2) /* CTR_EL0.DIC: no I-cache invalidation */
 /* Hardware dirty state: Arm FEAT_HAFDBS with VTCR_EL2.HA/HD (DBM bit);
- * EPT accessed/dirty flags (EPTP bit 6). */
+ * EPT accessed/dirty flags (EPTP bit 6); NPT always (required). */
 #define SLAT_FEAT_HWDIRTY (1u << 3)
 #define SLAT_FEAT_EPT_MBEC  (1u << 4) /* EPT mode-based execute control */
 #define SLAT_FEAT_EPT_XONLY (1u << 5) /* EPT execute-only translations */
@@ -47,12 +51,12 @@ enum slat_format_id {
 
 struct slat_config {
 	enum slat_format_id format;
-	uint32_t granule;  /* bytes: 4096, 16384 or 65536 (EPT: 4096) */
+	uint32_t granule;  /* bytes: 4096, 16384 or 65536 (EPT, NPT: 4096) */
 	uint8_t ia_bits;   /* input size: Arm 32..48, 52 with 64K or with
-			      SLAT_FEAT_LPA2; EPT 32..57 (5-level above
-			      48) */
+			      SLAT_FEAT_LPA2; EPT and NPT 32..57 (5-level
+			      above 48) */
 	uint8_t pa_bits;   /* output size: 32..48 (52 with 64K, with
-			      SLAT_FEAT_LPA2, or EPT);
+			      SLAT_FEAT_LPA2, EPT or NPT);
 			      0: 48, or 52 when ia_bits is above 48 */
 	uint32_t features; /* SLAT_FEAT_* */
 	/*
@@ -73,6 +77,8 @@ struct slat_config {
 	 *    or 33 bits): libslat walks have 2 levels or more.
 	 *  - Arm stage 1: the default only (no concatenation).
 	 *  - EPT: 4 (ia_bits up to 48) or 5 (any ia_bits; EPTP walk length 5).
+	 *  - NPT: the same; the host's paging mode must match (CR4.LA57 for
+	 *    5: a nested walk has the host's number of levels).
 	 */
 	uint8_t levels;
 };
@@ -714,6 +720,25 @@ SLAT_API uint64_t slat_arm_s2_vtcr(const struct slat_table *t, bool vmid16);
 SLAT_API uint64_t slat_arm_s2_vttbr(const struct slat_table *t, uint16_t vmid,
 				    bool cnp);
 SLAT_API uint64_t slat_ept_eptp(const struct slat_table *t);
+
+/* VMCB control area, offset 090h: nested paging enable (APM vol. 2,
+ * "Enabling Nested Paging"). */
+#define SLAT_NPT_NP_ENABLE (1ull << 0)
+
+/**
+ * slat_npt_ncr3() - nCR3 (VMCB offset 0B0h) for an NPT table.
+ * @t: the table.
+ *
+ * The root's physical address, with PWT and PCD (bits 3, 4) clear: the
+ * nested walk reads the tables through host PAT entry 0, write-back. The
+ * VMCB also needs SLAT_NPT_NP_ENABLE at offset 090h, and the host must run
+ * VMRUN in the paging mode of the table's levels (CR4.LA57 set iff
+ * slat_table_geometry()->start_level is -1): the nested walk has the
+ * host's number of levels.
+ *
+ * Return: nCR3, or 0 when @t is not set up or is of another format.
+ */
+SLAT_API uint64_t slat_npt_ncr3(const struct slat_table *t);
 SLAT_API uint64_t slat_arm_s1_tcr(const struct slat_table *t, bool asid16);
 SLAT_API uint64_t slat_arm_s1_ttbr(const struct slat_table *t, uint16_t asid,
 				   bool cnp);

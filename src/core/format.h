@@ -119,5 +119,6 @@ struct slat_format {
 extern const struct slat_format core_format_arm_s2 SLAT_INTERNAL;
 extern const struct slat_format core_format_ept SLAT_INTERNAL;
 extern const struct slat_format core_format_arm_s1 SLAT_INTERNAL;
+extern const struct slat_format core_format_npt SLAT_INTERNAL;
 
 #endif

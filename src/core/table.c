@@ -13,6 +13,7 @@ static const struct slat_format *format_of(enum slat_format_id id)
 	case SLAT_FMT_ARM_S2: return &core_format_arm_s2;
 	case SLAT_FMT_EPT: return &core_format_ept;
 	case SLAT_FMT_ARM_S1: return &core_format_arm_s1;
+	case SLAT_FMT_NPT: return &core_format_npt;
 	default: return NULL;
 	}
 }

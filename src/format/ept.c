@@ -3,7 +3,7 @@
  * Intel EPT paging-structure entries, 4- and 5-level. See docs/design.md for
  * the encoding table.
  */
-#include "core/internal.h"
+#include "x86.h"
 
 #define EPT_R        (1ull << 0)
 #define EPT_W        (1ull << 1)
@@ -12,11 +12,11 @@
 #define EPT_MT_SHIFT 3
 #define EPT_MT_MASK  (7ull << EPT_MT_SHIFT)
 #define EPT_IPAT     (1ull << 6)
-#define EPT_PS       (1ull << 7)
+#define EPT_PS       X86_PS
 #define EPT_A        (1ull << 8)
 #define EPT_D        (1ull << 9)
 #define EPT_XU       (1ull << 10)
-#define EPT_PA_MASK  (((1ull << 52) - 1) & ~0xfffull)
+#define EPT_PA_MASK  X86_PA_MASK
 #define EPT_SW_SHIFT 52
 #define EPT_SW_MASK  (0xfull << EPT_SW_SHIFT)
 #define EPT_LOCKED   (1ull << 62)
@@ -28,32 +28,12 @@
 
 static int ept_geometry(const struct slat_config *cfg, struct slat_geometry *geo)
 {
-	unsigned ia = cfg->ia_bits;
-	unsigned pa = cfg->pa_bits ? cfg->pa_bits : (ia > 48 ? 52 : 48);
-	if (cfg->granule != 4096 || ia < 32 || ia > 57 || pa < 32 || pa > 52)
-		return SLAT_E_CONFIG;
 	if (cfg->features & ~(SLAT_FEAT_HWDIRTY | SLAT_FEAT_EPT_MBEC |
 			      SLAT_FEAT_EPT_XONLY))
 		return SLAT_E_CONFIG;
-
-	/* 4 levels (PML4) resolve 48 bits, 5 (PML5) 57: by default the
-	 * fewest; a 5-level walk of a smaller space is fine too (EPTP walk
-	 * length 5, the PML5 using its first entry). */
-	unsigned levels = cfg->levels ? cfg->levels : ia > 48 ? 5 : 4;
-	if ((levels != 4 && levels != 5) || (levels == 4 && ia > 48))
-		return SLAT_E_CONFIG;
-	int start = 4 - (int)levels;
-	unsigned start_shift = 9u * (unsigned)(3 - start) + 12;
-	geo->granule_shift = 12;
-	geo->bits_per_level = 9;
-	geo->start_level = (int8_t)start;
-	geo->entries = 512;
-	geo->root_entries = ia > start_shift ? 1u << (ia - start_shift) : 1;
-	geo->root_pages = 1;
-	geo->ia_bits = (uint8_t)ia;
-	geo->pa_bits = (uint8_t)pa;
-	geo->leaf_levels = (1u << 1) | (1u << 2) | (1u << 3);
-	return SLAT_OK;
+	/* 4 levels (PML4) resolve 48 bits, 5 (PML5) 57; the EPTP's walk
+	 * length says which. */
+	return x86_geometry(cfg, geo);
 }
 
 static bool has(const struct slat_table *t, uint32_t feat)
@@ -82,25 +62,6 @@ static int ept_check_attrs(const struct slat_table *t, uint32_t attrs)
 	if (!(attrs & SLAT_R) && !has(t, SLAT_FEAT_EPT_XONLY))
 		return SLAT_E_ATTR;
 	return SLAT_OK;
-}
-
-static slat_pa_t ept_pte_pa(const struct slat_table *t, slat_pte_t pte)
-{
-	(void)t;
-	return slat_pa(pte & EPT_PA_MASK);
-}
-
-static uint64_t ept_oa_mask(const struct slat_table *t)
-{
-	(void)t;
-	return EPT_PA_MASK;
-}
-
-static slat_pte_t ept_pte_with_pa(const struct slat_table *t, slat_pte_t pte,
-				  slat_pa_t pa)
-{
-	(void)t;
-	return (pte & ~EPT_PA_MASK) | (pa.pa & EPT_PA_MASK);
 }
 
 static slat_pte_t perm_bits(const struct slat_table *t, uint32_t perms)
@@ -191,13 +152,6 @@ static slat_pte_t ept_leaf_with_perms(const struct slat_table *t,
 	return v;
 }
 
-static slat_pte_t ept_leaf_for_level(const struct slat_table *t,
-				     slat_pte_t pte, int level)
-{
-	(void)t;
-	return level == SLAT_LAST_LEVEL ? pte & ~EPT_PS : pte | EPT_PS;
-}
-
 
 static bool access_allowed(const struct slat_table *t, slat_pte_t pte,
 			   unsigned access)
@@ -235,12 +189,12 @@ const struct slat_format core_format_ept = {
 	.check_attrs = ept_check_attrs,
 	.make_leaf = ept_make_leaf,
 	.make_table = ept_make_table,
-	.oa_mask = ept_oa_mask,
-	.pte_pa = ept_pte_pa,
-	.pte_with_pa = ept_pte_with_pa,
+	.oa_mask = x86_oa_mask,
+	.pte_pa = x86_pte_pa,
+	.pte_with_pa = x86_pte_with_pa,
 	.leaf_attrs = ept_leaf_attrs,
 	.leaf_with_perms = ept_leaf_with_perms,
-	.leaf_for_level = ept_leaf_for_level,
+	.leaf_for_level = x86_leaf_for_level,
 	.hw_update = ept_hw_update,
 	.present_mask = EPT_RWX,
 	.table_bit = EPT_PS,

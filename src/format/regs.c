@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The registers that point the CPU at a table, from its geometry and
- * configuration: VTCR_EL2/VTTBR_EL2 (Arm stage 2), the EPTP (Intel), and
+ * configuration: VTCR_EL2/VTTBR_EL2 (Arm stage 2), the EPTP (Intel), nCR3
+ * (AMD; APM vol. 2, "Nested Paging"), and
  * TCR_EL1/TTBR0_EL1/MAIR_EL1 (Arm stage 1), TCR_EL2/TTBR0_EL2 (Arm
  * stage 1 of the EL2 regime with HCR_EL2.E2H = 0, SLAT_FEAT_S1_EL2; its
  * MAIR_EL2 is slat_arm_s1_mair()). Field positions are the Arm ARM's (D19
@@ -79,6 +80,14 @@ uint64_t slat_ept_eptp(const struct slat_table *t)
 	if (t->cfg.features & SLAT_FEAT_HWDIRTY)
 		v |= 1ull << 6;
 	return v;
+}
+
+uint64_t slat_npt_ncr3(const struct slat_table *t)
+{
+	if (!table_live(t) || t->cfg.format != SLAT_FMT_NPT)
+		return 0;
+	/* [51:12] the PML4 or PML5, 4 PCD and 3 PWT 0: write-back walks */
+	return t->root_pa.pa;
 }
 
 /* A stage-1 table of the EL1&0 regime (@el2 false) or of EL2's. */

@@ -146,7 +146,8 @@ void dump_set_format(uint32_t format)
 
 const char *dump_memtype(uint32_t attrs)
 {
-	bool ept = dump_fmt == SLAT_FMT_EPT;
+	/* x86: the memory type's own name (EPT's type, NPT's host PAT) */
+	bool ept = dump_fmt == SLAT_FMT_EPT || dump_fmt == SLAT_FMT_NPT;
 
 	switch (SLAT_MT(attrs)) {
 	case SLAT_MT_NORMAL:
@@ -194,6 +195,8 @@ const char *dump_format_name(uint32_t format)
 		return "arm-s2";
 	case SLAT_FMT_EPT:
 		return "ept";
+	case SLAT_FMT_NPT:
+		return "npt";
 	case SLAT_FMT_ARM_S1:
 		return "arm-s1";
 	default:
@@ -283,6 +286,9 @@ void dump_print_info(FILE *f, const struct dump_info *info, bool hex)
 			4 - info->start_level, info->ia_bits, info->pa_bits,
 			ONOFF(SLAT_FEAT_HWDIRTY), ONOFF(SLAT_FEAT_EPT_MBEC),
 			ONOFF(SLAT_FEAT_EPT_XONLY));
+	else if (info->format == SLAT_FMT_NPT)
+		fprintf(f, "# config npt levels=%d ia=%u pa=%u\n",
+			4 - info->start_level, info->ia_bits, info->pa_bits);
 	else if (info->format == SLAT_FMT_ARM_S1)
 		fprintf(f, "# config arm-s1 granule=%s ia=%u pa=%u hwdirty=%s\n",
 			dump_size(info->granule, g), info->ia_bits,

@@ -138,11 +138,10 @@ static int parse_header(const uint8_t *hdr, struct raw_image_header *h,
 	if (h->version != RAW_IMAGE_VERSION)
 		return fail(err, errlen, "version %" PRIu32 " (this reader knows %d)",
 			    h->version, RAW_IMAGE_VERSION);
-	if (h->format != RAW_IMAGE_FMT_ARM_S2 && h->format != RAW_IMAGE_FMT_EPT &&
-	    h->format != RAW_IMAGE_FMT_ARM_S1)
+	if (h->format < RAW_IMAGE_FMT_ARM_S2 || h->format > RAW_IMAGE_FMT_NPT)
 		return fail(err, errlen,
 			    "unknown format %" PRIu32 " (this reader knows 1 "
-			    "arm-s2, 2 ept and 3 arm-s1)", h->format);
+			    "arm-s2, 2 ept, 3 arm-s1 and 4 npt)", h->format);
 	if (!granule_ok(h->granule))
 		return fail(err, errlen, "granule %" PRIu32 " is not 4K, 16K or 64K",
 			    h->granule);
@@ -181,7 +180,7 @@ static uint64_t root_entries(const struct raw_image_header *h, char *err,
 	unsigned gshift = (unsigned)__builtin_ctz(h->granule), start_shift;
 	uint64_t entries;
 
-	if (h->format == RAW_IMAGE_FMT_EPT) {
+	if (h->format == RAW_IMAGE_FMT_EPT || h->format == RAW_IMAGE_FMT_NPT) {
 		/* 4 KiB tables; a 4-level walk (PML4 at level 0) resolves 48
 		 * bits, a 5-level one (PML5 at -1) 57, or fewer; one root
 		 * page */
@@ -191,10 +190,11 @@ static uint64_t root_entries(const struct raw_image_header *h, char *err,
 		if (h->granule != 4096 || h->root_pages != 1 || !start_ok ||
 		    h->ia_bits < 32 || h->ia_bits > 57) {
 			fail(err, errlen,
-			     "an EPT image needs 4K pages, one root page "
+			     "an %s image needs 4K pages, one root page "
 			     "and start level -1%s for a %u-bit IPA "
 			     "(granule %" PRIu32 ", %u root pages, start "
 			     "level %d)",
+			     h->format == RAW_IMAGE_FMT_NPT ? "NPT" : "EPT",
 			     h->ia_bits > 48 ? "" : " or 0", h->ia_bits,
 			     h->granule, h->root_pages, h->start_level);
 			return 0;
@@ -802,10 +802,94 @@ static uint32_t ept_attrs(const struct walk *w, uint64_t pte)
 	return a;
 }
 
+/* ---- the independent AMD nested page table walker ---- */
+
+#define NPT_P (1ull << 0)
+#define NPT_RW (1ull << 1)
+#define NPT_US (1ull << 2)
+#define NPT_PWT (1ull << 3)
+#define NPT_PCD (1ull << 4)
+
+/*
+ * What the APM reserves (or makes a fault on every access) in a present
+ * nested entry; NULL if nothing. AMD APM vol. 2, "Long-Mode Page
+ * Translation" (the entry figures) and "Nested Table Walk".
+ */
+static const char *npt_reserved(const struct walk *w, uint64_t pte, int level,
+				bool leaf)
+{
+	if ((pte & EPT_PA) >> w->img->h.pa_bits)
+		return "has address bits at or above pa_bits set (reserved)";
+	if (!(pte & NPT_US))
+		return "has U/S clear: every nested access is a user access, "
+		       "so every access through it faults";
+	if (!leaf)
+		return level <= 0 && (pte & EPT_PS)
+			       ? "has bit 7 set in a PML4/PML5 entry (reserved)"
+			       : NULL;
+	/* bit 12 is the PAT bit of a large page, not an address bit */
+	if (level < SLAT_LAST_LEVEL &&
+	    (pte & (((1ull << (9 * (3 - level) + 12)) - 1) & ~0x1fffull)))
+		return "has address bits below the page size set (reserved)";
+	return NULL;
+}
+
+/* The host PAT index (PAT:PCD:PWT) as libslat's memory types: 0 WB, 1 WC,
+ * 3 UC with Linux's PAT; anything else is not libslat's. */
+static uint32_t npt_attrs(int level, uint64_t pte)
+{
+	uint64_t pat = level == SLAT_LAST_LEVEL ? (pte >> 7) & 1
+						: (pte >> 12) & 1;
+	uint32_t a = SLAT_R;
+
+	if (pte & NPT_RW)
+		a |= SLAT_W;
+	if (!(pte >> 63))
+		a |= SLAT_X;
+	switch (pat << 2 | (pte & (NPT_PCD | NPT_PWT)) >> 3) {
+	case 0: a |= SLAT_MT_NORMAL; break;
+	case 1: a |= SLAT_MT_NORMAL_NC; break;
+	case 3: a |= SLAT_MT_DEVICE; break;
+	default: a |= SLAT_MT_MASK; break;
+	}
+	if (pte & (1ull << 5))
+		a |= SLAT_YOUNG;
+	if (pte & (1ull << 6))
+		a |= SLAT_DIRTY;
+	a |= SLAT_SW((pte >> 52) & 0xf);
+	return a;
+}
+
+/* The two x86 formats differ in what makes an entry present, what is
+ * reserved and what the bits of a leaf mean; the walk is the same. */
+static bool x86_present(const struct walk *w, uint64_t pte)
+{
+	if (w->img->h.format == RAW_IMAGE_FMT_NPT)
+		return pte & NPT_P;
+	return pte & (EPT_R | EPT_W | EPT_X);
+}
+
+static const char *x86_bad(const struct walk *w, uint64_t pte, int level,
+			   bool leaf)
+{
+	if (w->img->h.format == RAW_IMAGE_FMT_NPT)
+		return npt_reserved(w, pte, level, leaf);
+	return ept_misconfig(w, pte, level, leaf);
+}
+
+static uint32_t x86_attrs(const struct walk *w, uint64_t pte, int level)
+{
+	if (w->img->h.format == RAW_IMAGE_FMT_NPT)
+		return npt_attrs(level, pte);
+	return ept_attrs(w, pte);
+}
+
+/* An EPT or NPT table page: PS makes a page at the PD and PDPT. */
 static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
 		    uint64_t nr, int level, uint64_t base)
 {
 	unsigned shift = level_shift(12, level);
+	bool npt = w->img->h.format == RAW_IMAGE_FMT_NPT;
 
 	if (spend(w, nr) < 0)
 		return -1;
@@ -824,9 +908,9 @@ static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
 			    ((pte & EPT_PS) && (level == 1 || level == 2));
 		const char *bad;
 
-		if (!(pte & (EPT_R | EPT_W | EPT_X)))
+		if (!x86_present(w, pte))
 			continue; /* not present: the other bits are ignored */
-		bad = ept_misconfig(w, pte, level, leaf);
+		bad = x86_bad(w, pte, level, leaf);
 		if (bad) {
 			ept_warn(w, &e, bad);
 			continue;
@@ -846,12 +930,14 @@ static int walk_ept(struct walk *w, const uint64_t *page, uint64_t page_pa,
 				return -1;
 			continue;
 		}
-		e.out = pte & EPT_PA;
-		e.attrs = ept_attrs(w, pte);
+		e.out = pte & EPT_PA & ~(e.size - 1);
+		e.attrs = x86_attrs(w, pte, level);
 		if (SLAT_MT(e.attrs) == SLAT_MT_MASK)
-			ept_warn(w, &e,
-				 "has memory type WT or WP, which libslat "
-				 "does not write");
+			ept_warn(w, &e, npt ? "selects a host PAT entry other "
+					      "than 0, 1 or 3, which libslat "
+					      "does not write"
+					    : "has memory type WT or WP, which "
+					      "libslat does not write");
 		w->fn(w->arg, &e);
 	}
 	return 0;
@@ -877,7 +963,7 @@ int raw_image_walk(const struct raw_image *img, bool tables,
 	w.parent = calloc(h->nr_pages, sizeof(*w.parent));
 	if (!w.parent)
 		return host_fail(err, errlen, "out of memory");
-	if (h->format == RAW_IMAGE_FMT_EPT) {
+	if (h->format == RAW_IMAGE_FMT_EPT || h->format == RAW_IMAGE_FMT_NPT) {
 		ret = walk_ept(&w, img->desc, img->pa[0], entries,
 			       h->start_level, 0);
 	} else {

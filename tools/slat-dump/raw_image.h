@@ -22,6 +22,7 @@
 #define RAW_IMAGE_FMT_ARM_S2   1
 #define RAW_IMAGE_FMT_EPT      2
 #define RAW_IMAGE_FMT_ARM_S1   3
+#define RAW_IMAGE_FMT_NPT      4
 
 /* Failures of raw_image_read() and raw_image_walk(), for the exit status. */
 #define RAW_IMAGE_BAD  (-1)    /* the image is wrong (the message says how) */

@@ -55,7 +55,8 @@ static const struct op_syntax {
 	  "config arm-s2 granule=4k|16k|64k ia=BITS pa=BITS levels=N "
 	  "fwb=on|off xnx=on|off dic=on|off hwdirty=on|off, or config arm-s1 "
 	  "granule=4k|16k|64k ia=BITS pa=BITS hwdirty=on|off, or config ept "
-	  "levels=4|5 ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off" },
+	  "levels=4|5 ia=BITS pa=BITS ad=on|off mbec=on|off xonly=on|off, or "
+	  "config npt levels=4|5 ia=BITS pa=BITS" },
 	{ "map", OP_MAP, 4, 8, ARG_IPA | ARG_SIZE,
 	  "map IPA SIZE PA ATTRS [pages|cap=SIZE|noreplace|break-block|skip-cmo]" },
 	{ "unmap", OP_UNMAP, 2, 3, ARG_IPA | ARG_SIZE,
@@ -354,6 +355,11 @@ static int config_error(const struct script *s, const char *op, int rc)
 		return error(s, op, slat_strerror(rc),
 			     "ept takes granule=4k, ia=32..57 (up to 48 with "
 			     "levels=4, any with levels=5) and pa=32..52");
+	if (s->cfg.format == SLAT_FMT_NPT)
+		return error(s, op, slat_strerror(rc),
+			     "npt takes granule=4k, ia=32..57 (up to 48 with "
+			     "levels=4, any with levels=5), pa=32..52 and no "
+			     "feature (its A and D bits are always on)");
 	if (s->cfg.features & (SLAT_FEAT_EPT_MBEC | SLAT_FEAT_EPT_XONLY))
 		return error(s, op, slat_strerror(rc),
 			     "mbec and xonly are EPT features; write config "
@@ -393,8 +399,8 @@ static int arena_check(const struct script *s, const struct slat_geometry *geo,
 		       uint64_t arena)
 {
 	uint64_t pa_top = 1ull << geo->pa_bits;
-	unsigned max = s->cfg.format == SLAT_FMT_EPT || geo->granule_shift == 16
-			       ? 52 : 48;
+	bool x86 = s->cfg.format == SLAT_FMT_EPT || s->cfg.format == SLAT_FMT_NPT;
+	unsigned max = x86 || geo->granule_shift == 16 ? 52 : 48;
 	char a[32], top[32], more[64] = "";
 
 	if (geo->pa_bits < max)
@@ -416,7 +422,7 @@ static int arena_check(const struct script *s, const struct slat_geometry *geo,
 			"more than the hosted platform counts; give a smaller "
 			"--arena%s\n", dump_size(s->arena_bytes, a),
 			granule_name(s->cfg.granule),
-			s->cfg.format == SLAT_FMT_EPT || s->cfg.granule == 65536
+			x86 || s->cfg.granule == 65536
 				? "" : " or a larger granule=");
 		return 2;
 	}
@@ -544,7 +550,7 @@ static int parse_bits(struct script *s, const char *key, const char *val,
 	if (v < 32 || v > max)
 		return error(s, "config", "address size out of range",
 			     "\"%s=%s\": %s= takes 32..%u (arm-s2, arm-s1: 32..48, "
-			     "or up to 52 with granule=64k or lpa2=on; ept: "
+			     "or up to 52 with granule=64k or lpa2=on; ept, npt: "
 			     "32..%u)", key, val,
 			     key, max, max);
 	*bits = (uint8_t)v;
@@ -578,7 +584,8 @@ static int parse_setting(struct script *s, const char *key, const char *val,
 			     "\"%s\": settings are granule=, ia=, pa=, fwb=, "
 			     "xnx=, dic=, hwdirty= (arm-s2; arm-s1 takes "
 			     "granule=, ia=, pa=, hwdirty=) and levels=, ia=, "
-			     "pa=, ad=, mbec=, xonly= (ept); levels= for all",
+			     "pa=, ad=, mbec=, xonly= (ept; npt takes none of "
+			     "them); levels= for all",
 			     key);
 	/* A repeated setting would silently override the first. */
 	if (*seen & bit)
@@ -632,16 +639,18 @@ static int parse_config(struct script *s, char **tok, int n)
 			continue;
 		}
 		if (strcmp(tok[i], "arm-s2") && strcmp(tok[i], "arm") &&
-		    strcmp(tok[i], "arm-s1") && strcmp(tok[i], "ept"))
+		    strcmp(tok[i], "arm-s1") && strcmp(tok[i], "ept") &&
+		    strcmp(tok[i], "npt"))
 			return error(s, "config", "unknown format",
-				     "\"%s\": write arm-s2, arm-s1 or ept",
+				     "\"%s\": write arm-s2, arm-s1, ept or npt",
 				     tok[i]);
 		if (format)
 			return error(s, "config", "two formats",
 				     "\"%s\" after \"%s\": give one format word, "
-				     "arm-s2, arm-s1 or ept", tok[i], format);
+				     "arm-s2, arm-s1, ept or npt", tok[i], format);
 		format = tok[i];
 		c->format = !strcmp(tok[i], "ept")    ? SLAT_FMT_EPT :
+			    !strcmp(tok[i], "npt")    ? SLAT_FMT_NPT :
 			    !strcmp(tok[i], "arm-s1") ? SLAT_FMT_ARM_S1 :
 							SLAT_FMT_ARM_S2;
 	}
@@ -649,16 +658,26 @@ static int parse_config(struct script *s, char **tok, int n)
 	if (c->format == SLAT_FMT_ARM_S1 && !(seen & SEEN_IA))
 		c->ia_bits = 48;
 	c->levels = (uint8_t)levels;
-	if (c->format == SLAT_FMT_EPT) {
-		/* EPT: 4-level (48-bit) unless told otherwise */
+	if (c->format == SLAT_FMT_NPT) {
+		/* the CPU always keeps the A and D bits: nothing to choose */
+		if (c->features)
+			return error(s, "config", "a feature with npt",
+				     "npt takes no feature: its A and D bits "
+				     "are always on; write config npt "
+				     "levels=4|5 ia=BITS pa=BITS");
+		c->features = SLAT_FEAT_HWDIRTY;
+	}
+	if (c->format == SLAT_FMT_EPT || c->format == SLAT_FMT_NPT) {
+		/* EPT, NPT: 4-level (48-bit) unless told otherwise */
 		if (!(seen & SEEN_IA))
 			c->ia_bits = levels == 5 ? 57 : 48;
 		if (!(seen & SEEN_PA))
 			c->pa_bits = 0; /* 48, or 52 for a 5-level walk */
 		if (levels == 4 && c->ia_bits > 48)
 			return error(s, "config", "levels=4 with ia > 48",
-				     "a 4-level EPT walk resolves 48 bits; "
-				     "write levels=5 or ia=48");
+				     "a 4-level %s walk resolves 48 bits; "
+				     "write levels=5 or ia=48",
+				     c->format == SLAT_FMT_NPT ? "NPT" : "EPT");
 	}
 	return 0;
 }
@@ -761,6 +780,27 @@ static bool advise_attr_s1(const struct op *op, char *buf, size_t len)
 	return true;
 }
 
+/* A nested leaf: P is read, one NX for every (user) access. */
+static bool advise_attr_npt(const struct op *op, char *buf, size_t len)
+{
+	uint32_t a = op->attrs, x = a & SLAT_X;
+
+	if (op->syn->kind == OP_MAP && !(a & SLAT_R))
+		snprintf(buf, len,
+			 "an NPT leaf is always readable (P is read); add r, "
+			 "e.g. rw");
+	else if (x && x != SLAT_X)
+		snprintf(buf, len,
+			 "NPT has one NX bit (every nested access is a user "
+			 "access): write x, not xu or xk");
+	else if (a & (SLAT_IPAT | SLAT_SVE))
+		snprintf(buf, len,
+			 "ipat and sve are EPT bits; npt has no such attribute");
+	else
+		return false;
+	return true;
+}
+
 static bool advise_attr_ept(const struct script *s, const struct op *op,
 			    char *buf, size_t len)
 {
@@ -815,6 +855,8 @@ static void advise_attr(const struct script *s, const struct op *op,
 	else if (format == SLAT_FMT_ARM_S1 && advise_attr_s1(op, buf, len))
 		return;
 	else if (format == SLAT_FMT_EPT && advise_attr_ept(s, op, buf, len))
+		return;
+	else if (format == SLAT_FMT_NPT && advise_attr_npt(op, buf, len))
 		return;
 	else if (format == SLAT_FMT_ARM_S2 && x && x != SLAT_X &&
 		 !(s->cfg.features & SLAT_FEAT_XNX))
@@ -1314,7 +1356,7 @@ static int parse_map_args(struct script *s, struct op *op, char **tok, int n)
 	if (!parse_attrs(tok[a++], false, &op->attrs, why, sizeof(why)))
 		return error(s, name, why,
 			     "ATTRS is like rw, rwx, r-x, ro, plus ,device ,nc "
-			     ",normal (ept: ,uc ,wc ,wb) ,sw=N ,xu ,xk ,ipat "
+			     ",normal (ept, npt: ,uc ,wc ,wb) ,sw=N ,xu ,xk ,ipat "
 			     ",sve (arm-s1: ,user ,ng)");
 	for (; a < n; a++) {
 		uint64_t cap;

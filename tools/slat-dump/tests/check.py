@@ -300,7 +300,7 @@ def check_json(doc, text, what):
                                      cfg["root_pages"], cfg["root_pa"]]:
         sys.exit(f"FAIL: {what}: JSON config {cfg} against {hdr}")
     for key in ("ia", "pa"):
-        if f" {key}={cfg[key + '_bits']} " not in text:
+        if not re.search(rf" {key}={cfg[key + '_bits']}( |$)", text, re.M):
             sys.exit(f"FAIL: {what}: {key}_bits {cfg[key + '_bits']} is "
                      f"not in the header")
     if "stats" in doc:
@@ -430,9 +430,43 @@ def t_raw_s1():
     p = run(["--read-raw", "-"], stdin=header(2, ia=48, fmt=3, root_pages=2)
             + record(0, [0] * 512) + record(0x1000, [0] * 512))
     expect(p, 2, r"an arm-s1 image has one root page", "two s1 root pages")
-    p = run(["--read-raw", "-"], stdin=header(1, fmt=4) + record(0, [0] * 512))
-    expect(p, 2, r"unknown format 4 \(this reader knows 1 arm-s2, 2 ept and "
-           r"3 arm-s1\)", "format 4")
+    p = run(["--read-raw", "-"], stdin=header(1, fmt=5) + record(0, [0] * 512))
+    expect(p, 2, r"unknown format 5 \(this reader knows 1 arm-s2, 2 ept, "
+           r"3 arm-s1 and 4 npt\)", "format 5")
+
+
+def t_raw_npt():
+    """AMD nested page table images (format 4) decoded from the APM: P is
+    present, U/S is needed on every entry, PAT:PCD:PWT is the host PAT
+    index (bit 7 of a PTE, bit 12 of a large page), NX is bit 63."""
+    A, B, C = 0x1000, 0x2000, 0x3000
+    table = lambda pa: pa | 7  # P, R/W, U/S
+    nx = 1 << 63
+    page = nx | 0x40000000 | 0x67        # RW, A, D: WB
+    uc = 0x40001000 | 0x18 | 0x25         # PCD|PWT: UC, executable
+    no_us = nx | 0x40002000 | 0x63       # U/S clear: faults always
+    pat2 = nx | 0x40003000 | 0x10 | 0x25  # PCD alone: index 2 (UC-)
+    big = 0x80000000 | 0x1000 | 0xa5     # 2M, PAT bit 12: index 4
+    img = (header(4, ia=48, start=0, fmt=4) +
+           record(0, [table(A)] + [0] * 511) +
+           record(A, [table(B) | (1 << 5)] + [0] * 511) +
+           record(B, [table(C), 0x80000000 | 0xe7 | nx, big] + [0] * 509) +
+           record(C, [page, uc, no_us, pat2] + [0] * 508))
+    p = run(["--hex", "--read-raw", "-"], stdin=img)
+    expect(p, 0, r"U/S clear[\s\S]*host PAT entry other than 0, 1 or 3",
+           "an NPT image")
+    out = p.stdout.decode()
+    for want in ["# config npt levels=4 ia=48 pa=48",
+                 "L3 page -> 0x0000000040000000 rw- wb young dirty",
+                 "L3 page -> 0x0000000040001000 r-x uc young",
+                 "L3 page -> 0x0000000040003000 r-- mt? young",
+                 "L2 block -> 0x0000000080000000 rw- wb young dirty",
+                 "L2 block -> 0x0000000080000000 r-x mt? young",
+                 "L1 table -> 0x0000000000002000  pte 0x0000000000002027"]:
+        if want not in out:
+            sys.exit(f"FAIL: the NPT image lacks {want!r}:\n{out}")
+    if "0x0000000040002000" in out:
+        sys.exit(f"FAIL: the leaf without U/S is listed:\n{out}")
 
 
 def t_split_nomem():
