@@ -82,8 +82,9 @@ enum slat_vm_block_fault sim_block_fault(const struct slat_vm *vm)
 {
 	if (vm->cfg.block_fault != SLAT_VM_BLOCK_FAULT_AUTO)
 		return vm->cfg.block_fault;
-	return vm->cfg.table.format == SLAT_FMT_EPT ? SLAT_VM_BLOCK_FAULT_SPLIT
-						    : SLAT_VM_BLOCK_FAULT_LAZY;
+	enum slat_format_id f = vm->cfg.table.format;
+	return f == SLAT_FMT_EPT || f == SLAT_FMT_NPT ? SLAT_VM_BLOCK_FAULT_SPLIT
+						      : SLAT_VM_BLOCK_FAULT_LAZY;
 }
 
 /* The map that follows an unlink, or breaks a block (@flags), mmu_lock

@@ -294,12 +294,13 @@ void sim_tlbi(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 /*
  * The invalidation the simulator issues after its own range operations
  * (write protection, dirty-state clears): by range where the format has
- * one; on EPT, which has no invalidation by address, the whole VM (a
- * single-context INVEPT), as the core does for its own.
+ * one; on EPT and NPT, which have no invalidation by address, the whole
+ * VM (a single-context INVEPT, an ASID flush), as the core does for its own.
  */
 void sim_flush_range(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 {
-	if (slat_table_config(&vm->table)->format == SLAT_FMT_EPT)
+	enum slat_format_id f = slat_table_config(&vm->table)->format;
+	if (f == SLAT_FMT_EPT || f == SLAT_FMT_NPT)
 		ipa = size = 0;
 	sim_tlbi(vm, ipa, size);
 	sim_vt_tlbi(vm, size ? SLAT_TLBI_RANGE : SLAT_TLBI_VMID);

@@ -46,6 +46,8 @@ static const struct param params[] = {
 	{ "ept 5-level a/d mbec",
 	  { SLAT_FMT_EPT, 4096, 57, 52, HWD | SLAT_FEAT_EPT_MBEC, 0 } },
 	{ "arm-s1 4K va48 dbm", { SLAT_FMT_ARM_S1, 4096, 48, 48, HWD, 0 } },
+	{ "npt 4-level", { SLAT_FMT_NPT, 4096, 48, 48, HWD, 0 } },
+	{ "npt 5-level", { SLAT_FMT_NPT, 4096, 57, 52, HWD, 0 } },
 };
 
 /* The configuration the tests run on. */
@@ -84,9 +86,16 @@ static uint64_t block(struct fx *f)
 	return slat_level_size(&f->t, 2);
 }
 
+/* EPT and NPT: W is bit 1, and the dirty state a bit of its own. */
 static bool is_ept(struct fx *f)
 {
-	return f->cfg.format == SLAT_FMT_EPT;
+	return f->cfg.format == SLAT_FMT_EPT || f->cfg.format == SLAT_FMT_NPT;
+}
+
+/* D: bit 9 of an EPT leaf, bit 6 of a nested (NPT) one. */
+static uint64_t x86_d(struct fx *f)
+{
+	return f->cfg.format == SLAT_FMT_NPT ? 1ull << 6 : 1ull << 9;
 }
 
 /* ------------------------------------------------------------ raw bits */
@@ -95,7 +104,8 @@ static bool is_ept(struct fx *f)
 
 /*
  * Bit 7 is S2AP[1] (write allowed) at stage 2 and AP[2] (read-only) at
- * stage 1; DBM is bit 51 in both; EPT has W (bit 1) and D (bit 9).
+ * stage 1; DBM is bit 51 in both; EPT has W (bit 1) and D (bit 9), NPT
+ * R/W (bit 1) and D (bit 6).
  */
 static bool is_s1(struct fx *f)
 {
@@ -110,14 +120,14 @@ static bool raw_write_bit(struct fx *f, uint64_t pte)
 static bool raw_dirty(struct fx *f, uint64_t pte)
 {
 	if (is_ept(f))
-		return pte & BIT(9);
+		return pte & x86_d(f);
 	return raw_write_bit(f, pte) && (pte & BIT(51));
 }
 
 static bool raw_writable_clean(struct fx *f, uint64_t pte)
 {
 	if (is_ept(f))
-		return (pte & BIT(1)) && !(pte & BIT(9));
+		return (pte & BIT(1)) && !(pte & x86_d(f));
 	return !raw_write_bit(f, pte) && (pte & BIT(51));
 }
 
@@ -279,7 +289,7 @@ static void stale_write_observe(void *arg, const struct slat_hosted_event *ev)
 		return;
 	w->done = true;
 	if (is_ept(w->f))
-		__atomic_or_fetch(w->ptep, BIT(9), __ATOMIC_RELAXED);
+		__atomic_or_fetch(w->ptep, x86_d(w->f), __ATOMIC_RELAXED);
 	else if (is_s1(w->f))
 		__atomic_and_fetch(w->ptep, ~BIT(7), __ATOMIC_RELAXED);
 	else
@@ -552,6 +562,8 @@ static void bitmap_has_a_bit_per_page_and_every_word_is_written(void **state)
 static void dirty_read_is_refused_without_hardware_dirty_state(void **state)
 {
 	(void)state;
+	if (P->cfg.format == SLAT_FMT_NPT)
+		skip(); /* the CPU always keeps NPT's A and D */
 	struct fx *f = new_fx_features(P->cfg.features & ~HWD);
 	uint64_t g = page(f);
 	uint64_t bm[1] = { 0x1234 };
@@ -689,7 +701,8 @@ static void hw_access_faults_like_the_cpu(void **state)
 static void hardware_sets_the_access_flag_or_faults(void **state)
 {
 	(void)state;
-	for (int with = 0; with < 2; with++) {
+	/* NPT: always with (the CPU always keeps its A and D) */
+	for (int with = P->cfg.format == SLAT_FMT_NPT; with < 2; with++) {
 		uint32_t features = with ? P->cfg.features
 					 : P->cfg.features & ~HWD;
 		struct fx *f = new_fx_features(features);

@@ -71,7 +71,7 @@ enum slat_vm_recovery {
  * (blocks eager splitting has not split already).
  */
 enum slat_vm_block_fault {
-	/* The format's KVM: LAZY on Arm stage 2, SPLIT on EPT. */
+	/* The format's KVM: LAZY on Arm stage 2, SPLIT on EPT and NPT. */
 	SLAT_VM_BLOCK_FAULT_AUTO = 0,
 	/* arm64 KVM (Linux 5.12 to 6.x): the block is replaced by a new
 	 * table holding only the faulting page; the other pages fault when

@@ -79,11 +79,20 @@ static const struct test_fmt test_fmts[] = {
 	{ "arm-64k", SLAT_FMT_ARM_S2, 65536, 42 },
 	{ "ept-4level", SLAT_FMT_EPT, 4096, 48 },
 	{ "ept-5level", SLAT_FMT_EPT, 4096, 57 },
+	{ "npt-4level", SLAT_FMT_NPT, 4096, 48 },
+	{ "npt-5level", SLAT_FMT_NPT, 4096, 57 },
 };
 #define NR_TEST_FMTS (sizeof(test_fmts) / sizeof(test_fmts[0]))
 
 /* The format the current test runs on (set by RUN_FMTS). */
 static const struct test_fmt *cur_fmt = &test_fmts[0];
+
+/* x86 (EPT, NPT): no invalidation by address, blocks split on a fault. */
+static inline bool fmt_x86(void)
+{
+	return cur_fmt->format == SLAT_FMT_EPT ||
+	       cur_fmt->format == SLAT_FMT_NPT;
+}
 
 /* A VM configuration for the current format with @features. */
 static inline struct slat_vm_config fmt_config(uint32_t features)
@@ -92,6 +101,9 @@ static inline struct slat_vm_config fmt_config(uint32_t features)
 		.table = { .format = cur_fmt->format, .granule = cur_fmt->granule,
 			   .ia_bits = cur_fmt->ia_bits, .features = features },
 	};
+	/* NPT's A and D are always the CPU's */
+	if (cur_fmt->format == SLAT_FMT_NPT)
+		cfg.table.features |= SLAT_FEAT_HWDIRTY;
 	return cfg;
 }
 

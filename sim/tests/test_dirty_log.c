@@ -224,14 +224,14 @@ static const struct mode modes[] = {
 };
 
 /*
- * Every mode on Arm 4K and 4-level EPT (2M blocks from THP); on the others
- * (no blocks from real backings with 16K and 64K granules; 5-level EPT only
- * adds a level) the modes without eager splitting.
+ * Every mode on Arm 4K and 4-level EPT and NPT (2M blocks from THP); on
+ * the others (no blocks from real backings with 16K and 64K granules;
+ * 5-level EPT and NPT only add a level) the modes without eager splitting.
  */
 static void nothing_lost_in_every_mode(void)
 {
 	bool all = cur_fmt == &test_fmts[0] ||
-		   (cur_fmt->format == SLAT_FMT_EPT && cur_fmt->ia_bits <= 48);
+		   (fmt_x86() && cur_fmt->ia_bits <= 48);
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		int before = check_failures;
@@ -403,7 +403,7 @@ static void block_faults_under_logging(void)
 {
 	struct slat_vm *vm = new_fmt_vm();
 	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
-	bool arm = cur_fmt->format != SLAT_FMT_EPT, w = true;
+	bool arm = !fmt_x86(), w = true;
 	struct slat_vm_stats a, d;
 	uint64_t x = 0;
 
@@ -479,7 +479,7 @@ static void lone_block_breaks_in_place(void)
 	struct slat_vm_stats a, d;
 
 	G = cur_fmt->granule;
-	if (G != 4096 || cur_fmt->format == SLAT_FMT_EPT) {
+	if (G != 4096 || fmt_x86()) {
 		slat_vm_destroy(vm);
 		return;
 	}

@@ -209,7 +209,7 @@ static void block_sizes_follow_the_granule(void)
 	CHECK(slat_vcpu_write64(v, at + 64, 2) == 0, "write");
 	CHECK(leaf_size_at(vm, at) == g, "split to the granule: %llu",
 	      (unsigned long long)leaf_size_at(vm, at));
-	if (cur_fmt->format == SLAT_FMT_EPT) {
+	if (fmt_x86()) {
 		CHECK(leaf_size_at(vm, at + g) == g &&
 			      leaf_size_at(vm, at + block - g) == g,
 		      "the rest stays mapped, split");

@@ -155,6 +155,7 @@ static inline void st_table_init_cfg(struct st_table *s,
 				  &s->h);
 	ST_CHECK(ret == SLAT_OK, "slat_table_init(%s): %s",
 		 cfg->format == SLAT_FMT_EPT ? "ept" :
+		 cfg->format == SLAT_FMT_NPT ? "npt" :
 		 cfg->format == SLAT_FMT_ARM_S1 ? "arm-s1" : "arm-s2",
 		 slat_strerror(ret));
 }

@@ -91,6 +91,8 @@ static const struct hw_config configs[] = {
 		      .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY } },
 	{ "ept", { .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
 		   .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY } },
+	{ "npt", { .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+		   .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY } },
 	{ "arm-s1", { .format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
 		      .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY } },
 };

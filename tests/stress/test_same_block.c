@@ -34,7 +34,7 @@
  *
  * --race: the same translation, the threads' own ones, or both (default).
  * Configurations: arm-s2 (4K, 40-bit, Normal), arm-s2-fwb, arm-s2-device,
- * ept (4-level), arm-s1 (4K, 48-bit).
+ * ept (4-level), npt (4-level), arm-s1 (4K, 48-bit).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -63,6 +63,9 @@ static const struct same_config configs[] = {
 	  SLAT_RW | SLAT_MT_DEVICE },
 	{ "ept", { .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
 		   .pa_bits = 48 }, SLAT_RW | SLAT_MT_NORMAL },
+	{ "npt", { .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+		   .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY },
+	  SLAT_RW | SLAT_MT_NORMAL },
 	{ "arm-s1", { .format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
 		      .pa_bits = 48 }, SLAT_RW | SLAT_MT_NORMAL },
 };
@@ -446,7 +449,7 @@ static void unmap_all(struct model *m, struct checker *ck)
 #define USAGE                                                             \
 	"usage: test_same_block [--config NAME] [--race same|own|both] "  \
 	"[--threads N] [--rounds N] [--verbose] [--help]\n"              \
-	"configurations: arm-s2 arm-s2-fwb arm-s2-device ept arm-s1"
+	"configurations: arm-s2 arm-s2-fwb arm-s2-device ept npt arm-s1"
 
 static const struct same_config *config_named(const char *name)
 {
@@ -491,6 +494,9 @@ int main(int argc, char **argv)
 	struct checker ck;
 	ST_CHECK(checker_init(&ck, &S.t, &S.h) == 0, "checker: %s", ck.msg);
 	struct model *m = model_new(4096);
+	/* NPT: writable leaves are installed dirty, and stay so */
+	model_dirty_rules(m, C->cfg.features & SLAT_FEAT_HWDIRTY,
+			  !ck.fmt->wrprotect_keeps_dirty);
 	start_workers();
 	printf("%s: %u threads fault on the same address at once (%s), %u "
 	       "rounds per size and kind\n", C->name, nthreads,

@@ -45,6 +45,8 @@ static const struct yr_config configs[] = {
 		      .pa_bits = 48 } },
 	{ "ept", { .format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
 		   .pa_bits = 48 } },
+	{ "npt", { .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+		   .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY } },
 	{ "arm-s1", { .format = SLAT_FMT_ARM_S1, .granule = 4096, .ia_bits = 48,
 		      .pa_bits = 48 } },
 };
@@ -249,7 +251,7 @@ static uint64_t run_config(const struct yr_config *c, unsigned rounds)
 	return lost;
 }
 
-#define USAGE "usage: test_young_relax [--config arm-s2|ept|arm-s1|all] " \
+#define USAGE "usage: test_young_relax [--config arm-s2|ept|npt|arm-s1|all] " \
 	      "[--rounds N] [--seed N] [--help]"
 
 int main(int argc, char **argv)
