@@ -65,9 +65,10 @@
 
 /* ---- configuration ---- */
 
-enum bench_format { BF_ARM_S2, BF_EPT4, BF_EPT5 };
+enum bench_format { BF_ARM_S2, BF_EPT4, BF_EPT5, BF_NPT4, BF_NPT5 };
 
-static const char *const format_names[] = { "arm-s2", "ept4", "ept5" };
+static const char *const format_names[] = { "arm-s2", "ept4", "ept5",
+					     "npt4", "npt5" };
 
 static struct {
 	enum bench_format format;
@@ -925,11 +926,13 @@ static void check_in_place(const struct scenario *sc, struct result *r)
 }
 
 /* A split of pages has nothing to do (7, 14); of blocks, it writes every
- * page and, on Arm, breaks and invalidates each block. */
+ * page and, on Arm and NPT, breaks and invalidates each block (NPT: an
+ * ASID flush each). */
 static void check_split(const struct scenario *sc, struct result *r)
 {
 	const struct slat_stats *s = &r->st;
 	bool arm = opt.format == BF_ARM_S2;
+	bool npt = opt.format == BF_NPT4 || opt.format == BF_NPT5;
 
 	if (sc->before == LAY_PAGES) {
 		check_eq(r, "writes", writes(s), 0);
@@ -946,9 +949,11 @@ static void check_split(const struct scenario *sc, struct result *r)
 		check_eq(r, "leaf writes", s->written[SLAT_WRITE_LEAF],
 			 r->leaves);
 		check_eq(r, "break writes", s->written[SLAT_WRITE_BREAK],
-			 arm ? blocks : 0);
+			 arm || npt ? blocks : 0);
 		check_eq(r, "by-IPA invalidations",
 			 s->tlbi[SLAT_TLBI_IPA], arm ? blocks : 0);
+		check_eq(r, "VMID invalidations",
+			 s->tlbi[SLAT_TLBI_VMID], npt ? blocks : 0);
 	}
 	check_eq(r, "D-cache calls", s->dcache_calls, 0);
 }
@@ -2033,7 +2038,7 @@ static void print_json(const struct result *res, const char **skip_reason)
 }
 
 static const char usage[] =
-"usage: slat-bench [--format arm-s2|ept4|ept5] [--granule 4k|16k|64k]\n"
+"usage: slat-bench [--format arm-s2|ept4|ept5|npt4|npt5] [--granule 4k|16k|64k]\n"
 "                  [--only ID,...] [--reps N] [--size-shift N | --small]\n"
 "                  [--json] [--list] [--targets] [--count-floor]\n"
 "                  [--kvm] [--count-kvm] [--cost-out FILE]\n"
@@ -2052,7 +2057,8 @@ static const char usage[] =
 "average is printed before and after; above the number of CPUs the run\n"
 "says the wall-clock figures are not reliable.\n"
 "\n"
-"  --format F      arm-s2 (default; 40-bit IPA), ept4 (48-bit), ept5 (57)\n"
+"  --format F      arm-s2 (default; 40-bit IPA), ept4 (48-bit), ept5 (57),\n"
+"                  npt4 (48), npt5 (57)\n"
 "  --granule G     4k (default), 16k or 64k (arm-s2 only)\n"
 "  --only LIST     run only these scenarios, e.g. --only 1,2,10\n"
 "  --reps N        timed runs per scenario (1..64, default 9)\n"
@@ -2163,9 +2169,13 @@ static int parse_value(const char *a, const char *v, struct request *rq)
 			opt.format = BF_EPT4;
 		else if (!strcmp(v, "ept5"))
 			opt.format = BF_EPT5;
+		else if (!strcmp(v, "npt4"))
+			opt.format = BF_NPT4;
+		else if (!strcmp(v, "npt5"))
+			opt.format = BF_NPT5;
 		else {
-			fprintf(stderr, "slat-bench: --format takes arm-s2, ept4 "
-				"or ept5\n");
+			fprintf(stderr, "slat-bench: --format takes arm-s2, ept4, "
+				"ept5, npt4 or npt5\n");
 			return 2;
 		}
 	} else if (!strcmp(a, "--cost-out")) {
@@ -2330,15 +2340,19 @@ static int setup_config(struct request *rq)
 		return 2;
 	}
 	if (opt.format != BF_ARM_S2 && opt.granule != 4096) {
-		fprintf(stderr, "slat-bench: EPT has only the 4k granule\n");
+		fprintf(stderr, "slat-bench: EPT and NPT have only the 4k "
+			"granule\n");
 		return 2;
 	}
+	bool npt = opt.format == BF_NPT4 || opt.format == BF_NPT5;
 	opt.cfg = (struct slat_config){
-		.format = opt.format == BF_ARM_S2 ? SLAT_FMT_ARM_S2 : SLAT_FMT_EPT,
+		.format = opt.format == BF_ARM_S2 ? SLAT_FMT_ARM_S2
+			  : npt ? SLAT_FMT_NPT : SLAT_FMT_EPT,
 		.granule = opt.granule,
 		.ia_bits = opt.format == BF_ARM_S2 ? 40 :
-			   opt.format == BF_EPT4 ? 48 : 57,
-		.pa_bits = 48, .features = 0,
+			   opt.format == BF_EPT4 || opt.format == BF_NPT4 ? 48 : 57,
+		/* NPT's A and D are always the CPU's */
+		.pa_bits = 48, .features = npt ? SLAT_FEAT_HWDIRTY : 0,
 	};
 	rc = slat_config_geometry(&opt.cfg, &opt.geo);
 	if (rc < 0)

@@ -158,10 +158,16 @@ int main(void)
 		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
 		.features = SLAT_FEAT_HWDIRTY,
 	};
+	/* AMD NPT: the CPU always keeps A and D */
+	static const struct slat_config npt = {
+		.format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+		.features = SLAT_FEAT_HWDIRTY,
+	};
 
 	slat_hosted_rcu_register_thread();
 	run(&arm);
 	run(&ept);
+	run(&npt);
 	slat_hosted_rcu_unregister_thread();
 	printf("dirty_hw: ok\n");
 	return 0;

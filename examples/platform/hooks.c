@@ -421,6 +421,13 @@ static void check_missing(void)
 	cfg.ia_bits = 48;
 	CHECK(slat_mm_ops_missing(&ept_ops, &cfg) == NULL);
 	/* [end] */
+	/* Nor does NPT: its flushes are the ASID's, its caches coherent. */
+	cfg.format = SLAT_FMT_NPT;
+	cfg.features = SLAT_FEAT_HWDIRTY;
+	CHECK(slat_mm_ops_missing(&ept_ops, &cfg) == NULL);
+	cfg.format = SLAT_FMT_ARM_S2;
+	CHECK(!strcmp(slat_mm_ops_missing(&ept_ops, &cfg),
+		      "dcache_clean_inval_poc"));
 }
 
 static void log_reset(void)

@@ -111,11 +111,16 @@ int main(void)
 	static const struct slat_config ept = {
 		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
 	};
+	static const struct slat_config npt = {
+		.format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+		.features = SLAT_FEAT_HWDIRTY,
+	};
 
 	slat_hosted_rcu_register_thread();
 	run(&arm, true);
 	run(&fwb, false);
 	run(&ept, false);
+	run(&npt, false);
 	slat_hosted_rcu_unregister_thread();
 	printf("mmio: ok\n");
 	return 0;

@@ -661,6 +661,9 @@ static void el2_configurations(void **state)
 	cfg.format = SLAT_FMT_EPT;
 	cfg.ia_bits = 48;
 	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
+	cfg.format = SLAT_FMT_NPT;
+	cfg.features = EL2 | HWD;
+	assert_int_equal(slat_config_geometry(&cfg, &geo), SLAT_E_CONFIG);
 }
 
 int main(void)
