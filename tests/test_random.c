@@ -4038,10 +4038,12 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (R.opno = 0; R.opno < nops; R.opno++) {
-		unsigned c = (unsigned)below(1000);
 		/* dirty_read without hardware dirty state only checks that it
-		 * is refused: rarely */
+		 * is refused: rarely; with it, the draws after it move up
+		 * rather than fall off the end (restrict was never drawn with
+		 * hardware dirty state: NPT always has it) */
 		unsigned dirty = hwdirty ? 60 : 10;
+		unsigned c = (unsigned)below(990 + dirty);
 		enum op_kind k = c < 310   ? OP_MAP
 				 : c < 440 ? OP_UNMAP
 				 : c < 510 ? OP_WRPROTECT
@@ -4053,8 +4055,8 @@ static int run_config(const struct rcfg *rc, uint64_t seed, uint64_t nops,
 				 : c < 880 + dirty ? OP_DIRTY
 				 : c < 905 + dirty ? OP_SPLIT
 				 : c < 930 + dirty ? OP_RECOVER
-				 : c < 950 ? OP_RESTRICT
-				 : c < 970 ? OP_LOOKUP
+				 : c < 940 + dirty ? OP_RESTRICT
+				 : c < 960 + dirty ? OP_LOOKUP
 					   : OP_BAD;
 		R.count[k]++;
 		switch (k) {
