@@ -50,6 +50,7 @@ struct perf_seed {
 	const char *msgid;       /* the thread's Message-ID */
 	const char *sw;          /* the switch, or NULL (a command of its own) */
 	const char *before, *after;
+	bool x86;                /* the change is KVM x86's (else arm64's) */
 };
 
 /* The five seeds, in order; NULL-terminated. */

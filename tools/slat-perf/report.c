@@ -363,6 +363,26 @@ const char *perf_cmp_label(char *buf, size_t n, const struct perf_opts *o,
 	return buf;
 }
 
+/* A seed's change run on the other architecture's host: what the same
+ * change would do there, which the seed did not measure. In the report,
+ * and once on stderr. */
+static void cross_arch_warning(FILE *f, const struct perf_opts *o,
+			       const struct perf_seed *s)
+{
+	static bool said;
+	const char *seed_arch = s->x86 ? "x86" : "arm64";
+	const char *here = o->arch == PERF_ARCH_X86 ? "x86" : "arm64";
+
+	fprintf(f, "  warning: seed %s's change is KVM %s's and was measured "
+		"there; this run models %s (--arch %s runs it as the seed "
+		"did)\n", s->id, seed_arch, here, seed_arch);
+	if (!said && f != stderr)
+		fprintf(stderr, "slat-perf: warning: seed %s's change is KVM "
+			"%s's; this run models %s (--arch %s runs it as the "
+			"seed did)\n", s->id, seed_arch, here, seed_arch);
+	said = true;
+}
+
 /* What the comparison is: the seed it reproduces, and what is measured
  * and what is modeled. */
 static void cmp_head(FILE *f, const struct perf_opts *o)
@@ -377,6 +397,8 @@ static void cmp_head(FILE *f, const struct perf_opts *o)
 		fprintf(f, "  seed %s, %s (%s; docs/seeds.md):\n  before the "
 			"change --%s=%s, after it --%s=%s\n", s->id, s->what,
 			s->by, s->sw, s->before, s->sw, s->after);
+	if (s && s->x86 != (o->arch == PERF_ARCH_X86))
+		cross_arch_warning(f, o, s);
 	fprintf(f, "  measured in this run: exact counts (entries written and "
 		   "visited, TLBIs, faults)\n  and this host's wall time (best "
 		   "of %d run%s each, values alternating);\n  modeled: the counts "
