@@ -1018,7 +1018,7 @@ static void setup_config(const struct fcfg *fc)
 				     : 1ull << (geo.bits_per_level * (3 - l) +
 						geo.granule_shift);
 	S.big = S.G;
-	for (int l = 3; l >= geo.start_level; l--)
+	for (int l = 3; l >= S.start_level; l--)
 		if (geo.leaf_levels & (1u << l))
 			S.big = S.lsize[l];
 	S.wsize = 4 * S.big;
