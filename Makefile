@@ -125,7 +125,7 @@ check:
 	grep -q 'KVM here' $(KVM_BUILD)/small.txt
 	# KVM's software costs measured there, read by slat-perf as a cost file.
 	./$(BUILD)/tools/slat-perf/slat-perf --cost $(KVM_BUILD)/kvm.cost \
-		dirty-log -m 6 -v 1 -b 16M -i 1 -s synthetic >$(KVM_BUILD)/costs.txt
+		dirty-log -m 6 -v 1 -b 16M -i 2 -s synthetic >$(KVM_BUILD)/costs.txt
 	grep -Eq 'entry_visit [0-9.]+ ns \(file\)' $(KVM_BUILD)/costs.txt
 	grep -Eq 'entry_write [0-9.]+ ns \(file\)' $(KVM_BUILD)/costs.txt
 	for g in "" -16k -64k; do for seed in 1 2 3; do \
