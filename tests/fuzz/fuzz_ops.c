@@ -113,11 +113,14 @@ static const struct slat_config configs[] = {
 	ARM(16384, 52, 52, SLAT_FEAT_LPA2 | SLAT_FEAT_XNX),
 	ARM(4096, 48, 48, SLAT_FEAT_LPA2 | SLAT_FEAT_FWB),
 	/*
-	 * Hardware dirty state (SLAT_FEAT_HWDIRTY) is left out (no operation
-	 * here plays the CPU). AMD NPT, which always has it, is out too for
-	 * now: a recover that promotes to a 1G leaf leaves it dirty where
-	 * the model says clean (a 60 s run found it), to be settled first.
+	 * Hardware dirty state (SLAT_FEAT_HWDIRTY) is left out of the others
+	 * (no operation here plays the CPU); AMD NPT always has it, and the
+	 * model then expects writable leaves dirty.
 	 */
+	{ .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48,
+	  .pa_bits = 48, .features = SLAT_FEAT_HWDIRTY },
+	{ .format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 57,
+	  .pa_bits = 52, .features = SLAT_FEAT_HWDIRTY },
 };
 #define NR_CONFIGS (sizeof(configs) / sizeof(configs[0]))
 
@@ -1690,10 +1693,16 @@ static void op_recover(struct in *in)
 	}
 	for (size_t k = 0; k < nacts; k++) {
 		const struct act *a = &acts[k];
-		if (strategy == SLAT_RECOVER_PROMOTE)
+		if (strategy == SLAT_RECOVER_PROMOTE) {
+			/* the block is dirty when a leaf was, whatever its
+			 * permissions (a write-protected leaf keeps D) */
+			bool dirty = model_dirty_pages(S->m, a->base,
+						       a->base + a->size) > 0;
 			model_set(S->m, a->base, a->base + a->size, a->pa,
 				  a->attrs, a->young ? MODEL_YOUNG : MODEL_OLD);
-		else
+			model_set_dirty(S->m, a->base, a->base + a->size,
+					dirty);
+		} else
 			model_unmap(S->m, a->base, a->size);
 	}
 	check_range(ts, te);
