@@ -186,38 +186,12 @@ static void descriptor_encodings_match_the_architecture(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct enc_case *c = &cases[i];
-		struct fx *f = malloc(sizeof(*f));
-		struct slat_leaf l;
-		print_message("  %s\n", c->what);
-		assert_int_equal(fx_init(f, c->granule, c->ia, c->pa,
-					 c->features),
-				 SLAT_OK);
-		assert_int_equal(fx_map(f, c->ipa, c->size, c->out, c->attrs,
-					0),
-				 SLAT_OK);
-		assert_int_equal(fx_lookup(f, c->ipa, &l), SLAT_OK);
-		assert_int_equal(l.level, c->level);
-		assert_int_equal(l.size, c->size);
-		assert_int_equal(slat_pa_v(l.pa), c->out);
-		assert_int_equal(l.attrs, c->attrs | SLAT_YOUNG);
-		if (l.pte != c->pte)
-			fail_msg("%s: pte %#018llx, expected %#018llx", c->what,
-				 (unsigned long long)l.pte,
-				 (unsigned long long)c->pte);
-
-		/* the checker's own decoder reads the hand value the same */
-		struct check_desc d;
-		char why[256];
-		assert_int_equal(check_arm_s2.decode(&f->ck.geo, &f->cfg,
-						     c->pte, c->level, &d, why,
-						     sizeof(why)),
-				 CHECK_DESC_LEAF);
-		assert_int_equal(d.oa, c->out);
-		assert_int_equal(d.attrs, c->attrs | SLAT_YOUNG);
-		if (checker_full(&f->ck, NULL))
-			fail_msg("%s: %s", c->what, f->ck.msg);
-		fx_fini(f);
-		free(f);
+		struct slat_config cfg = {
+			.format = SLAT_FMT_ARM_S2, .granule = c->granule,
+			.ia_bits = c->ia, .pa_bits = c->pa,
+			.features = c->features,
+		};
+		CHECK_HAND_LEAF(&cfg, c, SLAT_YOUNG);
 	}
 }
 
@@ -225,22 +199,10 @@ static void descriptor_encodings_match_the_architecture(void **state)
 static void mkold_clears_only_the_access_flag(void **state)
 {
 	(void)state;
-	struct fx *f = malloc(sizeof(*f));
-	struct slat_leaf l;
-	assert_int_equal(fx_init(f, K4, 40, 48, 0), SLAT_OK);
-	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x12345000, SLAT_RW, 0),
-			 SLAT_OK);
-	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(0x1000), 0x1000,
-					       true, NULL),
-			 SLAT_WAS_YOUNG);
-	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
-	assert_int_equal(l.pte, 0x00400000123453ffull);
-	assert_int_equal(l.attrs, SLAT_RW);
-	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(0x1234), 0), SLAT_OK);
-	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
-	assert_int_equal(l.pte, 0x00400000123457ffull);
-	fx_fini(f);
-	free(f);
+	struct slat_config cfg = { .format = SLAT_FMT_ARM_S2, .granule = K4,
+				   .ia_bits = 40, .pa_bits = 48 };
+	check_mkold(&cfg, 0x00400000123457ffull, 0x00400000123453ffull,
+		    SLAT_RW);
 }
 
 /*
@@ -284,17 +246,15 @@ static void table_descriptors_hold_only_the_next_table_address(void **state)
 		{ K4, 40, 48, 0x80000000ull, 0x1000, LPA2 },
 	};
 	for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
-		struct fx *f = malloc(sizeof(*f));
-		assert_int_equal(fx_init_pa(f, tc[i].granule, tc[i].ia,
-					    tc[i].pa, tc[i].features,
-					    tc[i].pa_base),
-				 SLAT_OK);
+		struct slat_config cfg = {
+			.format = SLAT_FMT_ARM_S2, .granule = tc[i].granule,
+			.ia_bits = tc[i].ia, .pa_bits = tc[i].pa,
+			.features = tc[i].features,
+		};
 		char what[32];
 		snprintf(what, sizeof(what), "config %zu", i);
-		check_table_chain(f, tc[i].ipa, tc[i].granule, table_desc, 0,
-				  what);
-		fx_fini(f);
-		free(f);
+		check_table_chain(&cfg, tc[i].pa_base, tc[i].ipa, tc[i].granule,
+				  table_desc, 0, what);
 	}
 }
 

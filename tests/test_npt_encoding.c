@@ -119,38 +119,9 @@ static void npt_leaves_match_the_apm(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct enc_case *c = &cases[i];
 		struct slat_config cfg = npt(c->ia, c->pa, 0);
-		struct fx *f = malloc(sizeof(*f));
-		struct slat_leaf l;
-		print_message("  %s\n", c->what);
-		assert_int_equal(fx_init_cfg(f, &cfg, 0x80000000), SLAT_OK);
-		assert_int_equal(fx_map(f, c->ipa, c->size, c->out, c->attrs,
-					0),
-				 SLAT_OK);
-		assert_int_equal(fx_lookup(f, c->ipa, &l), SLAT_OK);
-		assert_int_equal(l.level, c->level);
-		assert_int_equal(l.size, c->size);
-		assert_int_equal(slat_pa_v(l.pa), c->out);
 		/* A and D are always the CPU's: a writable leaf is dirty */
 		uint32_t dirty = (c->attrs & SLAT_W) ? SLAT_DIRTY : 0;
-		assert_int_equal(l.attrs, c->attrs | SLAT_YOUNG | dirty);
-		if (l.pte != c->pte)
-			fail_msg("%s: pte %#018llx, expected %#018llx", c->what,
-				 (unsigned long long)l.pte,
-				 (unsigned long long)c->pte);
-
-		/* the checker's own decoder reads the hand value the same */
-		struct check_desc d;
-		char why[256];
-		assert_int_equal(check_npt.decode(&f->ck.geo, &f->cfg, c->pte,
-						  c->level, &d, why,
-						  sizeof(why)),
-				 CHECK_DESC_LEAF);
-		assert_int_equal(d.oa, c->out);
-		assert_int_equal(d.attrs, c->attrs | SLAT_YOUNG | dirty);
-		if (checker_full(&f->ck, NULL))
-			fail_msg("%s: %s", c->what, f->ck.msg);
-		fx_fini(f);
-		free(f);
+		CHECK_HAND_LEAF(&cfg, c, SLAT_YOUNG | dirty);
 	}
 }
 
@@ -159,29 +130,9 @@ static void mkold_clears_only_the_accessed_bit(void **state)
 {
 	(void)state;
 	struct slat_config cfg = npt(48, 48, 0);
-	struct fx *f = malloc(sizeof(*f));
-	struct slat_leaf l;
-	assert_int_equal(fx_init_cfg(f, &cfg, 0x80000000), SLAT_OK);
-	assert_int_equal(fx_map(f, 0x1000, 0x1000, 0x12345000, SLAT_RW, 0),
-			 SLAT_OK);
-	assert_int_equal(slat_test_clear_young(&f->t, slat_ipa(0x1000), 0x1000,
-					       true, NULL),
-			 SLAT_WAS_YOUNG);
-	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
-	assert_int_equal(l.pte, NX | 0x12345047ull); /* 0x67 - A */
-	assert_int_equal(l.attrs, SLAT_RW | SLAT_DIRTY);
-	assert_int_equal(slat_mkyoung(&f->t, slat_ipa(0x1234), 0), SLAT_OK);
-	assert_int_equal(fx_lookup(f, 0x1000, &l), SLAT_OK);
-	assert_int_equal(l.pte, NX | 0x12345067ull);
-	fx_fini(f);
-	free(f);
-}
-
-/* A nested table entry: the next table's PA and P|R/W|U/S. */
-static uint64_t table_link(struct fx *f, uint64_t pa, uint64_t bits)
-{
-	(void)f;
-	return pa | bits;
+	/* 0x67 - A */
+	check_mkold(&cfg, NX | 0x12345067ull, NX | 0x12345047ull,
+		    SLAT_RW | SLAT_DIRTY);
 }
 
 /*
@@ -210,13 +161,8 @@ static void table_entries_hold_p_rw_us_and_the_next_table(void **state)
 	};
 	for (size_t i = 0; i < sizeof(tc) / sizeof(tc[0]); i++) {
 		struct slat_config cfg = npt(tc[i].ia, tc[i].pa, tc[i].levels);
-		struct fx *f = malloc(sizeof(*f));
-		print_message("  %s\n", tc[i].what);
-		assert_int_equal(fx_init_cfg(f, &cfg, tc[i].pa_base), SLAT_OK);
-		check_table_chain(f, tc[i].ipa, 0x1000, table_link, 0x7,
-				  tc[i].what);
-		fx_fini(f);
-		free(f);
+		check_table_chain(&cfg, tc[i].pa_base, tc[i].ipa, 0x1000,
+				  table_link_x86, 0x7, tc[i].what);
 	}
 }
 
@@ -353,32 +299,10 @@ static void geometry_of_4_and_5_level_walks(void **state)
 	for (size_t i = 0; i < sizeof(geos) / sizeof(geos[0]); i++) {
 		const struct geo_case *c = &geos[i];
 		struct slat_config cfg = npt(c->ia, c->pa, c->levels);
-		struct slat_geometry g;
 		print_message("  ia %u pa %u levels %u\n", c->ia, c->pa,
 			      c->levels);
-		assert_int_equal(slat_config_geometry(&cfg, &g), SLAT_OK);
-		assert_int_equal(g.granule_shift, 12);
-		assert_int_equal(g.start_level, c->start);
-		assert_int_equal(g.root_pages, 1);
-		assert_int_equal(g.root_entries, c->root_entries);
-		assert_int_equal(g.entries, 512);
-		assert_int_equal(g.pa_bits, c->want_pa);
-		/* 4K pages, 2M (PD) and 1G (PDP) pages; none above */
-		assert_int_equal(g.leaf_levels, 0xe);
-
-		struct check_geo e;
-		assert_int_equal(check_npt.geometry(&cfg, &e), 0);
-		assert_int_equal(e.start_level, c->start);
-		assert_int_equal(e.root_entries, c->root_entries);
-
-		struct fx *f = malloc(sizeof(*f));
-		assert_int_equal(fx_init_cfg(f, &cfg, 0x80000000), SLAT_OK);
-		assert_int_equal(slat_hosted_table_pages(&f->h), 1);
-		assert_int_equal(slat_level_size(&f->t, 1), 1ull << 30);
-		assert_int_equal(slat_level_size(&f->t, 2), 1ull << 21);
-		assert_string_equal(slat_table_name(&f->t), "npt");
-		fx_fini(f);
-		free(f);
+		check_x86_walk_geometry(&cfg, c->start, c->root_entries,
+					c->want_pa, "npt");
 	}
 }
 
