@@ -15,6 +15,10 @@ int sim_max_level(struct slat_vm *vm, const struct sim_slot *s, uint64_t ipa)
 {
 	uint64_t hpa = s->hpa + (ipa - s->gpa);
 
+	/* The host maps small pages there now. */
+	if (sim_host_small(vm, s, ipa))
+		return SLAT_LAST_LEVEL;
+
 	for (int i = 0; i < vm->nr_leaf_shifts; i++) {
 		uint64_t size = 1ull << vm->leaf_shifts[i];
 		uint64_t base = ipa & ~(size - 1);
@@ -43,6 +47,8 @@ static void topup(struct slat_vcpu *v)
  * apart from SLAT_VM_EXIT_MMIO). */
 #define SIM_BREAK_BLOCK 0x100 /* a write-protected block gives way to a page */
 #define SIM_BUILD_BLOCK 0x101 /* a table gives way to a block */
+#define SIM_HOST_INVAL  0x102 /* the host's copy on write: the MMU notifier
+				 unmaps v->notify */
 
 #include <slat/walk.h>
 
@@ -174,6 +180,27 @@ static int build_block_fault(struct slat_vcpu *v, struct sim_slot *s,
 			     0);
 }
 
+/*
+ * The MMU notifier of the host's copy on write (host_mm.c): KVM unmaps the
+ * range the host's mapping changed in, with mmu_lock held for write, and
+ * the fault in flight is retried.
+ */
+static int host_inval(struct slat_vcpu *v)
+{
+	struct slat_vm *vm = v->vm;
+	uint64_t base = v->notify.inval_base, size = v->notify.inval_size;
+	int64_t need = slat_pages_needed(
+		&vm->table, SLAT_NEED(.kind = SLAT_OP_UNMAP,
+				      .ipa = slat_ipa(base), .size = size));
+	struct slat_op op = { .flush = sim_policy(vm->cfg.range_flush),
+			      .cache = sim_host_cache(vm, need) };
+	int ret = slat_unmap(&vm->table, slat_ipa(base), size, &op);
+
+	v->st.host_invals++;
+	v->st.fault_again++;
+	return ret == SLAT_NOTHING_TO_DO ? 0 : ret;
+}
+
 /* The fault again, as break_block_fault() with mmu_lock held for write. */
 static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
 {
@@ -185,7 +212,9 @@ static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
 	/* Logging may have ended, or the slot gone: the guest retries. */
-	if (!s || s->device)
+	if (what == SIM_HOST_INVAL)
+		ret = host_inval(v);
+	else if (!s || s->device)
 		ret = 0;
 	else if (what == SIM_BREAK_BLOCK)
 		ret = s->logging && !(s->flags & SLAT_VM_MEM_READONLY)
@@ -208,8 +237,16 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 {
 	struct slat_vm *vm = v->vm;
 	struct slat_table *t = &vm->table;
+	/* What the host maps there (its own faults done): a copy on write
+	 * invalidates, and this fault is retried. */
+	struct sim_gup g = s->host_huge ? sim_host_gup(v, s, ipa, write)
+					: (struct sim_gup){ .writable = true };
+	if (g.inval_size) {
+		v->notify = g;
+		return SIM_HOST_INVAL;
+	}
 	bool writable = !(s->flags & SLAT_VM_MEM_READONLY) &&
-			!(s->logging && !write);
+			!(s->logging && !write) && g.writable;
 	int level = s->logging ? SLAT_LAST_LEVEL : sim_max_level(vm, s, ipa);
 	uint64_t size = slat_level_size(t, level);
 	uint64_t base = ipa & ~(size - 1);
@@ -354,7 +391,8 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	}
 	slat_hosted_rcu_read_unlock();
 	sim_mmu_unlock(vm);
-	if (ret == SIM_BREAK_BLOCK || ret == SIM_BUILD_BLOCK)
+	if (ret == SIM_BREAK_BLOCK || ret == SIM_BUILD_BLOCK ||
+	    ret == SIM_HOST_INVAL)
 		ret = fault_exclusive(v, ipa, ret);
 	if (v->ring.size && !vm->cfg.hw_dirty)
 		ring_wait(v);

@@ -42,6 +42,26 @@ struct sim_slot {
 				      in a ring and not reset yet */
 	uint64_t npages;           /* size / granule */
 	bool logging;
+	/* The host's memory (host_mm.c), with host_zero_page: per backing
+	 * page, and per granule page of a backing page split to them
+	 * (enum host_page); NULL where not modeled. */
+	uint8_t *host_huge, *host_small;
+};
+
+/* What the host maps at a page (host_mm.c). */
+enum host_page {
+	HOST_NONE,  /* untouched */
+	HOST_ZERO,  /* the (huge) zero page, read-only */
+	HOST_OWN,   /* a page of its own, writable */
+	HOST_SPLIT, /* a backing page split to small ones (host_small) */
+};
+
+/* What get_user_pages() gave a fault: the host's mapping, and the range a
+ * copy on write invalidated through the MMU notifier (size 0: none). */
+struct sim_gup {
+	uint64_t size;
+	bool writable;
+	uint64_t inval_base, inval_size;
 };
 
 /* An RCU-published, immutable set of slots sorted by gpa. */
@@ -77,6 +97,7 @@ struct vcpu_stats {
 		 ring_full_waits, mmio_exits, mmio_accesses, local_invals,
 		 cmo_calls, cmo_bytes, cmo_elided, cmo_ns;
 	uint64_t pml_logged, pml_full_exits;
+	uint64_t host_cow, host_thp_splits, host_invals;
 };
 
 /* A context switched away from (sched.c): Boost.Context's handle. */
@@ -136,6 +157,7 @@ struct slat_vcpu {
 	bool no_unmap_clean;
 	uint32_t ms_seed;           /* memstress: Park-Miller state */
 	uint32_t pml_used;          /* entries in the PML buffer (pml) */
+	struct sim_gup notify;      /* a copy on write for the MMU notifier */
 	struct sim_co co;           /* deterministic mode */
 };
 #define ACTIVE_MARK UINT64_MAX
@@ -222,6 +244,16 @@ extern __thread struct slat_vcpu *sim_current_vcpu;
 int sim_err(struct slat_vm *vm, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void sim_rcu_register(void);
+
+/* host_mm.c */
+int sim_host_mm_init(struct slat_vm *vm, struct sim_slot *s);
+void sim_host_mm_free(struct sim_slot *s);
+struct sim_gup sim_host_gup(struct slat_vcpu *v, struct sim_slot *s,
+			    uint64_t ipa, bool write);
+bool sim_host_small(const struct slat_vm *vm, const struct sim_slot *s,
+		    uint64_t ipa);
+void sim_host_touch(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa,
+		    uint64_t len);
 
 /* memslot.c */
 struct sim_slot *sim_slot_by_gpa(struct sim_slots *ss, uint64_t gpa);

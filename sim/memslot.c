@@ -233,6 +233,7 @@ void sim_slot_free(struct sim_slot *s)
 		close(s->memfd);
 	free(s->dirty);
 	free(s->ring_pending);
+	sim_host_mm_free(s);
 	free(s);
 }
 
@@ -463,7 +464,8 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 	s->dirty = calloc((s->npages + 63) / 64, sizeof(uint64_t));
 	if (vm->ring_size && vm->cfg.hw_dirty)
 		s->ring_pending = calloc((s->npages + 63) / 64, sizeof(uint64_t));
-	if (!s->dirty || (vm->ring_size && vm->cfg.hw_dirty && !s->ring_pending)) {
+	if (!s->dirty || (vm->ring_size && vm->cfg.hw_dirty && !s->ring_pending) ||
+	    sim_host_mm_init(vm, s)) {
 		sim_slot_free(s);
 		return sim_err(vm, -ENOMEM, "out of memory");
 	}
@@ -654,6 +656,8 @@ static int host_copy(struct slat_vm *vm, uint64_t gpa, void *buf, size_t len,
 		ret = sim_err(vm, -ENXIO, "slot %u is synthetic: no data", s->id);
 	else
 		sim_copy(s->hva + (gpa - s->gpa), buf, len, write);
+	if (!ret && write)
+		sim_host_touch(vm, s, gpa, len);
 	pthread_mutex_unlock(&vm->slots_lock);
 	return ret;
 }

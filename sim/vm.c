@@ -629,6 +629,9 @@ void slat_vm_stats_read(struct slat_vm *vm, struct slat_vm_stats *s)
 		s->cmo_ns += c->cmo_ns;
 		s->pml_logged += c->pml_logged;
 		s->pml_full_exits += c->pml_full_exits;
+		s->host_cow += c->host_cow;
+		s->host_thp_splits += c->host_thp_splits;
+		s->host_invals += c->host_invals;
 	}
 	s->shootdowns = sim_load(&vm->shootdowns);
 	s->shootdown_waits = sim_load(&vm->shootdown_waits);
@@ -714,5 +717,8 @@ void slat_vm_stats_print(const struct slat_vm_stats *s, void *file)
 	P("wrprotected_pages", s->wrprotected_pages);
 	P("pml_logged", s->pml_logged);
 	P("pml_full_exits", s->pml_full_exits);
+	P("host_cow", s->host_cow);
+	P("host_thp_splits", s->host_thp_splits);
+	P("host_invals", s->host_invals);
 #undef P
 }

@@ -175,6 +175,17 @@ struct slat_vm_config {
 	 * the whole block; true, as libslat's slat_wrprotect, splits the
 	 * block and protects only the pages asked for. */
 	bool wrprotect_split;
+	/*
+	 * The host's anonymous memory as Linux gives it (anonymous,
+	 * anonymous_thp, and synthetic and synthetic_2mb standing for them):
+	 * untouched until written. A guest read of untouched memory maps the
+	 * zero page read-only (the huge zero page, as a block, over a whole
+	 * untouched THP-sized page); a write where it is mapped copies it,
+	 * the MMU notifier unmapping it at stage 2 and the fault retried, and
+	 * a huge zero page split by the copy stays small pages, where no
+	 * block is mapped again. false: memory is there from the start.
+	 */
+	bool host_zero_page;
 	struct slat_vm_vtime vtime;       /* deterministic mode, if on */
 };
 
@@ -479,6 +490,10 @@ struct slat_vm_stats {
 	uint64_t wrprotected_pages; /* pages re-protected by the dirty log */
 	uint64_t pml_logged;       /* pages logged by PML (pml) */
 	uint64_t pml_full_exits;   /* exits on a full PML buffer */
+	/* host_zero_page: zero pages copied on a guest write, huge zero
+	 * pages split by one, and the stage-2 unmaps of the MMU notifier
+	 * they caused */
+	uint64_t host_cow, host_thp_splits, host_invals;
 };
 
 /* Current counters (vCPU counters summed: exact when vCPUs are idle). */

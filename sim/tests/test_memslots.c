@@ -488,6 +488,79 @@ static void synthetic_many_vcpus(void)
 	slat_vm_destroy(vm);
 }
 
+/* The leaf at @gpa: its size and whether it is writable (0: none). */
+static uint64_t leaf_at(struct slat_vm *vm, uint64_t gpa, bool *writable)
+{
+	struct slat_leaf leaf;
+
+	if (slat_lookup(slat_vm_table(vm), slat_ipa(gpa), &leaf))
+		return 0;
+	*writable = (leaf.attrs & SLAT_W) != 0;
+	return leaf.size;
+}
+
+/*
+ * host_zero_page: a read of untouched THP-backed memory maps the huge zero
+ * page (a read-only block), the write that follows splits it (one notifier
+ * unmap of the block, one copy) and maps a writable page; a second page of
+ * the block reads a small zero page and copies it on write; no block is
+ * mapped there again, not even by recovery. An untouched block written
+ * first gets a writable block at once. 4K anonymous memory copies the
+ * zero page page by page; synthetic_1gb (hugetlb) has no zero page.
+ */
+static void host_zero_page_follows_linux(void)
+{
+	struct slat_vm_config cfg = { .host_zero_page = true };
+	struct slat_vm *vm = new_vm(&cfg);
+	struct slat_vcpu *v = slat_vm_create_vcpu(vm, 0, NULL);
+	struct slat_vm_stats st;
+	uint64_t b = 1 * GiB, val = 0;
+	bool w = false;
+
+	REQUIRE(add_slot(vm, 0, b, 8 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, b + 0x1000, &val) == 0, "read");
+	CHECK(leaf_at(vm, b, &w) == 2 * MiB && !w, "huge zero page: a read-only block");
+	CHECK(slat_vcpu_write64(v, b + 0x1000, 1) == 0, "write");
+	CHECK(leaf_at(vm, b + 0x1000, &w) == 4096 && w, "the copy: a writable page");
+	CHECK(leaf_at(vm, b + 0x2000, &w) == 0, "the rest of the block unmapped");
+	CHECK(slat_vcpu_read64(v, b + 0x2000, &val) == 0 && val == 0, "read");
+	CHECK(leaf_at(vm, b + 0x2000, &w) == 4096 && !w, "a small zero page");
+	CHECK(slat_vcpu_write64(v, b + 0x2000, 2) == 0, "write");
+	CHECK(leaf_at(vm, b + 0x2000, &w) == 4096 && w, "copied");
+	CHECK(slat_vcpu_write64(v, b + 2 * MiB, 3) == 0, "write");
+	CHECK(leaf_at(vm, b + 2 * MiB, &w) == 2 * MiB && w, "a huge page at once");
+	slat_vm_stats_read(vm, &st);
+	CHECK(st.host_thp_splits == 1 && st.host_cow == 2 && st.host_invals == 2,
+	      "splits %llu copies %llu unmaps %llu",
+	      (unsigned long long)st.host_thp_splits,
+	      (unsigned long long)st.host_cow, (unsigned long long)st.host_invals);
+	CHECK(st.fault_again == 2, "each copy retried its fault: %llu",
+	      (unsigned long long)st.fault_again);
+	/* logging on and off, recovery promoting: the split block stays */
+	CHECK(add_slot(vm, 0, b, 8 * MiB, "synthetic_2mb",
+		       SLAT_VM_MEM_LOG_DIRTY_PAGES) == 0, "%s", slat_vm_error(vm));
+	CHECK(add_slot(vm, 0, b, 8 * MiB, "synthetic_2mb", 0) == 0, "%s",
+	      slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, b + 0x3000, &val) == 0, "read");
+	CHECK(leaf_at(vm, b + 0x3000, &w) == 4096, "no block over split memory");
+
+	REQUIRE(add_slot(vm, 1, 2 * GiB, 2 * MiB, "anonymous", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, 2 * GiB, &val) == 0 && val == 0, "read");
+	CHECK(leaf_at(vm, 2 * GiB, &w) == 4096 && !w, "4K zero page");
+	CHECK(slat_vcpu_write64(v, 2 * GiB, 5) == 0 &&
+		      slat_vcpu_read64(v, 2 * GiB, &val) == 0 && val == 5,
+	      "copy holds the write");
+	CHECK(leaf_at(vm, 2 * GiB, &w) == 4096 && w, "copied");
+
+	REQUIRE(add_slot(vm, 2, 4 * GiB, 1 * GiB, "synthetic_1gb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, 4 * GiB, &val) == 0, "read");
+	CHECK(leaf_at(vm, 4 * GiB, &w) == GiB && w, "hugetlb: no zero page");
+	slat_vm_destroy(vm);
+}
+
 int main(void)
 {
 	RUN(memslot_errors_are_clear);
@@ -499,5 +572,6 @@ int main(void)
 	RUN(memstress_iterations_fault_once);
 	RUN(vcpus_pin_to_pcpus);
 	RUN(synthetic_many_vcpus);
+	RUN(host_zero_page_follows_linux);
 	return check_failures ? 1 : 0;
 }

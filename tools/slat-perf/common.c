@@ -20,7 +20,8 @@
 
 static const char *const switch_names[] = {
 	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
-	"dirty", "clean-time", "block-fault", "wp-partial", "x86-dirty", NULL,
+	"dirty", "clean-time", "block-fault", "wp-partial", "x86-dirty",
+	"host-memory", NULL,
 };
 
 const struct perf_seed perf_seeds[] = {
@@ -195,10 +196,17 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->x86_wp = true;
 		else
 			BAD("--x86-dirty=%s: use pml or wp", v);
+	} else if (!strcmp(name, "host-memory")) {
+		if (!strcmp(v, "populated"))
+			sw->host_linux = false;
+		else if (!strcmp(v, "linux"))
+			sw->host_linux = true;
+		else
+			BAD("--host-memory=%s: use populated or linux", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
 		    "eager-split, mmio-map, dirty, clean-time, block-fault, "
-		    "wp-partial or x86-dirty", name);
+		    "wp-partial, x86-dirty or host-memory", name);
 	}
 	return 0;
 }
@@ -241,6 +249,8 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 		snprintf(buf, len, "%s", sw->wp_split ? "split" : "block");
 	else if (!strcmp(name, "x86-dirty"))
 		snprintf(buf, len, "%s", sw->x86_wp ? "wp" : "pml");
+	else if (!strcmp(name, "host-memory"))
+		snprintf(buf, len, "%s", sw->host_linux ? "linux" : "populated");
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -256,6 +266,7 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 	cfg->recovery_flush = sw->flush;
 	cfg->block_fault = sw->block_fault;
 	cfg->wrprotect_split = sw->wp_split;
+	cfg->host_zero_page = sw->host_linux;
 	cfg->arena_bytes = 4ull << 30;
 	if (sw->clean_slept)
 		cfg->synthetic_clean_ns_per_line = cost->clean_line;

@@ -79,6 +79,13 @@ static void help(FILE *f)
 "                                 4K pages made clean, writes logged by the CPU,\n"
 "                                 a PML-full exit per 512 pages, huge pages\n"
 "                                 write-protected; or write protection (no PML)\n"
+"  --host-memory=populated|linux  the host's memory under the guest's: there\n"
+"                                 from the start, or Linux's anonymous memory\n"
+"                                 (anonymous, anonymous_thp, synthetic,\n"
+"                                 synthetic_2mb): a first read maps the (huge)\n"
+"                                 zero page read-only, a write copies it, the\n"
+"                                 MMU notifier unmapping it at stage 2; a huge\n"
+"                                 zero page split by a copy stays small pages\n"
 "\n"
 "Output and runs:\n"
 "  --compare SWITCH=A,B[,...]     run the same experiment once per value (up to\n"
@@ -208,7 +215,8 @@ static void parse_compare(struct perf_opts *o, const char *val)
 	if (!perf_switch_known(cmpdup))
 		perf_usage_error("--compare: unknown switch '%s' (cmo, recover, flush, "
 				 "split-skip, eager-split, mmio-map, dirty, "
-				 "clean-time, block-fault, wp-partial, x86-dirty)",
+				 "clean-time, block-fault, wp-partial, x86-dirty, "
+				 "host-memory)",
 				 cmpdup);
 	o->cmp_name = cmpdup;
 	for (tok = strtok_r(eq + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -37,6 +37,7 @@ struct perf_switches {
 	enum slat_vm_block_fault block_fault; /* --block-fault */
 	bool wp_split;                       /* --wp-partial=split */
 	bool x86_wp;                         /* --x86-dirty=wp (else pml) */
+	bool host_linux;                     /* --host-memory=linux */
 };
 
 /*

@@ -89,6 +89,9 @@ G(g_accesses, s->accesses)
 G(g_wrprot, s->wrprotected_pages)
 G(g_pml_logged, s->pml_logged)
 G(g_pml_full, s->pml_full_exits)
+G(g_host_cow, s->host_cow)
+G(g_host_split, s->host_thp_splits)
+G(g_host_inval, s->host_invals)
 G(g_tlbis, s->table.tlbi[0] + s->table.tlbi[1] + s->table.tlbi[2] + s->table.tlbi[3] +
 	   perf_vm_tlbi(s))
 G(g_written, s->table.written[0] + s->table.written[1] + s->table.written[2] +
@@ -124,6 +127,24 @@ static const struct row rows[] = {
 	{ "PML-full exits", g_pml_full },
 };
 #define NROWS (int)(sizeof(rows) / sizeof(rows[0]))
+
+/* With --host-memory=linux: what the host's memory did. */
+static const struct row host_rows[] = {
+	{ "host: zero pages copied", g_host_cow },
+	{ "host: huge zero pages split", g_host_split },
+	{ "host: notifier unmaps", g_host_inval },
+};
+
+static void print_rows(FILE *f, const struct row *rows, int nrows,
+		       const struct slat_vm_stats *st, int n)
+{
+	for (int r = 0; r < nrows; r++) {
+		fprintf(f, "%-30s", rows[r].label);
+		for (int j = 0; j < n; j++)
+			fprintf(f, " %16llu", (unsigned long long)rows[r].get(&st[j]));
+		fprintf(f, "\n");
+	}
+}
 
 static void secs(char *buf, size_t n, double ns)
 {
@@ -216,12 +237,10 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 	for (int j = 0; j < n; j++)
 		fprintf(f, " %16s", names[j]);
 	fprintf(f, "\n");
-	for (int r = 0; r < NROWS; r++) {
-		fprintf(f, "%-30s", rows[r].label);
-		for (int j = 0; j < n; j++)
-			fprintf(f, " %16llu", (unsigned long long)rows[r].get(&st[j]));
-		fprintf(f, "\n");
-	}
+	print_rows(f, rows, NROWS, st, n);
+	if (runs[0].sw.host_linux)
+		print_rows(f, host_rows, (int)(sizeof(host_rows) /
+					       sizeof(host_rows[0])), st, n);
 	fprintf(f, "%-30s", "wall time, this host (s)");
 	for (int j = 0; j < n; j++) {
 		secs(b, sizeof(b), (double)wall[j]);
@@ -583,7 +602,7 @@ static void json_switches(FILE *f, const struct perf_switches *sw)
 {
 	static const char *const names[] = { "cmo", "recover", "flush",
 		"split-skip", "eager-split", "mmio-map", "dirty", "block-fault",
-		"wp-partial", "x86-dirty" };
+		"wp-partial", "x86-dirty", "host-memory" };
 	char b[48];
 
 	fprintf(f, "{");
@@ -605,7 +624,8 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 		"\"bytes\": %llu, \"elided\": %llu}, \"table_pages\": {\"allocated\": %llu, "
 		"\"freed\": %llu}, \"faults\": {\"translation\": %llu, \"permission\": %llu, "
 		"\"access_flag\": %llu}, \"retries\": %llu, \"wrprotected_pages\": %llu, "
-		"\"mmio_accesses\": %llu, \"pml_logged\": %llu, \"pml_full_exits\": %llu}",
+		"\"mmio_accesses\": %llu, \"pml_logged\": %llu, \"pml_full_exits\": %llu, "
+		"\"host\": {\"cow\": %llu, \"thp_splits\": %llu, \"notifier_unmaps\": %llu}}",
 #define U(x) (unsigned long long)(x)
 		U(s->accesses), U(s->table.visited),
 		U(s->table.written[SLAT_WRITE_LEAF]), U(s->table.written[SLAT_WRITE_TABLE]),
@@ -620,7 +640,8 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 		U(s->faults[SLAT_VM_FAULT_PERMISSION]),
 		U(s->faults[SLAT_VM_FAULT_ACCESS_FLAG]),
 		U(s->table.retries + s->fault_again), U(s->wrprotected_pages),
-		U(s->mmio_accesses), U(s->pml_logged), U(s->pml_full_exits));
+		U(s->mmio_accesses), U(s->pml_logged), U(s->pml_full_exits),
+		U(s->host_cow), U(s->host_thp_splits), U(s->host_invals));
 #undef U
 }
 

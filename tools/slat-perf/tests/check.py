@@ -924,6 +924,52 @@ def t_x86_pml(exe):
         sys.exit(f"FAIL: --x86-dirty=wp dirty 2: {c}")
 
 
+def pt_phases(exe, args):
+    """The phases of a page-table run, by name (one mode)."""
+    d = tempfile.mkdtemp()
+    j = os.path.join(d, "o.json")
+    run(exe, ["page-table", "-m", "6"] + args + ["--json", j])
+    return {p["name"]: p["counts"]
+            for p in json.load(open(j))["runs"][0]["phases"]}
+
+
+def t_host_memory(exe):
+    """--host-memory=linux: kvm_page_table_test's CREATE has even vCPUs
+    write each block's first page and odd ones read it. With two vCPUs in
+    step, each of the B blocks is read into the huge zero page, then the
+    write splits it (B splits, B copies, B notifier unmaps); from then on
+    the host has small pages, so ADJUST rebuilds no block: it maps the
+    P - 1 - P/2 pages of each block UPDATE left unmapped, one by one.
+    Populated memory rebuilds the B blocks (one range TLBI each). One vCPU
+    (a writer only) meets no zero page: the same counts either way."""
+    B, P = 32, 512
+    args = ["-s", "synthetic_2mb", "-b", f"{B * 2}M", "-v", "2"]
+    lin = pt_phases(exe, args + ["--host-memory=linux"])
+    pop = pt_phases(exe, args)
+    host = lin["create"]["host"]
+    if host != {"cow": B, "thp_splits": B, "notifier_unmaps": B}:
+        sys.exit(f"FAIL: --host-memory=linux create: host {host}, want "
+                 f"{B} of each")
+    a = lin["adjust"]
+    if a["tlbi"]["range"] or a["written"]["leaf"] != B * (P - 1 - P // 2):
+        sys.exit(f"FAIL: linux adjust: {a['tlbi']['range']} range TLBIs "
+                 f"(want 0), {a['written']['leaf']} leaves (want "
+                 f"{B * (P - 1 - P // 2)})")
+    a = pop["adjust"]
+    if a["tlbi"]["range"] != B or a["written"]["leaf"] != B or \
+            pop["create"]["host"]["cow"]:
+        sys.exit(f"FAIL: populated adjust: {a['tlbi']['range']} range "
+                 f"TLBIs, {a['written']['leaf']} leaves (want {B}, {B})")
+    one = ["-s", "synthetic_2mb", "-b", f"{B * 2}M", "-v", "1"]
+    lin, pop = pt_phases(exe, one + ["--host-memory=linux"]), \
+        pt_phases(exe, one)
+    for name in lin:
+        lin[name].pop("host")
+        pop[name].pop("host")
+    if lin != pop:
+        sys.exit(f"FAIL: one writer: linux {lin} against populated {pop}")
+
+
 if __name__ == "__main__":
     globals()["t_" + sys.argv[1]](sys.argv[2])
     print("ok")
