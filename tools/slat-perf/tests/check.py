@@ -749,7 +749,7 @@ def t_seed_ratios(exe):
     env = dict(os.environ, SLAT_PERF=os.path.abspath(exe))
     subprocess.run([os.path.join(top, "scripts", "reproduce.sh"), d, "003",
                     "004-map"], env=env, check=True, capture_output=True,
-                   timeout=120)
+                   timeout=360)
     out = subprocess.run([sys.executable, script, d], env=env, check=True,
                          capture_output=True, text=True).stdout
     # 2,101,256 entries and invalidations against 8: 8.805 us / 2.313 s
