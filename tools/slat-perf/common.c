@@ -271,7 +271,8 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 	if (sw->clean_slept)
 		cfg->synthetic_clean_ns_per_line = cost->clean_line;
 	/* EPT is KVM x86's, which logs with PML where the CPU has it
-	 * (enable_pml): dirty bits and the log instead of write faults. */
+	 * (enable_pml): dirty bits and the log instead of write faults.
+	 * AMD has no PML: KVM on NPT logs by write protection. */
 	cfg->pml = table->format == SLAT_FMT_EPT && !sw->x86_wp;
 	if (sw->dirty == DIRTY_HW || sw->dirty == DIRTY_RING_HW || cfg->pml) {
 		cfg->table.features |= SLAT_FEAT_HWDIRTY;
@@ -287,14 +288,14 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 		.tlbi_range = cost->tlbi_range, .tlbi_vmid = cost->tlbi_vmid,
 		.pml_full = cost->pml_full,
 	};
-	/* x86: a flush is an INVEPT, no barrier (the replay adds the
-	 * requests and IPIs). */
-	if (table->format == SLAT_FMT_EPT) {
+	/* x86: a flush is an INVEPT or an ASID flush, no barrier (the
+	 * replay adds the requests and IPIs). */
+	if (perf_fmt_x86(table->format)) {
 		struct slat_vm_vtime *vt = &cfg->vtime;
 
 		vt->dsb = 0;
 		vt->tlbi_ipa = vt->tlbi_ipa_local = vt->tlbi_range =
-			vt->tlbi_vmid = cost->invept_single;
+			vt->tlbi_vmid = perf_x86_vcpu_flush_ns(cost, table->format);
 	}
 }
 
@@ -319,6 +320,7 @@ void perf_cost_default(struct perf_cost *c)
 	c->invept_single = 500;
 	c->tlb_request = 20;
 	c->pml_full = 12000;
+	c->asid_flush = 500;
 	c->from_file = 0;
 }
 
@@ -342,6 +344,7 @@ const struct perf_cost_key perf_cost_keys[] = {
 	K(invept_single, "ns", NULL),
 	K(tlb_request, "ns", NULL),
 	K(pml_full, "ns", NULL),
+	K(asid_flush, "ns", NULL),
 };
 #undef K
 const int perf_cost_nkeys = sizeof(perf_cost_keys) / sizeof(perf_cost_keys[0]);
@@ -457,15 +460,29 @@ void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x)
 		 * the one that flushes, in the host) and does the INVEPT as
 		 * it enters again. */
 		x->kicks = n ? x->flushes * (n - 1) : 0;
-		x->invepts = x->flushes * n;
+		x->vcpu_flushes = x->flushes * n;
 	} else {
 		/* The selftests' vCPUs wait in user space: the requests wait
 		 * for their next entry, one INVEPT each however many came. */
 		x->kicks = 0;
-		x->invepts = x->flushes ? n : 0;
+		x->vcpu_flushes = x->flushes ? n : 0;
 	}
-	/* A local invalidation is the faulting vCPU's own INVEPT. */
-	x->invepts += t->tlbi[SLAT_TLBI_IPA_LOCAL];
+	/* A local invalidation is the faulting vCPU's own flush. */
+	x->vcpu_flushes += t->tlbi[SLAT_TLBI_IPA_LOCAL];
+}
+
+double perf_x86_vcpu_flush_ns(const struct perf_cost *c,
+			      enum slat_format_id fmt)
+{
+	/* KVM on SVM has no INVEPT: a flush request sets TLB_CONTROL to
+	 * flush the vCPU's ASID (or takes a new ASID) at its next VMRUN. */
+	return fmt == SLAT_FMT_NPT ? c->asid_flush : c->invept_single;
+}
+
+const char *perf_fmt_name(enum slat_format_id fmt)
+{
+	return fmt == SLAT_FMT_NPT ? "npt" : fmt == SLAT_FMT_EPT ? "ept"
+								  : "arm-s2";
 }
 
 /* The invalidations of @st as arm64 does them: broadcast TLBIs, each
@@ -484,15 +501,17 @@ static double arm_tlbi_ns(const struct perf_cost *c, const struct slat_vm_stats 
 	       c->dsb * (double)tlbis;
 }
 
-/* The same on x86: requests, kicks and INVEPTs (perf_x86_flush). */
-static double x86_flush_ns(const struct perf_cost *c, const struct perf_phase *p)
+/* The same on x86: requests, kicks and the vCPUs' INVEPTs or ASID
+ * flushes (perf_x86_flush). */
+static double x86_flush_ns(const struct perf_opts *o, const struct perf_phase *p)
 {
+	const struct perf_cost *c = &o->cost;
 	struct perf_x86_flush x;
 
 	perf_x86_flush(p, &x);
 	return c->tlb_request * (double)x.requests +
 	       (c->ipi_send + c->ipi_exit) * (double)x.kicks +
-	       c->invept_single * (double)x.invepts;
+	       perf_x86_vcpu_flush_ns(c, o->x86_fmt) * (double)x.vcpu_flushes;
 }
 
 double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)
@@ -507,7 +526,7 @@ double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)
 		written += t->written[i];
 	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
 		faults += s->faults[i];
-	return (o->arch == PERF_ARCH_X86 ? x86_flush_ns(c, p)
+	return (o->arch == PERF_ARCH_X86 ? x86_flush_ns(o, p)
 					 : arm_tlbi_ns(c, s)) +
 	       c->dsb * (double)s->cmo_calls +
 	       c->clean_line * lines +

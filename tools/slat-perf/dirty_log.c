@@ -95,7 +95,8 @@ static void dl_help(FILE *f, const struct perf_opts *o)
 	      " -c: the vCPUs have no threads to pin; the main task's entry pins\n"
 	      "    the thread that runs them\n"
 	      " --arch arm64|x86 picks the supported modes (default arm64, the\n"
-	      "    Armv8 stage-2 modes; x86: mode 9, Intel EPT). Strategy switches,\n"
+	      "    Armv8 stage-2 modes; x86: mode 9, Intel EPT, or AMD NPT with\n"
+	      "    --format npt). Strategy switches,\n"
 	      "    --compare, --cost, --json, --svg: slat-perf --help\n\n", f);
 }
 

@@ -157,14 +157,15 @@ static enum vt_kind host_lock(const struct perf_opts *o, const char *name)
 }
 
 /* The work the counts of @st do that no other actor waits for, in ns:
- * walks, stores, local invalidations (x86: the vCPU's own INVEPT), the
- * barriers after cleans. */
+ * walks, stores, local invalidations (x86: the vCPU's own INVEPT or ASID
+ * flush), the barriers after cleans. */
 static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *st)
 {
 	const struct perf_cost *c = &o->cost;
 	const struct slat_stats *t = &st->table;
-	double local = o->arch == PERF_ARCH_X86 ? c->invept_single
-						: c->tlbi_ipa_local + c->dsb;
+	double local = o->arch == PERF_ARCH_X86 ?
+		       perf_x86_vcpu_flush_ns(c, o->x86_fmt) :
+		       c->tlbi_ipa_local + c->dsb;
 	uint64_t written = 0;
 
 	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
@@ -179,7 +180,7 @@ static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *
  * The invalidations of @st that reach every vCPU, and the issuer's mean
  * cost of one: a broadcast TLBI and its DSB on arm64; on x86, a
  * kvm_flush_remote_tlbs() setting the request bit of each of @nv vCPUs
- * (the IPIs to those in the guest and their INVEPTs are the scheduler's,
+ * (the IPIs to those in the guest and their flushes are the scheduler's,
  * vt_config.ipi).
  */
 static uint64_t broadcasts(const struct perf_opts *o,
@@ -238,9 +239,9 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 				.ipi = x86,
 				.ipi_send_ns = c->ipi_send,
 				/* x86: the kicked vCPU's exit, and the
-				 * INVEPT of its next entry */
-				.ipi_exit_ns = c->ipi_exit +
-					       (x86 ? c->invept_single : 0),
+				 * INVEPT or ASID flush of its next entry */
+				.ipi_exit_ns = c->ipi_exit + (x86 ?
+					perf_x86_vcpu_flush_ns(c, o->x86_fmt) : 0),
 				.clean_share = c->mem_bw * c->clean_line /
 					       c->cache_line,
 				.next = gen_next, .arg = &g };

@@ -22,11 +22,11 @@ static void help(FILE *f)
 	fputs(
 "Usage: slat-perf [COMMAND] [SELFTEST OPTIONS] [--SWITCH=VALUE ...]\n"
 "                 [--compare SWITCH=A,B[,...]] [--repeat N] [--cost FILE]\n"
-"                 [--json FILE] [--svg FILE] [--arch arm64|x86] [--ept-levels 4|5]\n"
-"                 [--no-counts] [--selftest-output] [--strict] [--progress]\n"
+"                 [--json FILE] [--svg FILE] [--arch arm64|x86] [--format ept|npt]\n"
+"                 [--ept-levels 4|5] [--no-counts] [--selftest-output] [--strict] [--progress]\n"
 "\n"
 "Runs a KVM selftest's experiment on the slat VM simulator (software MMU,\n"
-"the real libslat stage-2 or EPT table), prints the selftest's own lines,\n"
+"the real libslat stage-2, EPT or NPT table), prints the selftest's own lines,\n"
 "then exact counts per phase and a modeled hardware time. The vCPUs run one\n"
 "at a time in virtual time, their races decided by the cost table, so the\n"
 "same command line gives the same counts on any host. Times printed in the\n"
@@ -78,7 +78,8 @@ static void help(FILE *f)
 "                                 (enable_pml, the default on Intel with EPT A/D):\n"
 "                                 4K pages made clean, writes logged by the CPU,\n"
 "                                 a PML-full exit per 512 pages, huge pages\n"
-"                                 write-protected; or write protection (no PML)\n"
+"                                 write-protected; or write protection (no PML;\n"
+"                                 the only one with --format npt: AMD has no PML)\n"
 "  --host-memory=populated|linux  the host's memory under the guest's: there\n"
 "                                 from the start, or Linux's anonymous memory\n"
 "                                 (anonymous, anonymous_thp, synthetic,\n"
@@ -96,8 +97,8 @@ static void help(FILE *f)
 "                                 lines: tlbi_ipa tlbi_ipa_local tlbi_range\n"
 "                                 tlbi_vmid dsb clean_line cache_line fault_exit\n"
 "                                 entry_visit entry_write ipi_send ipi_exit mem_bw\n"
-"                                 invept_single tlb_request pml_full (ns;\n"
-"                                 cache_line bytes, mem_bw bytes/ns)\n"
+"                                 invept_single tlb_request pml_full asid_flush\n"
+"                                 (ns; cache_line bytes, mem_bw bytes/ns)\n"
 "  --json FILE                    every phase, count, setting and modeled time\n"
 "  --svg FILE                     bar chart of phase times (wall and modeled),\n"
 "                                 side by side with --compare\n"
@@ -105,7 +106,12 @@ static void help(FILE *f)
 "                                 its supported guest modes, so the table format\n"
 "                                 (default arm64: the Armv8 stage-2 modes; x86:\n"
 "                                 mode 9, Intel EPT, as the real tools on x86)\n"
-"  --ept-levels 4|5               EPT levels for the PA-bits:ANY mode (-m 9)\n"
+"  --format ept|npt               the x86 table of mode 9: Intel EPT (default)\n"
+"                                 or AMD NPT (A/D always on, no PML: logging by\n"
+"                                 write protection; a flush is the vCPU's ASID\n"
+"                                 flushed at VMRUN, cost asid_flush, not an\n"
+"                                 INVEPT); implies --arch x86\n"
+"  --ept-levels 4|5               EPT or NPT levels for the PA-bits:ANY mode (-m 9)\n"
 "  --no-counts                    no counts table after the selftest lines\n"
 "  --selftest-output              only the lines the real selftest prints (no\n"
 "                                 counts, notes or slat-perf help sections)\n"
@@ -177,7 +183,8 @@ static void *alloc_or_exit(size_t n, size_t size)
 }
 
 static const char *const valued[] = {
-	"compare", "repeat", "cost", "json", "svg", "ept-levels", "arch", NULL,
+	"compare", "repeat", "cost", "json", "svg", "ept-levels", "arch",
+	"format", NULL,
 };
 
 /* The leftover arguments and the --compare copy: static, so that an error
@@ -266,6 +273,15 @@ static void global_valued(struct perf_opts *o, const char *name, const char *val
 			o->arch = PERF_ARCH_ARM64;
 		else
 			perf_usage_error("--arch %s: use arm64 or x86", val);
+	} else if (!strcmp(name, "format")) {
+		o->fmt_set = true;
+		if (!strcmp(val, "ept"))
+			o->x86_fmt = SLAT_FMT_EPT;
+		else if (!strcmp(val, "npt"))
+			o->x86_fmt = SLAT_FMT_NPT;
+		else
+			perf_usage_error("--format %s: use ept (Intel) or npt (AMD)",
+					 val);
 	}
 }
 
@@ -409,11 +425,47 @@ static const struct perf_cmd *parse_line(struct perf_opts *o, int argc, char **a
 	return cmd;
 }
 
+/* Whether the line asks for PML: --x86-dirty=pml, or among the values
+ * --compare gives it. */
+static bool asks_pml(const struct perf_opts *o)
+{
+	int k = perf_switch_index("x86-dirty");
+
+	if ((o->sw_set & (1u << k)) && !o->sw.x86_wp)
+		return true;
+	if (!o->cmp_name || strcmp(o->cmp_name, "x86-dirty"))
+		return false;
+	for (int v = 0; v < o->cmp_n; v++)
+		if (!strcmp(o->cmp_vals[v], "pml"))
+			return true;
+	return false;
+}
+
+/* --format: an x86 table, so --arch x86 (implied without --arch); NPT
+ * logs without PML, which AMD does not have. */
+static void check_format(struct perf_opts *o)
+{
+	if (!o->fmt_set)
+		return;
+	if (o->arch_set && o->arch != PERF_ARCH_X86)
+		perf_usage_error("--format %s is an x86 table (mode 9): use it "
+				 "with --arch x86, or leave --arch out; --arch "
+				 "arm64 runs Arm stage 2", perf_fmt_name(o->x86_fmt));
+	o->arch = PERF_ARCH_X86;
+	o->arch_set = true;
+	if (o->x86_fmt == SLAT_FMT_NPT && asks_pml(o))
+		perf_usage_error("--x86-dirty=pml with --format npt: AMD has no "
+				 "Page-Modification Logging; KVM on AMD logs by "
+				 "write protection (--x86-dirty=wp, the default "
+				 "with npt)");
+}
+
 /* Whatever the command line says that --compare contradicts. */
-static void check_line(const struct perf_opts *o)
+static void check_line(struct perf_opts *o)
 {
 	int k;
 
+	check_format(o);
 	if (!o->cmp_name)
 		return;
 	k = perf_switch_index(o->cmp_name);
@@ -452,12 +504,18 @@ static FILE *open_output(const char *opt, const char *path, int slot)
 }
 
 /* KVM x86's defaults where the line leaves a switch to the architecture
- * (known once the command has read its -m): eager_page_split is on. */
+ * (known once the command has read its -m): eager_page_split is on; on
+ * AMD (no PML) dirty logging write-protects (check_format() refused
+ * pml there). */
 static void x86_defaults(const struct perf_opts *o, struct perf_switches *sw)
 {
 	int k = perf_switch_index("eager-split");
 
-	if (o->arch != PERF_ARCH_X86 || (o->sw_set & (1u << k)) ||
+	if (o->arch != PERF_ARCH_X86)
+		return;
+	if (o->x86_fmt == SLAT_FMT_NPT)
+		sw->x86_wp = true;
+	if ((o->sw_set & (1u << k)) ||
 	    (o->cmp_name && !strcmp(o->cmp_name, "eager-split")))
 		return;
 	sw->eager = EAGER_CLEAR;
@@ -530,6 +588,7 @@ static void opts_default(struct perf_opts *o)
 	o->sw.split_skip = true;
 	o->repeat = 1;
 	o->ept_levels = 4;
+	o->x86_fmt = SLAT_FMT_EPT;
 	perf_cost_default(&o->cost);
 	o->progress = isatty(2);
 }

@@ -55,7 +55,8 @@ static void pt_help(FILE *f, const struct perf_opts *o)
 	      "a hugetlb source without reserved huge pages runs on the synthetic\n"
 	      "source of its page size (a note after the run says so). --arch\n"
 	      "arm64|x86 picks the supported modes (default arm64; x86: mode 9,\n"
-	      "Intel EPT). Strategy switches, --compare, --json, --svg: slat-perf\n"
+	      "Intel EPT, or AMD NPT with --format npt). Strategy switches,\n"
+	      "--compare, --json, --svg: slat-perf\n"
 	      "--help\n\n", f);
 }
 

@@ -93,6 +93,8 @@ struct perf_cost {
 				 spends per vCPU: its request bit (x86) */
 	double pml_full;      /* ns of a PML-full exit: the exit, the drain
 				 of 512 entries into the log, re-entry */
+	double asid_flush;    /* ns of the flush of a vCPU's ASID at VMRUN
+				 (AMD NPT: TLB_CONTROL, no INVEPT) */
 	uint32_t from_file;   /* bit i: perf_cost_keys[i] set by --cost */
 };
 
@@ -174,20 +176,32 @@ struct perf_opts;
 
 /*
  * x86's TLB flushes of a phase (KVM x86 has no invalidation by guest
- * physical address with EPT): each invalidation the counts hold is one
- * kvm_flush_remote_tlbs(), a request to every vCPU that it does a
- * single-context INVEPT before it next enters the guest, and an IPI to
- * each vCPU then in the guest.
+ * physical address with EPT or NPT): each invalidation the counts hold is
+ * one kvm_flush_remote_tlbs(), a request to every vCPU that it flushes
+ * before it next enters the guest (EPT: a single-context INVEPT; NPT: a
+ * flush of its ASID by the VMRUN, TLB_CONTROL), and an IPI to each vCPU
+ * then in the guest.
  */
 struct perf_x86_flush {
 	uint64_t flushes;  /* kvm_flush_remote_tlbs() calls */
 	uint64_t requests; /* request bits set: flushes x vCPUs */
 	uint64_t kicks;    /* IPIs: vCPUs in the guest at a flush */
-	uint64_t invepts;  /* INVEPTs done (requests coalesce while a vCPU
-			      is out of the guest) */
+	uint64_t vcpu_flushes; /* INVEPTs or ASID flushes done (requests
+				  coalesce while a vCPU is out of the guest) */
 };
 /* The flushes of phase @p (its counts and vCPUs) on x86. */
 void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x);
+/* The cost of one flush a vCPU does for itself on x86 table format @fmt:
+ * a single-context INVEPT (EPT) or an ASID flush at VMRUN (NPT). */
+double perf_x86_vcpu_flush_ns(const struct perf_cost *c,
+			      enum slat_format_id fmt);
+/* Whether @fmt is an x86 table (EPT or NPT). */
+static inline bool perf_fmt_x86(enum slat_format_id fmt)
+{
+	return fmt == SLAT_FMT_EPT || fmt == SLAT_FMT_NPT;
+}
+/* The short name of table format @fmt: "arm-s2", "ept", "npt". */
+const char *perf_fmt_name(enum slat_format_id fmt);
 
 /* Modeled hardware time (total work) of phase @p's counts, in ns, with the
  * cost table and architecture of @o. */
@@ -244,6 +258,8 @@ struct perf_opts {
 	int ept_levels;           /* 4 or 5, for PA-bits:ANY */
 	enum perf_arch arch;      /* --arch */
 	bool arch_set;            /* --arch given (else -m 9 alone means x86) */
+	enum slat_format_id x86_fmt; /* --format: EPT (Intel) or NPT (AMD) */
+	bool fmt_set;             /* --format given */
 	bool strict;              /* --strict: slat-perf's errors, exit 2 */
 	bool selftest_only;       /* --selftest-output: only the real lines */
 	bool quiet_counts;        /* --no-counts */

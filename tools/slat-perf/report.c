@@ -645,16 +645,20 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 #undef U
 }
 
-/* x86: the phase's invalidations as KVM x86 does them (perf_x86_flush). */
-static void json_x86_flush(FILE *f, const struct perf_phase *p)
+/* x86: the phase's invalidations as KVM x86 does them (perf_x86_flush);
+ * the vCPUs' own flushes are INVEPTs on EPT, ASID flushes on NPT. */
+static void json_x86_flush(FILE *f, const struct perf_opts *o,
+			   const struct perf_phase *p)
 {
 	struct perf_x86_flush x;
 
 	perf_x86_flush(p, &x);
 	fprintf(f, ",\n        \"x86_flush\": {\"flushes\": %llu, \"requests\": "
-		"%llu, \"kicks\": %llu, \"invept\": %llu}",
+		"%llu, \"kicks\": %llu, \"%s\": %llu}",
 		(unsigned long long)x.flushes, (unsigned long long)x.requests,
-		(unsigned long long)x.kicks, (unsigned long long)x.invepts);
+		(unsigned long long)x.kicks,
+		o->x86_fmt == SLAT_FMT_NPT ? "asid_flush" : "invept",
+		(unsigned long long)x.vcpu_flushes);
 }
 
 /* One phase: times, what a guest feels, counts. */
@@ -676,7 +680,7 @@ static void json_phase(FILE *f, const struct perf_opts *o,
 		e.lock_wait_ns, e.max_write_hold_ns);
 	json_counts(f, &p->st);
 	if (o->arch == PERF_ARCH_X86)
-		json_x86_flush(f, p);
+		json_x86_flush(f, o, p);
 }
 
 /*
@@ -740,8 +744,11 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 	json_str(f, cmd->name);
 	fprintf(f, ",\n  \"settings\": {");
 	cmd->settings_json(state, f);
-	fprintf(f, ", \"arch\": \"%s\", \"ept_levels\": %d, \"repeat\": %d},\n",
-		o->arch == PERF_ARCH_X86 ? "x86" : "arm64", o->ept_levels, o->repeat);
+	fprintf(f, ", \"arch\": \"%s\", \"format\": \"%s\", \"ept_levels\": %d, "
+		"\"repeat\": %d},\n", o->arch == PERF_ARCH_X86 ? "x86" : "arm64",
+		perf_fmt_name(o->arch == PERF_ARCH_X86 ? o->x86_fmt
+						       : SLAT_FMT_ARM_S2),
+		o->ept_levels, o->repeat);
 	fprintf(f, "  \"cost_ns\": {");
 	for (int i = 0; i < perf_cost_nkeys; i++)
 		fprintf(f, "%s\"%s\": %g", i ? ", " : "", perf_cost_keys[i].key,

@@ -71,8 +71,14 @@ bool perf_mode_config(const struct perf_opts *o, int id, struct slat_config *cfg
 	cfg->format = m->fmt;
 	cfg->granule = m->granule;
 	cfg->ia_bits = m->ia_bits;
-	if (m->fmt == SLAT_FMT_EPT)
+	if (m->fmt == SLAT_FMT_EPT) {
+		/* The x86 mode runs the vendor's table (--format); an NPT
+		 * walk always sets A and D. */
+		cfg->format = o->x86_fmt;
+		if (o->x86_fmt == SLAT_FMT_NPT)
+			cfg->features = SLAT_FEAT_HWDIRTY;
 		cfg->ia_bits = o->ept_levels == 5 ? 57 : 48;
+	}
 	/* The selftests' 52-bit 4K and 16K modes are FEAT_LPA2 (DS = 1). */
 	if (m->fmt == SLAT_FMT_ARM_S2 && m->granule != 65536 && m->ia_bits > 48)
 		cfg->features |= SLAT_FEAT_LPA2;

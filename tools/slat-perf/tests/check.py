@@ -11,7 +11,7 @@ TS = r"\d+\.\d{9}s"  # %ld.%.9lds
 
 # The cost table's keys (perf_cost_keys[] in common.c), and the default
 # cost of a PML-full exit (docs/slat-perf.md, "Cost table").
-NKEYS = 16
+NKEYS = 17
 PML_FULL_NS = 12000
 
 
@@ -968,6 +968,155 @@ def t_host_memory(exe):
         pop[name].pop("host")
     if lin != pop:
         sys.exit(f"FAIL: one writer: linux {lin} against populated {pop}")
+
+
+def seed001_want(fmt, V, B):
+    """Seed 001's counts, small: V vCPUs of B 2M blocks each (P = 512 B
+    pages), -i 2, recover zap-leaf (before) and promote (after), derived
+    from the command line. Keys: (run, phase, iteration) -> {count: n}."""
+    P = 512 * B
+    npt = fmt == "npt"
+    vflush = "asid_flush" if npt else "invept"
+    # the region lies in one 1G range: one level-1 and one level-2 table
+    upper = 2
+    w = {}
+    for run in ("zap-leaf", "promote"):
+        w[(run, "populate", 0)] = {"faults.translation": V * B,
+                                   "written.leaf": V * B,
+                                   "written.table": upper}
+        # the first clear splits every block eagerly (a table each) and
+        # protects its pages; NPT breaks each block first and flushes the
+        # ASID for it (AMD erratum 383), then one flush for the slot
+        w[(run, "clear", 1)] = {"written.leaf": V * P, "written.table": V * B,
+                                "written.break": V * B, "written.attr": V * P,
+                                "wrprotected_pages": V * P,
+                                "x86_flush.flushes": 1 + (V * B if npt else 0),
+                                "x86_flush.kicks": 0,
+                                "x86_flush." + vflush: V}
+        if npt:
+            # no PML on AMD: a write fault per page, the leaf made
+            # writable and (a nested page fault drops nothing) its ASID
+            # flushed: a kick of each other vCPU, a flush by every vCPU
+            w[(run, "dirty", 2)] = {"faults.permission": V * P,
+                                    "written.attr": V * P,
+                                    "pml_logged": 0, "pml_full_exits": 0,
+                                    "x86_flush.flushes": V * P,
+                                    "x86_flush.kicks": V * P * (V - 1),
+                                    "x86_flush.asid_flush": V * P * V}
+        else:
+            # PML: every write logged, no fault; the 513th log of a pass
+            # exits first
+            w[(run, "dirty", 2)] = {"faults.permission": 0,
+                                    "pml_logged": V * P,
+                                    "pml_full_exits": V * (B - 1),
+                                    "x86_flush.flushes": 0}
+        w[(run, "clear", 2)] = {"written.attr": V * P,
+                                "wrprotected_pages": V * P,
+                                "x86_flush.flushes": 1,
+                                "x86_flush." + vflush: V}
+    # disable, before: every leaf and every table entry zapped, each
+    # flushed (--flush=entry), a request to each vCPU, one flush each
+    zap = V * P + V * B + upper
+    w[("zap-leaf", "disable", 0)] = {"written.clear": zap,
+                                     "x86_flush.flushes": zap,
+                                     "x86_flush.requests": zap * V,
+                                     "x86_flush.kicks": 0,
+                                     "x86_flush." + vflush: V}
+    # after: each table promoted to its block in place, one flush each
+    # (NPT: the table broken first)
+    w[("promote", "disable", 0)] = {"written.leaf": V * B,
+                                    "written.clear": 0,
+                                    "written.break": V * B if npt else 0,
+                                    "x86_flush.flushes": V * B,
+                                    "x86_flush.requests": V * B * V,
+                                    "x86_flush." + vflush: V}
+    return w
+
+
+def seed001_mismatches(doc, want):
+    """The counts of @doc's runs that differ from @want, as text."""
+    got = {}
+    for r in doc["runs"]:
+        run = r["label"].split("=", 1)[1]
+        for p in r["phases"]:
+            got[(run, p["name"], p["iteration"])] = p
+    bad = []
+    for key, counts in want.items():
+        p = got.get(key)
+        if p is None:
+            bad.append(f"{key}: no such phase")
+            continue
+        for name, n in counts.items():
+            # "x86_flush.kicks" is the phase's; "written.leaf" a count's
+            v = p if name.startswith("x86_flush.") else p["counts"]
+            for part in name.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            if v != n:
+                bad.append(f"{key} {name} = {v}, want {n}")
+    return bad
+
+
+def t_x86_npt(exe):
+    """Seed 001's before and after (recover=zap-leaf,promote), small, on
+    Intel EPT and AMD NPT (--format): exact counts derived from the
+    command line, the format named in the JSON; expectations of the other
+    format fail, and so does one count off by one; --x86-dirty=pml and
+    --arch arm64 with --format npt are usage errors."""
+    V, B, cases = 2, 2, 0
+    d = tempfile.mkdtemp()
+    docs = {}
+    for fmt in ("ept", "npt"):
+        j = os.path.join(d, fmt + ".json")
+        run(exe, ["dirty-log", "-m", "9", "-v", str(V), "-b", f"{2 * B}M",
+                  "-s", "synthetic_2mb", "-i", "2", "--flush=entry",
+                  "--format", fmt, "--compare", "recover=zap-leaf,promote",
+                  "--json", j])
+        doc = json.load(open(j))
+        schema = json.load(open(os.path.join(os.path.dirname(__file__), "..",
+                                             "slat-perf.schema.json")))
+        validate(doc, schema, "$")
+        if (doc["settings"]["format"], doc["settings"]["arch"]) != (fmt, "x86"):
+            sys.exit(f"FAIL: --format {fmt}: settings {doc['settings']}")
+        if doc["compare"]["seed"]["id"] != "001":
+            sys.exit(f"FAIL: --format {fmt}: not seed 001: {doc['compare']}")
+        want = seed001_want(fmt, V, B)
+        bad = seed001_mismatches(doc, want)
+        if bad:
+            sys.exit(f"FAIL: --format {fmt}:\n  " + "\n  ".join(bad))
+        cases += sum(len(c) for c in want.values())
+        docs[fmt] = doc
+    # the check can fail: the other format's figures, and one count off
+    for fmt, other in (("ept", "npt"), ("npt", "ept")):
+        if not seed001_mismatches(docs[fmt], seed001_want(other, V, B)):
+            sys.exit(f"FAIL: {fmt}'s run passes {other}'s counts")
+        want = seed001_want(fmt, V, B)
+        want[("promote", "disable", 0)]["x86_flush.flushes"] += 1
+        if not seed001_mismatches(docs[fmt], want):
+            sys.exit(f"FAIL: {fmt}'s run passes a flush count off by one")
+    # every default cost but the flush's own is the same on both formats:
+    # one more ns per ASID flush adds V ns to NPT's clear 2, none to EPT's
+    base = {f: x86_phases(exe, ["--format", f, "-v", str(V), "-b", "4M", "-s",
+                                "synthetic_2mb", "-i", "2"])
+            for f in ("ept", "npt")}
+    more = {f: x86_phases(exe, ["--format", f, "-v", str(V), "-b", "4M", "-s",
+                                "synthetic_2mb", "-i", "2"],
+                          {"asid_flush": 501}) for f in ("ept", "npt")}
+    for f, dv in (("ept", 0), ("npt", V)):
+        a = base[f][("clear", 2)]["total_work_ns"]
+        b = more[f][("clear", 2)]["total_work_ns"]
+        if abs(b - a - dv) > 1e-6:
+            sys.exit(f"FAIL: --format {f}: asid_flush +1 moved clear 2 by "
+                     f"{b - a} ns, want {dv}")
+    # invalid combinations: the message says why
+    for args, rx in (
+            (["--format", "npt", "--x86-dirty=pml"], r"AMD has no Page-Modification"),
+            (["--format", "npt", "--compare", "x86-dirty=wp,pml"],
+             r"AMD has no Page-Modification"),
+            (["--format", "npt", "--arch", "arm64"], r"--format npt is an x86 table"),
+            (["--format", "ppt"], r"--format ppt: use ept \(Intel\) or npt")):
+        fails(exe, ["dirty-log", "-b", "4M", "-s", "synthetic"] + args, 2, rx)
+        cases += 1
+    print(f"{cases} counts and errors checked on ept and npt")
 
 
 if __name__ == "__main__":
