@@ -37,6 +37,11 @@ static const struct slat_config arm40_fwb = {
 static const struct slat_config ept48 = {
 	.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48, .pa_bits = 46,
 };
+/* AMD NPT: the CPU always sets A and D, so the table must know. */
+static const struct slat_config npt48 = {
+	.format = SLAT_FMT_NPT, .granule = 4096, .ia_bits = 48, .pa_bits = 46,
+	.features = SLAT_FEAT_HWDIRTY,
+};
 static const struct slat_config ept48_mbec = {
 	.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48, .pa_bits = 46,
 	.features = SLAT_FEAT_EPT_MBEC,
@@ -142,32 +147,53 @@ static void relax_arm_one_local_tlbi_by_ipa_per_changed_leaf(void **state)
 	fx_done(f);
 }
 
-static void relax_ept_never_invalidates(void **state)
+/* x86 has no invalidation by address. An EPT violation drops the stale
+ * entry itself, so a relax on EPT invalidates nothing; a nested page fault
+ * drops nothing, so a relax on NPT flushes the ASID, per entry by default:
+ * once per changed leaf (the block and two pages). */
+static void relax_x86_invalidates_as_its_faults_require(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new(&ept48);
-	relax_fixture(f);
-	assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4, SLAT_RW,
-				    SLAT_OP(.cache = &f->cache)),
-			 SLAT_OK);
-	assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
-	assert_int_equal(fx_count(f, SLAT_EV_TLBI_IPA), 0);
-	assert_int_equal(fx_count(f, SLAT_EV_TLBI_RANGE), 0);
-	assert_int_equal(fx_count(f, SLAT_EV_TLBI_VMID), 0);
-	assert_leaf(f, G1, 2, 0x100000000ull);
-	fx_done(f);
+	static const struct {
+		const struct slat_config *cfg;
+		unsigned vmid;
+	} cases[] = { { &ept48, 0 }, { &npt48, 3 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new(cases[i].cfg);
+		relax_fixture(f);
+		assert_int_equal(slat_relax(&f->t, slat_ipa(G1), M2 + 3 * K4,
+					    SLAT_RW, SLAT_OP(.cache = &f->cache)),
+				 SLAT_OK);
+		assert_int_equal(f->t.stats.written[SLAT_WRITE_ATTR], 3);
+		if (fx_count(f, SLAT_EV_TLBI_IPA) ||
+		    fx_count(f, SLAT_EV_TLBI_RANGE) ||
+		    fx_count(f, SLAT_EV_TLBI_VMID) != cases[i].vmid)
+			fail_msg("%s: %u by IPA, %u range, %u VMID (want %u)",
+				 slat_table_name(&f->t),
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_IPA),
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_RANGE),
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_VMID),
+				 cases[i].vmid);
+		assert_leaf(f, G1, 2, 0x100000000ull);
+		fx_done(f);
+	}
 }
 
 /* A shared relax that finds the leaf already relaxed (another vCPU's fault
  * got there first) still invalidates this CPU's entry, by IPA and level:
  * on Arm a permission fault leaves the stale entry in the TLB. On EPT the
- * violation dropped it; an exclusive relax invalidates nothing unchanged. */
+ * violation dropped it. NPT's nested page fault did not, and NPT has no
+ * invalidation by address: the ASID's flush, one per call. An exclusive
+ * relax invalidates nothing unchanged. */
 static void shared_relax_of_a_relaxed_leaf_invalidates_locally(void **state)
 {
 	(void)state;
-	const struct slat_config *cfgs[] = { &arm40, &ept48 };
-	for (size_t i = 0; i < 2; i++) {
-		struct fx *f = fx_new(cfgs[i]);
+	static const struct {
+		const struct slat_config *cfg;
+		unsigned local, vmid;
+	} cases[] = { { &arm40, 2, 0 }, { &ept48, 0, 0 }, { &npt48, 0, 2 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new(cases[i].cfg);
 		assert_int_equal(fx_map(f, G1, M2, 0x100000000ull, SLAT_RW, 0),
 				 SLAT_OK);
 		assert_int_equal(fx_map(f, G1 + M2, K4, 0x100200000ull, SLAT_RW,
@@ -182,9 +208,15 @@ static void shared_relax_of_a_relaxed_leaf_invalidates_locally(void **state)
 		assert_int_equal(slat_relax(&f->t, slat_ipa(G1 + M2), K4, SLAT_W,
 					    &op),
 				 SLAT_NOTHING_TO_DO);
-		bool arm = i == 0;
-		assert_int_equal(f->t.stats.tlbi[SLAT_TLBI_IPA_LOCAL], arm ? 2 : 0);
-		if (arm) {
+		if (f->t.stats.tlbi[SLAT_TLBI_IPA_LOCAL] != cases[i].local ||
+		    fx_count(f, SLAT_EV_TLBI_VMID) != cases[i].vmid)
+			fail_msg("%s: %llu local by IPA, %u VMID (want %u, %u)",
+				 slat_table_name(&f->t),
+				 (unsigned long long)
+				 f->t.stats.tlbi[SLAT_TLBI_IPA_LOCAL],
+				 (unsigned)fx_count(f, SLAT_EV_TLBI_VMID),
+				 cases[i].local, cases[i].vmid);
+		if (cases[i].local) {
 			assert_int_equal(f->nev, 2);
 			assert_int_equal(f->ev[0].ev.level, 2);
 			assert_int_equal(f->ev[1].ev.level, 3);
@@ -201,7 +233,8 @@ static void shared_relax_of_a_relaxed_leaf_invalidates_locally(void **state)
 }
 
 /* Under a batched policy, relax invalidates once after the walk, or not at
- * all under "none"; on EPT never, whatever the policy. */
+ * all under "none"; on EPT never, whatever the policy; on NPT as on Arm,
+ * each invalidation the ASID's flush (per entry: one per changed leaf). */
 static void relax_follows_the_flush_policy(void **state)
 {
 	(void)state;
@@ -216,6 +249,10 @@ static void relax_follows_the_flush_policy(void **state)
 		{ &ept48, SLAT_FLUSH_ENTRY, 0, 0, 0 },
 		{ &ept48, SLAT_FLUSH_RANGE, 0, 0, 0 },
 		{ &ept48, SLAT_FLUSH_VMID, 0, 0, 0 },
+		{ &npt48, SLAT_FLUSH_ENTRY, 0, 0, 3 },
+		{ &npt48, SLAT_FLUSH_RANGE, 0, 0, 1 },
+		{ &npt48, SLAT_FLUSH_VMID, 0, 0, 1 },
+		{ &npt48, SLAT_FLUSH_NONE, 0, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fx *f = fx_new(cases[i].cfg);
@@ -324,14 +361,9 @@ static void results_are_distinct(void **state)
 
 /* dirty_read writes no more words than it is given: a bitmap shorter than
  * the range is refused before anything is read or cleared. */
-static void dirty_read_refuses_a_short_bitmap(void **state)
+static void dirty_read_short_bitmap_on(const struct slat_config *cfg)
 {
-	(void)state;
-	static const struct slat_config ept_ad = {
-		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
-		.pa_bits = 46, .features = SLAT_FEAT_HWDIRTY,
-	};
-	struct fx *f = fx_new(&ept_ad);
+	struct fx *f = fx_new(cfg);
 	assert_int_equal(fx_map(f, G1, 65 * K4, 0x100000000ull, SLAT_RW,
 				SLAT_MAP_PAGES),
 			 SLAT_OK);
@@ -353,6 +385,19 @@ static void dirty_read_refuses_a_short_bitmap(void **state)
 	fx_done(f);
 }
 
+/* The same on both x86 formats with hardware dirty state. */
+static void dirty_read_refuses_a_short_bitmap(void **state)
+{
+	(void)state;
+	static const struct slat_config ept_ad = {
+		.format = SLAT_FMT_EPT, .granule = 4096, .ia_bits = 48,
+		.pa_bits = 46, .features = SLAT_FEAT_HWDIRTY,
+	};
+	const struct slat_config *cfgs[] = { &ept_ad, &npt48 };
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++)
+		dirty_read_short_bitmap_on(cfgs[i]);
+}
+
 /* The hooks slat_table_init() needs depend on the format and features:
  * the first one missing is named, and the table is not made. */
 static void init_names_the_missing_hook(void **state)
@@ -372,6 +417,10 @@ static void init_names_the_missing_hook(void **state)
 		{ &ept48, 1, NULL },
 		{ &ept48, 2, NULL },
 		{ &ept48, 3, NULL },
+		{ &npt48, 0, NULL },
+		{ &npt48, 1, NULL },
+		{ &npt48, 2, NULL },
+		{ &npt48, 3, NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct slat_mm_ops ops = *slat_hosted_ops();
@@ -785,6 +834,14 @@ static void registers_from_the_geometry(void **state)
 	f = fx_new(&ept5_ad);
 	slat_table_root(&f->t, &root, NULL);
 	assert_int_equal(slat_ept_eptp(&f->t), slat_pa_v(root) | 0x66);
+	assert_int_equal(slat_npt_ncr3(&f->t), 0); /* another format */
+	fx_done(f);
+	/* nCR3: the root alone, PWT and PCD clear (write-back walks) */
+	f = fx_new(&npt48);
+	slat_table_root(&f->t, &root, NULL);
+	assert_int_equal(slat_npt_ncr3(&f->t), slat_pa_v(root));
+	assert_int_equal(slat_ept_eptp(&f->t), 0);
+	assert_int_equal(slat_arm_s2_vtcr(&f->t, false), 0);
 	fx_done(f);
 
 	/* TCR_EL1, TTBR0 only, 4K, 48-bit VA and IPS: T0SZ 0x10 | 0x3500 |
@@ -805,7 +862,9 @@ static void registers_from_the_geometry(void **state)
 #define S2 SLAT_FMT_ARM_S2
 #define S1 SLAT_FMT_ARM_S1
 #define EP SLAT_FMT_EPT
+#define NP SLAT_FMT_NPT
 #define DS SLAT_FEAT_LPA2
+#define AD SLAT_FEAT_HWDIRTY
 #define REFUSED SLAT_E_CONFIG, 0, 0, 0
 
 /* A configuration with slat_config.levels, and the geometry it must give
@@ -887,6 +946,14 @@ static const struct level_case {
 	{ EP, K4, 57, 52, 4, 0, REFUSED },
 	{ EP, K4, 40, 48, 3, 0, REFUSED },
 	{ EP, K4, 40, 48, 6, 0, REFUSED },
+	/* NPT: the host's paging mode, 4 levels or 5 (LA57), as EPT; the
+	 * table must know the CPU sets A and D */
+	{ NP, K4, 48, 48, 0, AD, SLAT_OK, 0, 1, 512 },
+	{ NP, K4, 48, 48, 5, AD, SLAT_OK, -1, 1, 1 },
+	{ NP, K4, 49, 52, 0, AD, SLAT_OK, -1, 1, 2 },
+	{ NP, K4, 57, 52, 5, AD, SLAT_OK, -1, 1, 512 },
+	{ NP, K4, 57, 52, 4, AD, REFUSED },
+	{ NP, K4, 48, 48, 0, 0, REFUSED },        /* no A/D: not NPT */
 };
 
 /*
@@ -985,7 +1052,9 @@ static void registers_for_other_start_levels(void **state)
 #undef S2
 #undef S1
 #undef EP
+#undef NP
 #undef DS
+#undef AD
 #undef REFUSED
 
 /* ------------------------------------------------------------ EPT split */
@@ -1799,7 +1868,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(relax_arm_one_local_tlbi_by_ipa_per_changed_leaf),
-		cmocka_unit_test(relax_ept_never_invalidates),
+		cmocka_unit_test(relax_x86_invalidates_as_its_faults_require),
 		cmocka_unit_test(relax_follows_the_flush_policy),
 		cmocka_unit_test(
 			shared_relax_of_a_relaxed_leaf_invalidates_locally),
