@@ -2,7 +2,9 @@
 /*
  * The EPT oracle's disk image: what the host driver writes and the bare-
  * metal x86-64 program (guest/) reads under Bochs. Every field is
- * little-endian; every record is a multiple of 8 bytes.
+ * little-endian; every record is a multiple of 8 bytes. The NPT oracle
+ * (guest-npt/, under QEMU) takes the same blob and memory map, loaded by
+ * QEMU at XBLOB_ADDR, with the differences marked "NPT".
  *
  *   sector 0            the boot sector (guest/boot.S)
  *   sectors 1..         the program, loaded at 0x7e00 by the boot sector
@@ -57,11 +59,17 @@
 
 /* A fetch target: mov $imm32,%eax; vmcall (8 bytes, imm32 in bits 8..39). */
 #define XFETCH_CODE(tag) (0xc1010f00000000b8ull | ((uint64_t)(uint32_t)(tag) << 8))
+/* NPT: mov $imm32,%eax; vmmcall. */
+#define XFETCH_CODE_NPT(tag) (0xd9010f00000000b8ull | ((uint64_t)(uint32_t)(tag) << 8))
+
+/* NPT: struct xblob_hdr.flags: the program runs with CR4.LA57 (5-level
+ * layouts; the nested walk has the host's paging levels). */
+#define XBLOB_NPT_LA57 1u
 
 struct xblob_hdr {
 	uint64_t magic;
 	uint32_t nr_layouts;
-	uint32_t reserved;
+	uint32_t flags; /* NPT: XBLOB_NPT_LA57; EPT: 0 */
 	uint64_t bytes; /* the whole blob */
 };
 
@@ -70,7 +78,7 @@ struct xblob_layout {
 	uint32_t id;
 	uint32_t nr_pages;
 	uint32_t nr_probes;
-	uint64_t eptp;   /* VMCS EPT pointer */
+	uint64_t eptp;   /* VMCS EPT pointer; NPT: the VMCB's nCR3 */
 	uint32_t proc2;  /* secondary processor-based controls to add */
 	uint32_t reserved;
 };
