@@ -68,24 +68,16 @@ static struct {
 /* ------------------------------------------------------------ probes */
 
 /*
- * The exit libslat predicts from slat_lookup: no leaf, or one without the
- * permission, is an EPT violation (qualification: the access in bits
- * 2:0, the leaf's R/W/X in 5:3, the table entries being RWX; the guest
- * linear address valid, bit 7, and the access to it the translation,
- * bit 8); else a VMCALL after the access at the leaf's address.
+ * An EPT violation: the qualification gives the access in bits 2:0, the
+ * leaf's R/W/X in 5:3 (the table entries are RWX), the guest linear
+ * address valid, bit 7, and the access to it the translation, bit 8.
  */
-static void expect_from_lookup(struct gen *g, const struct xblob_probe *p,
-			       struct expect *e)
+static void violation(const struct xblob_probe *p, struct expect *e,
+		      const struct slat_leaf *l)
 {
-	struct slat_leaf l;
-	bool present;
-	if (lookup_grants(g, p, e, &l, &present)) {
-		e->reason = EXIT_VMCALL;
-		return;
-	}
-	uint64_t rwx = !present ? 0 : ((l.attrs & SLAT_R) ? 1 : 0) |
-				      ((l.attrs & SLAT_W) ? 2 : 0) |
-				      ((l.attrs & SLAT_XK) ? 4 : 0);
+	uint64_t rwx = !l ? 0 : ((l->attrs & SLAT_R) ? 1 : 0) |
+				((l->attrs & SLAT_W) ? 2 : 0) |
+				((l->attrs & SLAT_XK) ? 4 : 0);
 	e->reason = EXIT_EPT_VIOLATION;
 	e->qual = (1ull << access_of(p->kind)) | rwx << 3 | 1ull << 7 | 1ull << 8;
 	e->linear = XGUEST_WINDOW | (p->gpa & 0xfff);
@@ -228,38 +220,16 @@ static void write_bochsrc(const char *path, const char *disk, uint64_t cyls)
  * returns its output (port 0xE9 and Bochs's own lines). */
 static char *run_bochs(const char *dir, size_t *len)
 {
-	char rc[4096], cmds[4096], out[4096], disk[4096];
+	char rc[4096], cmds[4096], disk[4096];
 	snprintf(disk, sizeof(disk), "%s/disk.img", dir);
 	snprintf(rc, sizeof(rc), "%s/bochsrc", dir);
 	snprintf(cmds, sizeof(cmds), "%s/cmds", dir);
-	snprintf(out, sizeof(out), "%s/out.txt", dir);
 	write_bochsrc(rc, disk, write_disk(disk));
 	write_file(cmds, "c\n", 2);
-	double t0 = oracle_now();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		if (chdir(dir) || !freopen("/dev/null", "r", stdin) ||
-		    !freopen(out, "w", stdout) || !freopen("err.txt", "w", stderr))
-			_exit(127);
-		setenv("SDL_VIDEODRIVER", "dummy", 1);
-		setenv("SDL_AUDIODRIVER", "dummy", 1);
-		execlp(X.emu, X.emu, "-q", "-f", rc, "-rc", cmds, (char *)NULL);
-		_exit(127);
-	}
-	/* well past any CI run: Bochs is stuck */
-	oracle_wait(pid, t0, 270, "Bochs", &X.seconds);
-	/* its standard error after its output: why it stopped, if it did */
-	size_t elen;
-	char *text = (char *)read_file(out, len);
-	snprintf(out, sizeof(out), "%s/err.txt", dir);
-	uint8_t *err = read_file(out, &elen);
-	text = oracle_realloc(text, *len + elen + 1);
-	memcpy(text + *len, err, elen + 1);
-	*len += elen;
-	free(err);
-	return text;
+	setenv("SDL_VIDEODRIVER", "dummy", 1);
+	setenv("SDL_AUDIODRIVER", "dummy", 1);
+	char *argv[] = { (char *)X.emu, "-q", "-f", rc, "-rc", cmds, NULL };
+	return xrun_exec(dir, argv, true, len);
 }
 
 /*
@@ -326,7 +296,7 @@ int main(int argc, char **argv)
 	X.code_call = EXIT_VMCALL;
 	X.code_fault = EXIT_EPT_VIOLATION;
 	X.a_bit = 8;
-	X.expect = expect_from_lookup;
+	X.expect_fault = violation;
 	X.fault_hook = undo_fault_young;
 	X.corrupt_hook = corrupt;
 	X.usage = usage;

@@ -78,23 +78,16 @@ static struct {
 /* ------------------------------------------------------------ probes */
 
 /*
- * The #VMEXIT libslat predicts from slat_lookup: no leaf, or one without
- * the permission (R: present; W; X: NX clear), is a nested page fault on
- * the final guest-physical address, a user access (US) whatever the
- * guest's CPL; else a VMMCALL after the access at the leaf's address.
+ * A nested page fault on the final guest-physical address: a user access
+ * (US) whatever the guest's CPL, P when the leaf was present (the access
+ * lacked W, or X: NX set), RW for a store, ID for a fetch.
  */
-static void expect_from_lookup(struct gen *g, const struct xblob_probe *p,
-			       struct expect *e)
+static void npf(const struct xblob_probe *p, struct expect *e,
+		const struct slat_leaf *l)
 {
-	struct slat_leaf l;
-	bool present;
-	if (lookup_grants(g, p, e, &l, &present)) {
-		e->reason = VMEXIT_VMMCALL;
-		return;
-	}
 	unsigned a = access_of(p->kind);
 	e->reason = VMEXIT_NPF;
-	e->qual = (present ? NPF_P : 0) | NPF_US | NPF_GPA |
+	e->qual = (l ? NPF_P : 0) | NPF_US | NPF_GPA |
 		  (a == SLAT_ACCESS_WRITE ? NPF_RW : 0) |
 		  (a == SLAT_ACCESS_EXEC_EL1 ? NPF_ID : 0);
 }
@@ -196,40 +189,18 @@ static void build_layout(uint32_t id)
  * Returns its output, the program's lines then QEMU's own. */
 static char *run_qemu(const char *dir, size_t *len)
 {
-	char blob[4096], out[4096], err[4096], loader[4200], con[4200];
+	char blob[4096], loader[4200];
 	snprintf(blob, sizeof(blob), "%s/blob.bin", dir);
-	snprintf(out, sizeof(out), "%s/out.txt", dir);
-	snprintf(err, sizeof(err), "%s/err.txt", dir);
 	snprintf(loader, sizeof(loader), "loader,file=%s,addr=%#llx,force-raw=on",
 		 blob, XBLOB_ADDR);
-	snprintf(con, sizeof(con), "file:%s", out);
 	write_file(blob, X.blob, X.blen);
-	write_file(out, "", 0);
-	double t0 = oracle_now();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		if (!freopen("/dev/null", "r", stdin) || !freopen("/dev/null", "w", stdout) ||
-		    !freopen(err, "w", stderr))
-			_exit(127);
-		execlp(X.emu, X.emu, "-M", "pc", "-accel", "tcg", "-cpu", "max",
-		       "-m", "2G", "-smp", "1", "-nographic", "-monitor", "none",
-		       "-serial", "none", "-nic", "none", "-no-reboot",
-		       "-debugcon", con, "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-		       "-kernel", X.guest, "-device", loader, (char *)NULL);
-		_exit(127);
-	}
-	/* well past any CI run: QEMU is stuck */
-	oracle_wait(pid, t0, 270, "QEMU", &X.seconds);
-	size_t elen;
-	char *text = (char *)read_file(out, len);
-	uint8_t *etext = read_file(err, &elen);
-	text = oracle_realloc(text, *len + elen + 1);
-	memcpy(text + *len, etext, elen + 1);
-	*len += elen;
-	free(etext);
-	return text;
+	char *argv[] = { (char *)X.emu, "-M", "pc", "-accel", "tcg", "-cpu", "max",
+			 "-m", "2G", "-smp", "1", "-nographic", "-monitor", "none",
+			 "-serial", "none", "-nic", "none", "-no-reboot",
+			 "-debugcon", "file:out.txt",
+			 "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+			 "-kernel", (char *)X.guest, "-device", loader, NULL };
+	return xrun_exec(dir, argv, false, len);
 }
 
 /*
@@ -309,7 +280,7 @@ int main(int argc, char **argv)
 	X.code_fault = VMEXIT_NPF;
 	X.a_bit = NPT_A_BIT;
 	X.npt = true;
-	X.expect = expect_from_lookup;
+	X.expect_fault = npf;
 	X.fault_hook = young_1g_leaf;
 	X.corrupt_hook = corrupt;
 	X.usage = usage;

@@ -333,28 +333,6 @@ static void replay_guest(struct gen *g, uint32_t kind)
 			die("the guest's page tables do not translate");
 }
 
-/* slat_lookup at probe @p's address, into a cleared @e: the leaf's level
- * (-1 for a hole; *@present) and, when the leaf grants the access, the
- * host-physical address it reaches. Returns whether it grants it. */
-static bool lookup_grants(struct gen *g, const struct xblob_probe *p,
-			  struct expect *e, struct slat_leaf *l, bool *present)
-{
-	static const uint32_t need[] = { SLAT_R, SLAT_W, SLAT_XK };
-	int ret = slat_lookup(&g->o.t, slat_ipa(p->gpa), l);
-	memset(e, 0, sizeof(*e));
-	e->level = -1;
-	if (ret != SLAT_OK && ret != SLAT_E_NOENT)
-		die("slat_lookup(%#" PRIx64 "): %s", p->gpa, check_status_name(ret));
-	*present = ret == SLAT_OK;
-	if (!*present)
-		return false;
-	e->level = l->level;
-	if (!(l->attrs & need[access_of(p->kind)]))
-		return false;
-	e->hpa = slat_pa_v(l->pa);
-	return true;
-}
-
 static bool in_guest_region(uint64_t gpa)
 {
 	return gpa >= XGUEST_BASE && gpa < XGUEST_BASE + XGUEST_SIZE;

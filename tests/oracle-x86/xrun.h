@@ -12,6 +12,7 @@
 #define SLAT_XORACLE_XRUN_H
 
 #include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "xgen.h"
@@ -39,8 +40,9 @@ static struct xrun {
 	uint64_t code_call, code_fault; /* a hypercall, a fault */
 	unsigned a_bit;         /* the entries' accessed flag (dirty: the next) */
 	bool npt;               /* the programs' hypercall: VMMCALL, or VMCALL */
-	/* what libslat predicts for a probe, from slat_lookup */
-	void (*expect)(struct gen *g, const struct xblob_probe *p, struct expect *e);
+	/* the fault libslat predicts for probe @p at leaf @l (NULL: a hole) */
+	void (*expect_fault)(const struct xblob_probe *p, struct expect *e,
+			     const struct slat_leaf *l);
 	/* after slat_hw_access faulted: the emulator's known differences on
 	 * the host copy (@pre: the walk's entries before) */
 	void (*fault_hook)(struct gen *g, const struct layout_rec *r,
@@ -86,6 +88,31 @@ static struct layout_rec *new_rec(void)
 
 /* ------------------------------------------------------------ layouts */
 
+/* What libslat predicts from slat_lookup at probe @p's address, into a
+ * cleared @e: the leaf's level (-1 for a hole) and, when the leaf grants
+ * the access, the hypercall after it reached the leaf's host-physical
+ * address; else the driver's fault (X.expect_fault). */
+static void expect_from_lookup(struct gen *g, const struct xblob_probe *p,
+			       struct expect *e)
+{
+	struct slat_leaf l;
+	static const uint32_t need[] = { SLAT_R, SLAT_W, SLAT_XK };
+	int ret = slat_lookup(&g->o.t, slat_ipa(p->gpa), &l);
+	memset(e, 0, sizeof(*e));
+	e->level = -1;
+	if (ret != SLAT_OK && ret != SLAT_E_NOENT)
+		die("slat_lookup(%#" PRIx64 "): %s", p->gpa, check_status_name(ret));
+	if (ret == SLAT_OK) {
+		e->level = l.level;
+		if (l.attrs & need[access_of(p->kind)]) {
+			e->reason = (uint32_t)X.code_call;
+			e->hpa = slat_pa_v(l.pa);
+			return;
+		}
+	}
+	X.expect_fault(p, e, ret == SLAT_OK ? &l : NULL);
+}
+
 static void add_probe(struct gen *g, struct layout_rec *r, uint64_t gpa,
 		      uint32_t kind)
 {
@@ -94,7 +121,7 @@ static void add_probe(struct gen *g, struct layout_rec *r, uint64_t gpa,
 	memset(p, 0, sizeof(*p));
 	p->gpa = gpa;
 	p->kind = kind;
-	X.expect(g, p, e);
+	expect_from_lookup(g, p, e);
 	probe_io(r, p, e, e->reason == X.code_call, X.npt);
 	/* libslat's walker must agree, and plays the hardware's A/D */
 	replay_guest(g, kind);
@@ -147,6 +174,43 @@ static void put_layout(struct gen *g, struct layout_rec *r, uint64_t root)
 	blob_put(r->probes, r->nr_probes * sizeof(*r->probes));
 	free(pages);
 	close_gen(g);
+}
+
+/* ------------------------------------------------------------ emulator */
+
+/* Run @argv in @dir, its standard output into out.txt there when
+ * @out_stdout (else the program writes out.txt itself), its standard
+ * error into err.txt; returns both, the output first: why the emulator
+ * stopped, if it did, comes last. */
+static char *xrun_exec(const char *dir, char *const argv[], bool out_stdout,
+		       size_t *len)
+{
+	char out[4096], err[4096];
+	snprintf(out, sizeof(out), "%s/out.txt", dir);
+	snprintf(err, sizeof(err), "%s/err.txt", dir);
+	write_file(out, "", 0);
+	double t0 = oracle_now();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (chdir(dir) || !freopen("/dev/null", "r", stdin) ||
+		    !freopen(out_stdout ? out : "/dev/null", "w", stdout) ||
+		    !freopen(err, "w", stderr))
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	/* well past any CI run: the emulator is stuck */
+	oracle_wait(pid, t0, 270, X.emu_name, &X.seconds);
+	size_t elen;
+	char *text = (char *)read_file(out, len);
+	uint8_t *etext = read_file(err, &elen);
+	text = oracle_realloc(text, *len + elen + 1);
+	memcpy(text + *len, etext, elen + 1);
+	*len += elen;
+	free(etext);
+	return text;
 }
 
 /* ------------------------------------------------------------ compare */
@@ -380,6 +444,11 @@ static int xrun_start(int argc, char **argv, const char *install,
 		printf("SKIP: %s not found (apt-get install %s)\n", X.emu, install);
 		return SKIP;
 	}
+	/* the emulator runs in the temporary folder */
+	static char guest[PATH_MAX];
+	if (!realpath(X.guest, guest))
+		die("%s: %s", X.guest, strerror(errno));
+	X.guest = guest;
 	if (X.keep) {
 		mkdir(X.keep, 0755);
 	} else {

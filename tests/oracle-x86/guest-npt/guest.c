@@ -47,13 +47,11 @@ enum {
 #define EFER_NXE     (1ull << 11)
 #define EFER_SVME    (1ull << 12)
 
-extern char host_vectors[];
 void svm_run(uint64_t vmcb, uint64_t rdi, uint64_t rsi);
 void main(void);
 
 static uint8_t vmcb[4096] __attribute__((aligned(4096)));
 static uint8_t hsave[4096] __attribute__((aligned(4096)));
-static uint64_t idt[64] __attribute__((aligned(16)));
 
 static inline void vmcb_wr(unsigned off, uint64_t v)
 {
@@ -71,19 +69,6 @@ static __attribute__((noreturn)) void shutdown(void)
 	__asm__ volatile("outl %0, %1" : : "a"(0u), "Nd"((uint16_t)0xf4));
 	for (;;)
 		__asm__ volatile("cli; hlt");
-}
-
-static void host_idt(void)
-{
-	for (int v = 0; v < 32; v++) {
-		uint64_t h = (uintptr_t)host_vectors + 16u * (unsigned)v;
-		idt[2 * v] = (h & 0xffff) | 0x08ull << 16 | 0x8eull << 40 |
-			     ((h >> 16) & 0xffff) << 48;
-		idt[2 * v + 1] = h >> 32;
-	}
-	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) p = {
-		sizeof(idt) - 1, (uintptr_t)idt };
-	__asm__ volatile("lidt %0" : : "m"(p));
 }
 
 static void enter_svm(void)
@@ -124,14 +109,7 @@ static void guest_state(void)
 
 static void run_probe(const struct xblob_probe *p)
 {
-	static const uint64_t stub[] = { 0, XGUEST_LOAD, XGUEST_STORE,
-					 XGUEST_FETCH };
-	if (p->kind < XPROBE_LOAD || p->kind > XPROBE_FETCH)
-		fail("kind", p->kind);
-	wr64(XGUEST_PT, (p->gpa & ~0xfffull) | 3);
-	if (p->poke_pa)
-		wr64(p->poke_pa, p->poke_val);
-	vmcb_wr(VMCB_RIP, stub[p->kind]);
+	vmcb_wr(VMCB_RIP, prepare_probe(p));
 	vmcb_wr(VMCB_RSP, XGUEST_BASE + 0x1000);
 	vmcb_wr(VMCB_RFLAGS, 2);
 	vmcb_wr(VMCB_RAX, 0);
@@ -141,42 +119,17 @@ static void run_probe(const struct xblob_probe *p)
 	wr64((uintptr_t)vmcb + VMCB_TLB_CONTROL, 1 | (rd64((uintptr_t)vmcb +
 	     VMCB_TLB_CONTROL) & ~0xffull));
 	svm_run((uintptr_t)vmcb, XGUEST_WINDOW | (p->gpa & 0xfff), p->value);
-	puts_e9("P");
-	field(vmcb_rd(VMCB_EXITCODE));
-	field(vmcb_rd(VMCB_EXITINFO1));
-	field(vmcb_rd(VMCB_EXITINFO2));
-	field(vmcb_rd(VMCB_RAX));
-	field(vmcb_rd(VMCB_RIP));
-	field(vmcb_rd(VMCB_EXITINTINFO));
-	field(0); /* no guest linear address (EPT's program has one) */
-	field(p->check_pa ? rd64(p->check_pa) : 0);
-	for (unsigned i = 0; i < XPROBE_DESCS; i++)
-		field(p->desc_pa[i] ? rd64(p->desc_pa[i]) : 0);
-	putc_e9('\n');
+	/* no guest linear address (EPT's program has one) */
+	report_probe(p, (const uint64_t[7]){ vmcb_rd(VMCB_EXITCODE),
+				     vmcb_rd(VMCB_EXITINFO1), vmcb_rd(VMCB_EXITINFO2),
+				     vmcb_rd(VMCB_RAX), vmcb_rd(VMCB_RIP),
+				     vmcb_rd(VMCB_EXITINTINFO), 0 });
 }
 
-static const uint8_t *run_layout(const uint8_t *at)
+static void setup_layout(const struct xblob_layout *l)
 {
-	const struct xblob_layout *l = (const void *)at;
-	if (l->magic != XBLOB_LAYOUT_MAGIC)
-		fail("layout-magic", l->magic);
-	at += sizeof(*l);
-	for (uint32_t i = 0; i < l->nr_pages; i++) {
-		uint64_t pa = *(const uint64_t *)at;
-		const uint64_t *src = (const void *)(at + 8);
-		for (unsigned w = 0; w < 512; w++)
-			wr64(pa + 8 * w, src[w]);
-		at += 8 + 4096;
-	}
 	vmcb_wr(VMCB_NP_CONTROL, 1); /* SLAT_NPT_NP_ENABLE */
 	vmcb_wr(VMCB_NCR3, l->eptp);
-	puts_e9("L");
-	field(l->id);
-	putc_e9('\n');
-	const struct xblob_probe *p = (const void *)at;
-	for (uint32_t i = 0; i < l->nr_probes; i++)
-		run_probe(&p[i]);
-	return at + l->nr_probes * sizeof(*p);
 }
 
 void main(void)
@@ -206,11 +159,6 @@ void main(void)
 	enter_svm();
 	guest_memory((const uint8_t[3]){ 0x0f, 0x01, 0xd9 }); /* VMMCALL */
 	guest_state();
-	const uint8_t *at = (const uint8_t *)h + sizeof(*h);
-	for (uint32_t i = 0; i < h->nr_layouts; i++)
-		at = run_layout(at);
-	puts_e9("END");
-	field(h->nr_layouts);
-	putc_e9('\n');
+	run_layouts(h, setup_layout, run_probe);
 	shutdown();
 }

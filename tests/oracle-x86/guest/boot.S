@@ -107,25 +107,7 @@ entry64:
 4:	hlt
 	jmp 4b
 
-/* Host exceptions: report the vector and stop. */
-	.macro vec n
-	.p2align 4
-	push $\n
-	jmp host_fault
-	.endm
-	.p2align 4
-	.globl host_vectors
-host_vectors:
-	.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
-	vec \n
-	.endr
-host_fault:
-	mov (%rsp), %rdi
-	mov 8(%rsp), %rsi /* the error code, or RIP */
-	mov 16(%rsp), %rdx
-	call host_exception
-5:	hlt
-	jmp 5b
+#include "vectors.S"
 
 /*
  * vm_run(launched, rdi, rsi): VMLAUNCH (or VMRESUME) with the guest's RDI

@@ -51,7 +51,7 @@ enum {
 	MSR_TRUE_PIN = 0x48d, MSR_PIN = 0x481,
 };
 
-extern char host_vectors[], gdt[];
+extern char gdt[];
 extern struct { uint16_t limit; uint64_t base; } __attribute__((packed)) gdt_ptr;
 extern uint64_t exit_rax;
 int vm_run(uint64_t launched, uint64_t rdi, uint64_t rsi);
@@ -61,7 +61,6 @@ void main(void);
 static uint8_t vmxon_region[4096] __attribute__((aligned(4096)));
 static uint8_t vmcs[4096] __attribute__((aligned(4096)));
 static uint8_t tss[104] __attribute__((aligned(16)));
-static uint64_t idt[64] __attribute__((aligned(16)));
 
 /* Bochs's shutdown port: the emulator exits. */
 static __attribute__((noreturn)) void shutdown(void)
@@ -185,15 +184,7 @@ static void host_tables(void)
 	       ((base >> 24) & 0xff) << 56;
 	g[4] = base >> 32;
 	__asm__ volatile("ltr %w0" : : "r"(0x18));
-	for (int v = 0; v < 32; v++) {
-		uint64_t h = (uintptr_t)host_vectors + 16u * (unsigned)v;
-		idt[2 * v] = (h & 0xffff) | 0x08ull << 16 | 0x8eull << 40 |
-			     ((h >> 16) & 0xffff) << 48;
-		idt[2 * v + 1] = h >> 32;
-	}
-	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) p = {
-		sizeof(idt) - 1, (uintptr_t)idt };
-	__asm__ volatile("lidt %0" : : "m"(p));
+	host_idt();
 }
 
 /* The guest: 64-bit, CPL 0, flat segments, its own page tables. */
@@ -261,14 +252,7 @@ static uint64_t launched;
 
 static void run_probe(const struct xblob_probe *p)
 {
-	static const uint64_t stub[] = { 0, XGUEST_LOAD, XGUEST_STORE,
-					 XGUEST_FETCH };
-	if (p->kind < XPROBE_LOAD || p->kind > XPROBE_FETCH)
-		fail("kind", p->kind);
-	wr64(XGUEST_PT, (p->gpa & ~0xfffull) | 3);
-	if (p->poke_pa)
-		wr64(p->poke_pa, p->poke_val);
-	vmwrite(G_RIP, stub[p->kind]);
+	vmwrite(G_RIP, prepare_probe(p));
 	vmwrite(G_RSP, XGUEST_BASE + 0x1000);
 	vmwrite(G_RFLAGS, 2);
 	vmwrite(G_INTERRUPTIBILITY, 0);
@@ -276,43 +260,16 @@ static void run_probe(const struct xblob_probe *p)
 	if (vm_run(launched, XGUEST_WINDOW | (p->gpa & 0xfff), p->value))
 		fail("vmentry", vmread(INSN_ERROR));
 	launched = 1;
-	puts_e9("P");
-	field(vmread(EXIT_REASON));
-	field(vmread(EXIT_QUAL));
-	field(vmread(GUEST_PHYS));
-	field(exit_rax);
-	field(vmread(G_RIP));
-	field(vmread(EXIT_INTR_INFO));
-	field(vmread(GUEST_LINEAR));
-	field(p->check_pa ? rd64(p->check_pa) : 0);
-	for (unsigned i = 0; i < XPROBE_DESCS; i++)
-		field(p->desc_pa[i] ? rd64(p->desc_pa[i]) : 0);
-	putc_e9('\n');
+	report_probe(p, (const uint64_t[7]){ vmread(EXIT_REASON), vmread(EXIT_QUAL),
+				     vmread(GUEST_PHYS), exit_rax, vmread(G_RIP),
+				     vmread(EXIT_INTR_INFO), vmread(GUEST_LINEAR) });
 }
 
-static const uint8_t *run_layout(const uint8_t *at)
+static void setup_layout(const struct xblob_layout *l)
 {
-	const struct xblob_layout *l = (const void *)at;
-	if (l->magic != XBLOB_LAYOUT_MAGIC)
-		fail("layout-magic", l->magic);
-	at += sizeof(*l);
-	for (uint32_t i = 0; i < l->nr_pages; i++) {
-		uint64_t pa = *(const uint64_t *)at;
-		const uint64_t *src = (const void *)(at + 8);
-		for (unsigned w = 0; w < 512; w++)
-			wr64(pa + 8 * w, src[w]);
-		at += 8 + 4096;
-	}
 	invept_all();
 	vmwrite(EPT_POINTER, l->eptp);
 	vm_controls(l->proc2);
-	puts_e9("L");
-	field(l->id);
-	putc_e9('\n');
-	const struct xblob_probe *p = (const void *)at;
-	for (uint32_t i = 0; i < l->nr_probes; i++)
-		run_probe(&p[i]);
-	return at + l->nr_probes * sizeof(*p);
 }
 
 void main(void)
@@ -341,11 +298,6 @@ void main(void)
 	guest_memory((const uint8_t[3]){ 0x0f, 0x01, 0xc1 }); /* VMCALL */
 	guest_state();
 	host_state();
-	const uint8_t *at = blob + sizeof(*h);
-	for (uint32_t i = 0; i < h->nr_layouts; i++)
-		at = run_layout(at);
-	puts_e9("END");
-	field(h->nr_layouts);
-	putc_e9('\n');
+	run_layouts(h, setup_layout, run_probe);
 	shutdown();
 }

@@ -15,6 +15,7 @@
 
 static __attribute__((noreturn)) void shutdown(void);
 void host_exception(uint64_t vec, uint64_t a, uint64_t b);
+extern char host_vectors[]; /* vectors.S */
 
 static inline void outb(uint16_t port, uint8_t v)
 {
@@ -133,6 +134,83 @@ static void guest_memory(const uint8_t call[3])
 	wr64(XGUEST_PDPT + 8 * (XGUEST_WINDOW >> 30), XGUEST_PD1 | 3);
 	wr64(XGUEST_PD0 + 8 * (XGUEST_BASE >> 21), XGUEST_BASE | 0x83);
 	wr64(XGUEST_PD1 + 8 * ((XGUEST_WINDOW >> 21) & 511), XGUEST_PT | 3);
+}
+
+/* The host's IDT: vectors 0..31 (vectors.S), 64-bit interrupt gates. */
+static uint64_t idt[64] __attribute__((aligned(16)));
+
+static void host_idt(void)
+{
+	for (int v = 0; v < 32; v++) {
+		uint64_t h = (uintptr_t)host_vectors + 16u * (unsigned)v;
+		idt[2 * v] = (h & 0xffff) | 0x08ull << 16 | 0x8eull << 40 |
+			     ((h >> 16) & 0xffff) << 48;
+		idt[2 * v + 1] = h >> 32;
+	}
+	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) p = {
+		sizeof(idt) - 1, (uintptr_t)idt };
+	__asm__ volatile("lidt %0" : : "m"(p));
+}
+
+/* Before probe @p: the guest's PT[0] maps the probed page, the marker is
+ * at the address libslat expects. Returns the stub the guest starts at. */
+static uint64_t prepare_probe(const struct xblob_probe *p)
+{
+	static const uint64_t stub[] = { 0, XGUEST_LOAD, XGUEST_STORE,
+					 XGUEST_FETCH };
+	if (p->kind < XPROBE_LOAD || p->kind > XPROBE_FETCH)
+		fail("kind", p->kind);
+	wr64(XGUEST_PT, (p->gpa & ~0xfffull) | 3);
+	if (p->poke_pa)
+		wr64(p->poke_pa, p->poke_val);
+	return stub[p->kind];
+}
+
+/* The probe's "P" line (../blob.h): the exit's seven fields @f, then the
+ * word at check_pa and the table entries on the walk, read back. */
+static void report_probe(const struct xblob_probe *p, const uint64_t f[7])
+{
+	puts_e9("P");
+	for (unsigned i = 0; i < 7; i++)
+		field(f[i]);
+	field(p->check_pa ? rd64(p->check_pa) : 0);
+	for (unsigned i = 0; i < XPROBE_DESCS; i++)
+		field(p->desc_pa[i] ? rd64(p->desc_pa[i]) : 0);
+	putc_e9('\n');
+}
+
+/* Every layout of the blob @h: its table pages copied to the host-
+ * physical addresses libslat gave them, @setup (the root pointer), then
+ * @probe for each probe. */
+static void run_layouts(const struct xblob_hdr *h,
+			void (*setup)(const struct xblob_layout *l),
+			void (*probe)(const struct xblob_probe *p))
+{
+	const uint8_t *at = (const uint8_t *)h + sizeof(*h);
+	for (uint32_t n = 0; n < h->nr_layouts; n++) {
+		const struct xblob_layout *l = (const void *)at;
+		if (l->magic != XBLOB_LAYOUT_MAGIC)
+			fail("layout-magic", l->magic);
+		at += sizeof(*l);
+		for (uint32_t i = 0; i < l->nr_pages; i++) {
+			uint64_t pa = *(const uint64_t *)at;
+			const uint64_t *src = (const void *)(at + 8);
+			for (unsigned w = 0; w < 512; w++)
+				wr64(pa + 8 * w, src[w]);
+			at += 8 + 4096;
+		}
+		setup(l);
+		puts_e9("L");
+		field(l->id);
+		putc_e9('\n');
+		const struct xblob_probe *p = (const void *)at;
+		for (uint32_t i = 0; i < l->nr_probes; i++)
+			probe(&p[i]);
+		at += l->nr_probes * sizeof(*p);
+	}
+	puts_e9("END");
+	field(h->nr_layouts);
+	putc_e9('\n');
 }
 
 #endif
