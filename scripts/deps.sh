@@ -10,6 +10,8 @@
 #   binutils-aarch64-linux-gnu prove the core freestanding (freestanding-check),
 #                              and build the QEMU oracle's EL2 program
 #   qemu-system-arm            the oracle: QEMU's Armv8 walker checks our tables
+#   qemu-system-x86            the NPT oracle: QEMU's SVM nested paging walker
+#                              (TCG, any host) checks our NPT tables
 #   bochs, bochs-sdl,
 #   bochsbios, vgabios         the EPT oracle: Bochs's VMX/EPT walker checks our
 #                              EPT tables (bochs-sdl: its SDL2 display, run
@@ -34,7 +36,7 @@ set -euo pipefail
 packages=(cmake gcc make pkg-config libcmocka-dev liburcu-dev
 	libboost-context-dev
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-	qemu-system-arm bochs bochs-sdl bochsbios vgabios device-tree-compiler clang libclang-rt-14-dev g++ help2man valgrind)
+	qemu-system-arm qemu-system-x86 bochs bochs-sdl bochsbios vgabios device-tree-compiler clang libclang-rt-14-dev g++ help2man valgrind)
 
 missing=()
 for p in "${packages[@]}"; do

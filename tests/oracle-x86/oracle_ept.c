@@ -51,7 +51,6 @@
 #include "xgen.h"
 #include "xrun.h"
 
-#define FIXED_LAYOUTS 6
 
 /* Exit reasons (SDM Vol. 3, Appendix C). */
 #define EXIT_EXCEPTION 0
@@ -145,16 +144,7 @@ static void build_layout(uint32_t id)
 	if (fixed ? id >= 2 : chance(40))
 		feat |= SLAT_FEAT_EPT_XONLY;
 	open_gen(&g, SLAT_FMT_EPT, ia, 0, feat);
-	if (fixed) {
-		g.iwin = 0x4000000000ull;
-		fixed_layout(&g, id);
-	} else {
-		gen_items(&g);
-		gen_ops(&g);
-	}
-	struct layout_rec *r = new_rec();
-	r->id = id;
-	r->seed = seed;
+	struct layout_rec *r = fill_layout(&g, id, seed);
 	snprintf(r->desc, sizeof(r->desc),
 		 "%s ept-%u a/d=%d xonly=%d window %#" PRIx64 " ops %s seed %#" PRIx64,
 		 fixed ? "fixed" : "random", ia, !!(feat & SLAT_FEAT_HWDIRTY),

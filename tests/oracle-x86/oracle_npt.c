@@ -54,7 +54,6 @@
 #include "xgen.h"
 #include "xrun.h"
 
-#define FIXED_LAYOUTS 6
 
 /* #VMEXIT codes (APM vol. 2, appendix C). */
 #define VMEXIT_VMMCALL 0x81
@@ -163,16 +162,7 @@ static void build_layout(uint32_t id)
 	unsigned s = layout_shape(id, &seed);
 	bool fixed = id < FIXED_LAYOUTS;
 	open_gen(&g, SLAT_FMT_NPT, shapes[s].ia, shapes[s].levels, SLAT_FEAT_HWDIRTY);
-	if (fixed) {
-		g.iwin = 0x4000000000ull;
-		fixed_layout(&g, id);
-	} else {
-		gen_items(&g);
-		gen_ops(&g);
-	}
-	struct layout_rec *r = new_rec();
-	r->id = id;
-	r->seed = seed;
+	struct layout_rec *r = fill_layout(&g, id, seed);
 	snprintf(r->desc, sizeof(r->desc),
 		 "%s npt-%u %u-level window %#" PRIx64 " ops %s seed %#" PRIx64,
 		 fixed ? "fixed" : "random", shapes[s].ia, shapes[s].levels, g.iwin,

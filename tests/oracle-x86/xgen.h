@@ -364,6 +364,8 @@ static bool pick_probe(struct gen *g, uint64_t *gpa, uint32_t *kind)
 }
 
 /* Fixed layouts: every leaf size and permission, each operation. */
+#define FIXED_LAYOUTS 6
+
 static void fixed_layout(struct gen *g, unsigned n)
 {
 	const uint64_t G1 = 1ull << 30, M2 = 2ull << 20, w = g->iwin;

@@ -146,6 +146,23 @@ static void add_probe(struct gen *g, struct layout_rec *r, uint64_t gpa,
 	r->nr_probes++;
 }
 
+/* Layout @id in @g: a fixed one (fixed_layout()), or random leaves and
+ * operations from the generator; its record. */
+static struct layout_rec *fill_layout(struct gen *g, uint32_t id, uint64_t seed)
+{
+	if (id < FIXED_LAYOUTS) {
+		g->iwin = 0x4000000000ull;
+		fixed_layout(g, id);
+	} else {
+		gen_items(g);
+		gen_ops(g);
+	}
+	struct layout_rec *r = new_rec();
+	r->id = id;
+	r->seed = seed;
+	return r;
+}
+
 /* The layout @g as record @r: its probes, its table pages (as the
  * hardware finds them: before any probe), its root pointer (EPTP, nCR3)
  * @root, into the blob. */
