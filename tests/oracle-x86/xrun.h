@@ -4,9 +4,9 @@
  * oracle_npt.c under QEMU): the command line, the blob of layouts, a boot
  * of the emulator per batch, the answers ("P" lines, the same fields for
  * both programs) compared with libslat's expectations, the exit status.
- * The driver fills X's first fields and calls xrun_start(), builds its
- * layouts with blob_put() and new_rec(), boots with xrun_flush(), and
- * returns xrun_end().
+ * The driver fills X's first fields and calls xrun_start(), builds each
+ * layout with open_gen(), fill_layout() and put_layout(), boots with
+ * xrun_flush(), and returns xrun_end().
  */
 #ifndef SLAT_XORACLE_XRUN_H
 #define SLAT_XORACLE_XRUN_H
