@@ -734,7 +734,10 @@ SLAT_API uint64_t slat_ept_eptp(const struct slat_table *t);
  * VMCB also needs SLAT_NPT_NP_ENABLE at offset 090h, and the host must run
  * VMRUN in the paging mode of the table's levels (CR4.LA57 set iff
  * slat_table_geometry()->start_level is -1): the nested walk has the
- * host's number of levels.
+ * host's number of levels. It takes the host's EFER.NXE too: without it
+ * bit 63, which libslat sets in every leaf that is not executable, is
+ * reserved, and every access through such a leaf exits as a reserved-bit
+ * nested page fault.
  *
  * Return: nCR3, or 0 when @t is not set up or is of another format.
  */
