@@ -42,6 +42,9 @@
 #                   KVM's stage 2, boot each at EL2 in QEMU and run KVM's
 #                   selftests in both: a verdict table
 #                   (docs/kvm-on-slat.md; long: not part of make check)
+#   make kvm-on-slat-kasan  the same for the libslat kernel built with KASAN
+#                   (kasan.config) and the selftests of tests-kasan.txt: a
+#                   KASAN report fails the run (docs/kvm-on-slat.md; long)
 
 BUILD       := build
 ASAN_BUILD  := build-asan
@@ -67,7 +70,7 @@ cmake_build = $(CMAKE) -S . -B $(1) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(2) && \
 run_tests = cd $(1) && $(CTEST) --output-on-failure --no-tests=error $(JOBS)
 
 .PHONY: deps demo check bench bench-kvm kvm-build install uninstall hyp-demo \
-	kvm-on-slat
+	kvm-on-slat kvm-on-slat-kasan
 
 deps:
 	scripts/deps.sh
@@ -145,6 +148,12 @@ kvm-on-slat:
 	scripts/kvm-on-slat/deps.sh
 	scripts/kvm-on-slat/build.sh all
 	scripts/kvm-on-slat/run.sh
+
+kvm-on-slat-kasan:
+	scripts/kvm-on-slat/deps.sh
+	scripts/kvm-on-slat/build.sh slat-kasan
+	scripts/kvm-on-slat/run.sh --timeout 3600 \
+		--tests scripts/kvm-on-slat/tests-kasan.txt slat-kasan
 
 # Times first (thread CPU and wall), then instructions per leaf, which do
 # not depend on the machine's load.

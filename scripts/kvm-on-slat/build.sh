@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Build two arm64 kernels from Debian's linux-source-6.12 with the same
+# Build arm64 kernels from Debian's linux-source-6.12 with the same
 # trimmed configuration (kvm.config over allnoconfig): the stock one, and one
 # whose KVM stage 2 is libslat's (docs/kvm-on-slat.md).
-#   build.sh [--work DIR] [--jobs N] [stock|slat|all]...
+#   build.sh [--work DIR] [--jobs N] [stock|slat|slat-kasan|all]...
+# slat-kasan is the libslat kernel with kasan.config added (KASAN); all is
+# stock and slat, the default too.
 # WORK (default build/kvm-on-slat under the repository) holds:
 #   src/        the tarball, extracted once, never edited
 #   slat-src/   a hard-linked copy of src/ with the edits of patch.sh
-#   stock/ slat/  the two build folders (make O=...); arch/arm64/boot/Image
+#   stock/ slat/ slat-kasan/  the build folders (make O=...), each with
+#               arch/arm64/boot/Image
 # Each kernel's build time is printed and kept in WORK/<kernel>.time.
 set -euo pipefail
 # shellcheck source=common.sh
@@ -18,9 +21,9 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--work) work=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
-	stock|slat) kernels+=("$1"); shift ;;
+	stock|slat|slat-kasan) kernels+=("$1"); shift ;;
 	all) kernels+=(stock slat); shift ;;
-	-h|--help) sed -n '3,12p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,14p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -43,24 +46,28 @@ if [ ! -e "$src/.extracted" ]; then
 	touch "$src/.extracted"
 fi
 
-# configure TREE OUT: allnoconfig with kvm.config forced, then a check
-# that every symbol the fragment sets came out as asked.
+# configure TREE OUT FRAGMENT...: allnoconfig with the fragments (kvm.config
+# and any others, in this folder) forced, then a check that every symbol
+# they set came out as asked.
 configure() {
 	local tree=$1 out=$2 missing
+	shift 2
 	mkdir -p "$out"
+	(cd "$here" && cat "$@") >"$out/allconfig.frag"
 	make -s -C "$tree" O="$out" "${cross[@]}" \
-		KCONFIG_ALLCONFIG="$here/kvm.config" allnoconfig >&2
-	missing=$(grep '^CONFIG_' "$here/kvm.config" | while read -r l; do
+		KCONFIG_ALLCONFIG="$out/allconfig.frag" allnoconfig >&2
+	missing=$(grep '^CONFIG_' "$out/allconfig.frag" | while read -r l; do
 		grep -qx "$l" "$out/.config" || echo "$l"
 	done)
 	[ -z "$missing" ] || die "not set as asked in $out/.config: $missing"
 }
 
-# build NAME TREE: configure and make Image, timed (wall and CPU: the
-# machine may be shared).
+# build NAME TREE FRAGMENT...: configure and make Image, timed (wall and
+# CPU: the machine may be shared).
 build() {
 	local name=$1 tree=$2 out=$work/$1 rc=0
-	configure "$tree" "$out"
+	shift 2
+	configure "$tree" "$out" "$@"
 	say "building the $name kernel in $out (make -j$jobs)"
 	TIMEFORMAT="%0R s wall, %0U s user + %0S s sys CPU"
 	{ time timeout 5400 make -s -C "$tree" O="$out" "${cross[@]}" \
@@ -74,11 +81,15 @@ build() {
 
 for k in "${kernels[@]}"; do
 	case $k in
-	stock) build stock "$src" ;;
-	slat)
+	stock) build stock "$src" kvm.config ;;
+	slat|slat-kasan)
 		"$here/patch.sh" "$src" "$work/slat-src" "$repo"
-		build slat "$work/slat-src"
-		"$here/check-atomics.sh" "$work/slat"
+		if [ "$k" = slat ]; then
+			build slat "$work/slat-src" kvm.config
+		else
+			build slat-kasan "$work/slat-src" kvm.config kasan.config
+		fi
+		"$here/check-atomics.sh" "$work/$k"
 		;;
 	esac
 done

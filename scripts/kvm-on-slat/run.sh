@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Boot the stock and the libslat kernels (build.sh) at EL2 in QEMU, run the
 # KVM selftests of tests.txt in each, and print a verdict table.
-#   run.sh [--work DIR] [--tests FILE] [--timeout S] [--limit S] [stock|slat]...
+#   run.sh [--work DIR] [--tests FILE] [--timeout S] [--limit S]
+#          [stock|slat|slat-kasan]...
+# (default: stock slat; slat-kasan, the libslat kernel with KASAN, boots
+# with kasan_multi_shot so that every report is printed, not the first.)
 # --work DIR   build.sh's folder (default build/kvm-on-slat)
 # --tests FILE the command lines to run (default tests.txt here)
 # --timeout S  QEMU's time limit per kernel (default 5400)
@@ -10,8 +13,8 @@
 # The selftests are Linux 6.12's, built from the same source as the
 # kernels (scripts/real-kvm/build-selftests.sh); busybox is Debian's
 # (hyp/fetch.sh). Each kernel's console is kept in WORK/<kernel>.console.
-# Exit status 0 when every test that passes on the stock kernel passes on
-# the libslat kernel too.
+# Exit status 0 when every test that passes on the first kernel passes on
+# the others too and no kernel printed a KASAN report (verdict.py).
 set -euo pipefail
 # shellcheck source=common.sh
 . "$(dirname "$0")/common.sh"
@@ -24,9 +27,9 @@ while [ $# -gt 0 ]; do
 	--work) work=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--limit) limit=$2; shift 2 ;;
-	stock|slat) kernels+=("$1"); shift ;;
+	stock|slat|slat-kasan) kernels+=("$1"); shift ;;
 	--tests) tests=$2; shift 2 ;;
-	-h|--help) sed -n '3,15p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,17p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 done
@@ -77,12 +80,16 @@ chmod 755 "$img/init" "$img/bin/busybox"
 for k in "${kernels[@]}"; do
 	image=$work/$k/arch/arm64/boot/Image
 	[ -e "$image" ] || die "no $image: run build.sh $k first"
+	append="console=ttyAMA0 panic=-1"
+	if grep -qx 'CONFIG_KASAN=y' "$work/$k/.config"; then
+		append+=" kasan_multi_shot"
+	fi
 	say "booting the $k kernel (console in $work/$k.console)"
 	timeout "$timeout_s" qemu-system-aarch64 \
 		-M virt,virtualization=on,gic-version=3 \
 		-cpu max,pauth-impdef=on -smp 2 -m 2G -nographic -no-reboot -nic none \
 		-kernel "$image" -initrd "$work/initrd.gz" \
-		-append "console=ttyAMA0 panic=-1" </dev/null \
+		-append "$append" </dev/null \
 		>"$work/$k.console" 2>&1 || say "QEMU ended with status $?"
 	tr -d '\r' <"$work/$k.console" >"$work/$k.log"
 done

@@ -8,8 +8,11 @@ Reads WORK/<kernel>.log (the console, carriage returns removed) for the
 lines init.sh prints (KS ...). A test's result is PASS (exit status 0),
 SKIP (4, the selftests' KSFT_SKIP), TIMEOUT (killed by the time limit),
 FAIL (any other status) or "-" (never ran: the kernel did not get there).
-Exit status 0 when every test that passed on the first kernel passed on
-every other, 1 otherwise.
+A KASAN report ("BUG: KASAN" anywhere in the console, kept whole however
+full the kernel's log buffer gets) is a failure of the test that was
+running, or had last run, when it was printed: FAIL(KASAN). Exit status 0
+when every test that passed on the first kernel passed on every other and
+no kernel printed a KASAN report, 1 otherwise.
 
 Then a table of counts per test: the hits of KVM's own tracepoints on
 each kernel (KS trace), and on the libslat kernel the shim's counters
@@ -42,14 +45,19 @@ def pairs(text):
 
 def parse(path):
     """The kernel's KVM line, the results by run, the splat lines, the
-    dmesg notes and the counts by run ({test: {name: value}})."""
+    dmesg notes, the counts by run ({test: {name: value}}) and the KASAN
+    reports as (test, line)."""
     kvm, runs, splats, notes, cur = "", [], [], [], None
-    counts, before = {}, {}
+    counts, before, kasan = {}, {}, []
     try:
         text = open(path, errors="replace").read()
     except OSError:
-        return "no console log", runs, splats, notes, counts
+        return "no console log", runs, splats, notes, counts, kasan
     for line in text.splitlines():
+        # The report's first line, straight from the console (not KS
+        # splat, which init.sh greps from dmesg after the last test).
+        if "BUG: KASAN" in line and "KS splat" not in line:
+            kasan.append((cur, line[line.index("BUG: KASAN"):]))
         m = re.search(r"KS (\w+) ?(.*)$", line)
         if not m:
             continue
@@ -73,7 +81,9 @@ def parse(path):
             after = pairs(rest)
             counts.setdefault(cur, {}).update(
                 {"slat_" + k: v - before.get(k, 0) for k, v in after.items()})
-    return kvm, runs, splats, notes, counts
+    hit = {t for t, _ in kasan}
+    runs = [(n, "FAIL(KASAN)" if n in hit else r, s) for n, r, s in runs]
+    return kvm, runs, splats, notes, counts, kasan
 
 
 # The counts table's columns: (heading, tracepoint) for every kernel,
@@ -133,10 +143,11 @@ def main():
         for name, _, _ in logs[k][1]:
             if name not in tests:
                 tests.append(name)
+    kw = max(len(k) for k in kernels)
     for k in kernels:
-        print("%-6s %s" % (k, logs[k][0]))
+        print("%-*s %s" % (kw, k, logs[k][0]))
         for n in logs[k][3]:
-            print("%-6s dmesg: %s" % (k, n))
+            print("%-*s dmesg: %s" % (kw, k, n))
     width = max([len(t) for t in tests] + [4])
     print()
     print("%-*s  %s" % (width, "test", "  ".join("%-18s" % k for k in kernels)))
@@ -153,9 +164,14 @@ def main():
     print()
     print_counts(tests, kernels, logs)
     for k in kernels:
-        print("%-6s kernel warnings and splats: %d" % (k, len(logs[k][2])))
+        print("%-*s kernel warnings and splats: %d, KASAN reports: %d"
+              % (kw, k, len(logs[k][2]), len(logs[k][5])))
         for s in logs[k][2][:20]:
-            print("       " + s)
+            print(" " * (kw + 1) + s)
+        for t, s in logs[k][5][:20]:
+            print(" " * (kw + 1) + "%s (during %s)" % (s, t))
+        if logs[k][5]:
+            ok = False
     return 0 if ok else 1
 
 
