@@ -182,6 +182,17 @@ static void print_costs(FILE *f, const struct perf_opts *o)
 
 /* The modeled rows of the counts table: elapsed time, total work, and
  * what a guest feels, one column per phase. */
+/* The whole workload of @r, every phase it recorded one after another:
+ * modeled elapsed and total work summed (ns). */
+static void run_total(const struct perf_run *r, double *elapsed, double *work)
+{
+	*elapsed = *work = 0;
+	for (int i = 0; i < r->nph; i++) {
+		*elapsed += r->ph[i].el.elapsed_ns;
+		*work += r->ph[i].el.work_ns;
+	}
+}
+
 static void print_elapsed_rows(FILE *f, const struct perf_elapsed *e, int n)
 {
 	static const struct { const char *label; size_t off; double div; } r[] = {
@@ -248,6 +259,10 @@ void perf_print_counts(FILE *f, const struct perf_opts *o,
 	}
 	fprintf(f, "\n");
 	print_elapsed_rows(f, el, n);
+	double tot_el, tot_work;
+	run_total(&runs[0], &tot_el, &tot_work);
+	fprintf(f, "whole workload (every phase): modeled elapsed %.9f s, total "
+		   "work %.9f s\n", tot_el / 1e9, tot_work / 1e9);
 	fprintf(f, "(modeled elapsed: the counts replayed in virtual time, vCPUs "
 		   "and host operations contending; total work: counts x the cost "
 		   "table%s%s, summed; latencies: the worst vCPU's; see "
@@ -577,7 +592,15 @@ void perf_print_compare(FILE *f, const struct perf_opts *o,
 		cmp_row(f, o, "", "TLBIs", c[2], false);
 		cmp_row(f, o, "", "faults", c[3], false);
 	}
-	fprintf(f, "(modeled band: the modeled ratio with each assumed cost at "
+	double tot[2][8];
+	for (int v = 0; v < o->cmp_n && v < nruns; v++)
+		run_total(&runs[v], &tot[0][v], &tot[1][v]);
+	if (nruns >= o->cmp_n) {
+		cmp_row(f, o, "workload", "modeled (s)", tot[0], true);
+		cmp_row(f, o, "", "total work (s)", tot[1], true);
+	}
+	fprintf(f, "(workload: every phase of the run, one after another;\n"
+		   " modeled band: the modeled ratio with each assumed cost at "
 		   "half and at double,\n the counts of this run replayed)\n");
 	print_costs(f, o);
 }
@@ -771,6 +794,10 @@ int perf_write_json(FILE *f, const char *path, const struct perf_opts *o,
 		json_str(f, runs[r].label);
 		fprintf(f, ", \"switches\": ");
 		json_switches(f, &runs[r].sw);
+		double tot_el, tot_work;
+		run_total(&runs[r], &tot_el, &tot_work);
+		fprintf(f, ",\n     \"workload\": {\"modeled_ns\": %.1f, "
+			"\"total_work_ns\": %.1f}", tot_el, tot_work);
 		fprintf(f, ",\n     \"phases\": [\n");
 		for (int i = 0; i < runs[r].nph; i++) {
 			const struct perf_phase *p = &runs[r].ph[i];

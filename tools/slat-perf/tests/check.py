@@ -185,6 +185,24 @@ def t_json_svg(exe):
             sys.exit(f"FAIL: SVG legend lacks {want!r}: {texts}")
     if not any(t and t.startswith("seed 000, ") for t in texts):
         sys.exit(f"FAIL: SVG names no seed: {texts}")
+    # the whole workload: every phase summed, in the JSON and the text
+    for r in doc["runs"]:
+        w = r["workload"]
+        el = sum(p["modeled_ns"] for p in r["phases"])
+        work = sum(p["total_work_ns"] for p in r["phases"])
+        if el <= 0 or abs(w["modeled_ns"] - el) > 1 or \
+                abs(w["total_work_ns"] - work) > 1:
+            sys.exit(f"FAIL: workload {w}, phases sum to {el}, {work}")
+    out = run(exe, ["dirty-log", "-b", "4M", "-s", "synthetic", "--compare",
+                    "cmo=in-walker,before-map"]).stdout
+    in_order(out, [r"^workload +modeled \(s\) +%.9f +%.9f .*" %
+                   tuple(r["workload"]["modeled_ns"] / 1e9
+                         for r in doc["runs"]),
+                   r"^ +total work \(s\) +[0-9.]+ +[0-9.]+ .*"])
+    out = run(exe, ["dirty-log", "-b", "4M", "-s", "synthetic"]).stdout
+    in_order(out, [r"^whole workload \(every phase\): modeled elapsed "
+                   r"%.9f s, total work [0-9.]+ s" %
+                   (doc["runs"][0]["workload"]["modeled_ns"] / 1e9)])
 
 
 def validate(v, sc, path):
