@@ -44,15 +44,38 @@ static bool has_zero_page(const struct slat_vm *vm, const struct sim_slot *s)
 	}
 }
 
+/*
+ * The host's pages follow the slot's host addresses, which are aligned to
+ * the backing page at the slot's start: backing page k covers the slot's
+ * bytes [k, k + 1) x page_size, whatever the IPA's alignment (which only
+ * decides whether stage 2 may map it as a block: sim_max_level()). A last
+ * backing page the slot only partly covers has small pages, as Linux uses
+ * no huge page across the end of a mapping.
+ */
+static uint64_t huge_index(const struct sim_slot *s, uint64_t ipa)
+{
+	return (ipa - s->gpa) / s->page_size;
+}
+
+static uint64_t small_index(const struct slat_vm *vm, const struct sim_slot *s,
+			    uint64_t ipa)
+{
+	return (ipa - s->gpa) / vm->granule;
+}
+
 int sim_host_mm_init(struct slat_vm *vm, struct sim_slot *s)
 {
+	uint64_t n = (s->size + s->page_size - 1) / s->page_size;
+
 	if (!vm->cfg.host_zero_page || !has_zero_page(vm, s))
 		return 0;
-	s->host_huge = calloc(s->size / s->page_size, 1);
+	s->host_huge = calloc(n, 1);
 	if (s->page_size > vm->granule)
 		s->host_small = calloc(s->npages, 1);
 	if (!s->host_huge || (s->page_size > vm->granule && !s->host_small))
 		return -1;
+	if (s->host_small && s->size % s->page_size)
+		s->host_huge[n - 1] = HOST_SPLIT;
 	return 0;
 }
 
@@ -77,8 +100,8 @@ bool sim_host_small(const struct slat_vm *vm, const struct sim_slot *s,
 		    uint64_t ipa)
 {
 	(void)vm;
-	return s->host_small &&
-	       load(&s->host_huge[(ipa - s->gpa) / s->page_size]) == HOST_SPLIT;
+	return s->host_small && load(&s->host_huge[huge_index(s, ipa)]) ==
+					HOST_SPLIT;
 }
 
 /*
@@ -115,22 +138,20 @@ static struct sim_gup gup_small(struct slat_vcpu *v, uint8_t *p, uint64_t base,
 	}
 }
 
-/* The huge zero page split: its small pages become zero pages (before the
- * split is seen), the range invalidated. */
+/* The huge zero page at backing page @k split: its small pages become zero
+ * pages (before the split is seen), its range invalidated. */
 static void split_huge_zero(struct slat_vcpu *v, struct sim_slot *s,
-			    uint64_t hbase, struct sim_gup *g)
+			    uint64_t k, struct sim_gup *g)
 {
-	uint64_t first = (hbase - s->gpa) / v->vm->granule;
 	uint64_t n = s->page_size / v->vm->granule;
 
 	for (uint64_t i = 0; i < n; i++)
-		__atomic_store_n(&s->host_small[first + i], HOST_ZERO,
+		__atomic_store_n(&s->host_small[k * n + i], HOST_ZERO,
 				 __ATOMIC_RELAXED);
-	if (!cas(&s->host_huge[(hbase - s->gpa) / s->page_size], HOST_ZERO,
-		 HOST_SPLIT))
+	if (!cas(&s->host_huge[k], HOST_ZERO, HOST_SPLIT))
 		return; /* another vCPU split it (or wrote it) first */
 	v->st.host_thp_splits++;
-	g->inval_base = hbase;
+	g->inval_base = s->gpa + k * s->page_size;
 	g->inval_size = s->page_size;
 }
 
@@ -138,8 +159,8 @@ struct sim_gup sim_host_gup(struct slat_vcpu *v, struct sim_slot *s,
 			    uint64_t ipa, bool write)
 {
 	uint64_t g = v->vm->granule, page = ipa & ~(g - 1);
-	uint64_t hbase = ipa & ~(s->page_size - 1);
-	uint8_t *hp = &s->host_huge[(hbase - s->gpa) / s->page_size];
+	uint64_t k = huge_index(s, ipa);
+	uint8_t *hp = &s->host_huge[k];
 	struct sim_gup r = { .size = s->page_size };
 
 	if (!s->host_small)
@@ -149,12 +170,13 @@ struct sim_gup sim_host_gup(struct slat_vcpu *v, struct sim_slot *s,
 
 		if (st == HOST_SPLIT) {
 			struct sim_gup small = gup_small(
-				v, &s->host_small[(page - s->gpa) / g], page, g,
-				write);
+				v, &s->host_small[small_index(v->vm, s, ipa)],
+				page, g, write);
 			/* the split's invalidation covers the copy's */
-			if (r.inval_size)
-				small.inval_base = r.inval_base,
+			if (r.inval_size) {
+				small.inval_base = r.inval_base;
 				small.inval_size = r.inval_size;
+			}
 			return small;
 		}
 		if (st == HOST_OWN) {
@@ -170,7 +192,7 @@ struct sim_gup sim_host_gup(struct slat_vcpu *v, struct sim_slot *s,
 		}
 		if (!write)
 			return r; /* the huge zero page, mapped already */
-		split_huge_zero(v, s, hbase, &r);
+		split_huge_zero(v, s, k, &r);
 	}
 }
 
@@ -185,10 +207,10 @@ void sim_host_touch(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa,
 	if (!s->host_huge || !len)
 		return;
 	for (uint64_t a = gpa & ~(g - 1); a < gpa + len; a += g) {
-		uint8_t *hp = &s->host_huge[(a - s->gpa) / s->page_size];
+		uint8_t *hp = &s->host_huge[huge_index(s, a)];
 
 		if (s->host_small && load(hp) == HOST_SPLIT)
-			cas(&s->host_small[(a - s->gpa) / g], HOST_NONE,
+			cas(&s->host_small[small_index(vm, s, a)], HOST_NONE,
 			    HOST_OWN);
 		else
 			cas(hp, HOST_NONE, HOST_OWN);

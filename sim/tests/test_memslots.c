@@ -554,6 +554,35 @@ static void host_zero_page_follows_linux(void)
 	      "copy holds the write");
 	CHECK(leaf_at(vm, 2 * GiB, &w) == 4096 && w, "copied");
 
+	/* host pages follow the slot, not the IPA: at a base 4K past a 2M
+	 * boundary the huge zero page is mapped as pages, and its split
+	 * unmaps the slot's first 2M; a last 2M the slot only partly
+	 * covers has small pages */
+	uint64_t u = 3 * GiB + 4096;
+	REQUIRE(add_slot(vm, 3, u, 4 * MiB, "synthetic_2mb", 0) == 0, "%s",
+		slat_vm_error(vm));
+	CHECK(slat_vcpu_read64(v, u, &val) == 0 &&
+		      slat_vcpu_read64(v, u + 0x1000, &val) == 0, "reads");
+	CHECK(leaf_at(vm, u + 0x1000, &w) == 4096 && !w, "zero page, as pages");
+	CHECK(slat_vcpu_write64(v, u, 7) == 0, "write");
+	CHECK(leaf_at(vm, u, &w) == 4096 && w && leaf_at(vm, u + 0x1000, &w) == 0,
+	      "the split unmapped the backing page's other pages");
+	if (slat_vm_backing_available("anonymous_thp", 3 * MiB, NULL, 0)) {
+		uint64_t a = 5 * GiB;
+		REQUIRE(add_slot(vm, 4, a, 3 * MiB, "anonymous_thp", 0) == 0,
+			"%s", slat_vm_error(vm));
+		CHECK(slat_vcpu_read64(v, a + 2 * MiB, &val) == 0 && val == 0,
+		      "read");
+		CHECK(leaf_at(vm, a + 2 * MiB, &w) == 4096 && !w,
+		      "a partial backing page: the small zero page");
+		CHECK(slat_vcpu_write64(v, a + 2 * MiB, 8) == 0 &&
+			      slat_vcpu_read64(v, a + 2 * MiB, &val) == 0 &&
+			      val == 8, "copy holds the write");
+	}
+	slat_vm_stats_read(vm, &st);
+	CHECK(st.host_thp_splits == 2, "splits %llu",
+	      (unsigned long long)st.host_thp_splits);
+
 	REQUIRE(add_slot(vm, 2, 4 * GiB, 1 * GiB, "synthetic_1gb", 0) == 0, "%s",
 		slat_vm_error(vm));
 	CHECK(slat_vcpu_read64(v, 4 * GiB, &val) == 0, "read");
