@@ -262,11 +262,7 @@ static void print_summary(void)
 	       " with A/D, %" PRIu64 " execute-only), seed %#" PRIx64 ", %u boot%s, %.1f s"
 	       " in Bochs\n", X.layouts, FIXED_LAYOUTS, O.ad_layouts, O.xonly_layouts,
 	       X.seed, X.boots, X.boots == 1 ? "" : "s", X.seconds);
-	printf("  translated through 1G/2M/4K leaves: %" PRIu64 "/%" PRIu64 "/%" PRIu64
-	       ", EPT violations: %" PRIu64 "; Bochs set %" PRIu64
-	       " accessed flags on leaves, %" PRIu64 " on tables, %" PRIu64
-	       " dirty flags\n", X.translated[1], X.translated[2], X.translated[3],
-	       X.faults, X.ad.a_set[1], X.ad.a_set[0], X.ad.d_set);
+	xrun_print_walks("EPT violations");
 	printf("  accessed flags slat_hw_access set on the tables of faulting walks"
 	       " (Bochs does not): %" PRIu64 "\n", O.fault_young);
 }

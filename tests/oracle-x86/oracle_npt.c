@@ -230,11 +230,7 @@ static void print_summary(void)
 	       " seed %#" PRIx64 ", %u boot%s, %.1f s in QEMU\n", X.layouts,
 	       FIXED_LAYOUTS, O.l5_layouts, X.seed, X.boots, X.boots == 1 ? "" : "s",
 	       X.seconds);
-	printf("  translated through 1G/2M/4K leaves: %" PRIu64 "/%" PRIu64 "/%" PRIu64
-	       ", nested page faults: %" PRIu64 "; QEMU set %" PRIu64
-	       " accessed flags on leaves, %" PRIu64 " on tables, %" PRIu64
-	       " dirty flags\n", X.translated[1], X.translated[2], X.translated[3],
-	       X.faults, X.ad.a_set[1], X.ad.a_set[0], X.ad.d_set);
+	xrun_print_walks("nested page faults");
 	printf("  accessed flags QEMU set on 1 GiB leaves of faulting accesses"
 	       " (libslat does not): %" PRIu64 "\n", O.leaf_1g_young);
 }

@@ -482,6 +482,18 @@ static int xrun_start(int argc, char **argv, const char *install,
 	return 0;
 }
 
+/* What the emulator's walks did: the leaves they translated through, the
+ * faults (@faults, e.g. "EPT violations"), the A/D flags it set. */
+static void xrun_print_walks(const char *faults)
+{
+	printf("  translated through 1G/2M/4K leaves: %" PRIu64 "/%" PRIu64 "/%" PRIu64
+	       ", %s: %" PRIu64 "; %s set %" PRIu64
+	       " accessed flags on leaves, %" PRIu64 " on tables, %" PRIu64
+	       " dirty flags\n", X.translated[1], X.translated[2], X.translated[3],
+	       faults, X.faults, X.emu_name, X.ad.a_set[1], X.ad.a_set[0],
+	       X.ad.d_set);
+}
+
 /* The last summary line and the exit status. */
 static int xrun_end(void)
 {
