@@ -187,14 +187,7 @@ static int build_block_fault(struct slat_vcpu *v, struct sim_slot *s,
  */
 static int host_inval(struct slat_vcpu *v)
 {
-	struct slat_vm *vm = v->vm;
-	uint64_t base = v->notify.inval_base, size = v->notify.inval_size;
-	int64_t need = slat_pages_needed(
-		&vm->table, SLAT_NEED(.kind = SLAT_OP_UNMAP,
-				      .ipa = slat_ipa(base), .size = size));
-	struct slat_op op = { .flush = sim_policy(vm->cfg.range_flush),
-			      .cache = sim_host_cache(vm, need) };
-	int ret = slat_unmap(&vm->table, slat_ipa(base), size, &op);
+	int ret = sim_unmap(v->vm, v->notify.inval_base, v->notify.inval_size);
 
 	v->st.host_invals++;
 	v->st.fault_again++;

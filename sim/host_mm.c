@@ -112,7 +112,7 @@ bool sim_host_small(const struct slat_vm *vm, const struct sim_slot *s,
 static struct sim_gup gup_small(struct slat_vcpu *v, uint8_t *p, uint64_t base,
 				uint64_t size, bool write)
 {
-	struct sim_gup g = { .size = size };
+	struct sim_gup g = { .writable = false };
 
 	for (;;) {
 		uint8_t st = load(p);
@@ -161,7 +161,7 @@ struct sim_gup sim_host_gup(struct slat_vcpu *v, struct sim_slot *s,
 	uint64_t g = v->vm->granule, page = ipa & ~(g - 1);
 	uint64_t k = huge_index(s, ipa);
 	uint8_t *hp = &s->host_huge[k];
-	struct sim_gup r = { .size = s->page_size };
+	struct sim_gup r = { .writable = false };
 
 	if (!s->host_small)
 		return gup_small(v, hp, page, g, write);

@@ -56,10 +56,11 @@ enum host_page {
 	HOST_SPLIT, /* a backing page split to small ones (host_small) */
 };
 
-/* What get_user_pages() gave a fault: the host's mapping, and the range a
- * copy on write invalidated through the MMU notifier (size 0: none). */
+/* What get_user_pages() gave a fault: whether the host maps it writable
+ * (the size it maps follows from the page's state: sim_max_level()), and
+ * the range a copy on write invalidated through the MMU notifier (size 0:
+ * none). */
 struct sim_gup {
-	uint64_t size;
 	bool writable;
 	uint64_t inval_base, inval_size;
 };
@@ -257,6 +258,7 @@ void sim_host_touch(struct slat_vm *vm, struct sim_slot *s, uint64_t gpa,
 
 /* memslot.c */
 struct sim_slot *sim_slot_by_gpa(struct sim_slots *ss, uint64_t gpa);
+int sim_unmap(struct slat_vm *vm, uint64_t ipa, uint64_t size);
 struct sim_slot *sim_slot_by_hpa(struct sim_slots *ss, uint64_t hpa);
 struct sim_slot *sim_slot_by_id(struct sim_slots *ss, uint32_t id);
 int sim_slots_insert(struct slat_vm *vm, struct sim_slot *s);

@@ -494,15 +494,22 @@ static int slot_create(struct slat_vm *vm, const struct slat_vm_memslot *m)
 	return 0;
 }
 
-/* Unmap the whole slot (MMU lock held for writing). */
-static int slot_unmap(struct slat_vm *vm, const struct sim_slot *s)
+/* Unmap [ipa, ipa + size) as the host does, flushing as range_flush says
+ * (MMU lock held for writing). */
+int sim_unmap(struct slat_vm *vm, uint64_t ipa, uint64_t size)
 {
 	int64_t need = slat_pages_needed(
 		&vm->table, SLAT_NEED(.kind = SLAT_OP_UNMAP,
-				      .ipa = slat_ipa(s->gpa), .size = s->size));
+				      .ipa = slat_ipa(ipa), .size = size));
 	struct slat_op op = { .flush = sim_policy(vm->cfg.range_flush),
 			      .cache = sim_host_cache(vm, need) };
-	return slat_unmap(&vm->table, slat_ipa(s->gpa), s->size, &op);
+	return slat_unmap(&vm->table, slat_ipa(ipa), size, &op);
+}
+
+/* Unmap the whole slot (MMU lock held for writing). */
+static int slot_unmap(struct slat_vm *vm, const struct sim_slot *s)
+{
+	return sim_unmap(vm, s->gpa, s->size);
 }
 
 static int slot_delete(struct slat_vm *vm, struct sim_slot *s)
