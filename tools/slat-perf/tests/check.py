@@ -860,8 +860,9 @@ def t_costs(exe):
                    (NKEYS - 4, NKEYS)])
 
 
-def x86_phases(exe, args, cost=None):
-    """The phases of an x86 dirty-log run, by name, iterations apart."""
+def first_run_phases(exe, args, cost=None):
+    """The phases of the first run of slat-perf @args (its JSON), with the
+    costs of @cost given as a --cost file."""
     d = tempfile.mkdtemp()
     j = os.path.join(d, "o.json")
     extra = []
@@ -870,11 +871,15 @@ def x86_phases(exe, args, cost=None):
         with open(c, "w") as f:
             f.write("".join(f"{k} = {v}\n" for k, v in cost.items()))
         extra = ["--cost", c]
-    run(exe, ["--arch", "x86", "dirty-log"] + args + extra + ["--json", j])
-    ph = {}
-    for p in json.load(open(j))["runs"][0]["phases"]:
-        ph[(p["name"], p["iteration"])] = p
-    return ph
+    run(exe, args + extra + ["--json", j])
+    return json.load(open(j))["runs"][0]["phases"]
+
+
+def x86_phases(exe, args, cost=None):
+    """The phases of an x86 dirty-log run, by name, iterations apart."""
+    return {(p["name"], p["iteration"]): p for p in
+            first_run_phases(exe, ["--arch", "x86", "dirty-log"] + args,
+                             cost)}
 
 
 def t_x86_pml(exe):
@@ -945,12 +950,9 @@ def t_x86_pml(exe):
 
 
 def pt_phases(exe, args):
-    """The phases of a page-table run, by name (one mode)."""
-    d = tempfile.mkdtemp()
-    j = os.path.join(d, "o.json")
-    run(exe, ["page-table", "-m", "6"] + args + ["--json", j])
-    return {p["name"]: p["counts"]
-            for p in json.load(open(j))["runs"][0]["phases"]}
+    """The counts of a page-table run's phases, by name (one mode)."""
+    return {p["name"]: p["counts"] for p in
+            first_run_phases(exe, ["page-table", "-m", "6"] + args)}
 
 
 def t_host_memory(exe):
