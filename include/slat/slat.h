@@ -156,6 +156,9 @@ struct slat_table {
 	/* Fast path of the refcount hook: the platform's array, if any. */
 	uint32_t *refcounts;
 	uintptr_t refcounts_first_page;
+	/* Both fast paths, and a table above the last level below the root:
+	 * a fault steps from it to its last-level table without a call. */
+	bool fault_steps;
 	/* The memory-type field of a write-back leaf: cacheable memory. */
 	slat_pte_t normal_memattr;
 	/* The format's locked marker (break-before-make, a claimed entry):
@@ -168,6 +171,9 @@ struct slat_table {
 	int8_t leaf_level[64];
 	/* By level + 1 (levels -1..3): log2 of the bytes an entry maps. */
 	uint8_t level_shift[SLAT_LAST_LEVEL + 2];
+	/* By the level of its entries (0..3): the IPA bits outside a table's
+	 * span, ~0 << level_shift(level - 1): one test of a path's table. */
+	uint64_t table_beyond[SLAT_LAST_LEVEL + 1];
 	/* Unique per slat_table_init(): keys the page caches' leaf memos. */
 	uint64_t id;
 	/* The flags map refuses: the unknown ones, and SLAT_SHARED when the

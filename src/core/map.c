@@ -474,34 +474,53 @@ map_page_install(struct slat_table *t, struct slat_op *op,
 }
 
 /*
- * A page fault, checked, whose entry's own table the memo's path does not
- * hold: the descent from the table above it (two reads, the compiler's
- * copy), else from the deepest one that holds it (core_fault_entry()).
- * Out of line: the commonest fault keeps its registers.
+ * A page fault, checked, whose entry's table neither the memo's path nor
+ * the path's table above it holds: the descent from the deepest table of
+ * the path that holds it, else from the root (core_fault_entry()). Out
+ * of line, with what slat_map() found again from @op (the size is the
+ * page's, the attributes the memo's): the commonest faults keep their
+ * registers.
  */
 static __attribute__((noinline)) int
-map_page_far(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
-	     slat_pa_t pa, uint32_t attrs, struct slat_op *op,
-	     struct slat_stats *st, uint64_t unlinks)
+map_page_far(struct slat_table *t, slat_ipa_t ipa, slat_pa_t pa,
+	     struct slat_op *op)
 {
 	const int level = SLAT_LAST_LEVEL;
 	struct slat_leaf_memo *m = &op->cache->memo;
-	slat_pte_t *ptep;
+	uint64_t size = level_size(t, level);
+	struct slat_stats *st = stats_own(t, op->flags & SLAT_SHARED,
+					  op->cache);
+	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
 
 	/* The fault path counts into counters of its own (slat_map()). */
 	if (!st)
 		__builtin_unreachable();
-	if (m->unlinks == unlinks && level - 1 > t->geo.start_level &&
-	    memo_path_holds(t, m, level - 1, ipa.ipa)) {
-		struct descent d = descend_path(t, m, level - 1, ipa.ipa, level,
-						st);
-		ptep = d.level == level && !d.pte ? d.ptep : NULL;
-	} else {
-		ptep = core_fault_entry(t, m, unlinks, ipa.ipa, level, st);
-	}
+	slat_pte_t *ptep = core_fault_entry(t, m, unlinks, ipa.ipa, level, st);
 	if (!ptep)
-		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);
+		return map_other(t, ipa.ipa, size, pa.pa, m->attrs, op);
 	return map_page_install(t, op, m, op->flags, ptep, size, pa, st);
+}
+
+/*
+ * The memo's path gains the last-level table of @ipa from its table above,
+ * which holds @ipa: that table's entry read (the descent's one read) and
+ * entered (its next level), the copy without platform calls
+ * (t->fault_steps). False when the path does not hold the table above or
+ * the entry is no table.
+ */
+static SLAT_ALWAYS_INLINE bool
+map_path_step(const struct slat_table *t, struct slat_leaf_memo *m,
+	      uint64_t ipa, struct slat_stats *st)
+{
+	const int above = SLAT_LAST_LEVEL - 1;
+
+	if (!t->fault_steps || !memo_path_holds(t, m, above, ipa))
+		return false;
+	struct descent d = descend_path(t, m, above, ipa, above, st);
+	const struct descend_consts c = descend_consts(t);
+	slat_pte_t *table;
+	return descend_enter(t, &c, d.ptep, d.pte, above, ipa,
+			     DESCEND_FAST | DESCEND_LINEAR, true, m, &table);
 }
 
 /*
@@ -509,8 +528,9 @@ map_page_far(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
  * (which it never holds for a destroyed table) and counters of its own;
  * the same check, rule, descent and install as any map (map_leaf()), the
  * compiler's copy for a leaf at the last level whose table the memo's
- * path holds: one read. Anything else, bad input included, is
- * map_other()'s, from the start; every way there is a tail call.
+ * path holds (one read) or gains from the table above (two). Anything
+ * else, bad input included, is map_other()'s, from the start; every way
+ * there is a tail call.
  */
 int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	     slat_pa_t pa, uint32_t attrs, struct slat_op *op)
@@ -532,9 +552,10 @@ int slat_map(struct slat_table *t, slat_ipa_t ipa, uint64_t size,
 	/* Read before the descent: an unlink during it moves the count past
 	 * what the path holds, and the next fault does not use it. */
 	uint64_t unlinks = __atomic_load_n(&t->unlinks, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(m->unlinks != unlinks ||
-			     !memo_path_holds(t, m, level, ipa.ipa), 0))
-		return map_page_far(t, ipa, size, pa, attrs, op, st, unlinks);
+	if (__builtin_expect(m->unlinks != unlinks, 0) ||
+	    (__builtin_expect(!memo_path_holds(t, m, level, ipa.ipa), 0) &&
+	     !map_path_step(t, m, ipa.ipa, st)))
+		return map_page_far(t, ipa, pa, op);
 	struct descent d = descend_path(t, m, level, ipa.ipa, level, st);
 	if (d.pte)
 		return map_other(t, ipa.ipa, size, pa.pa, attrs, op);

@@ -149,12 +149,16 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
 		t->level_shift[level + 1] = (uint8_t)(geo.bits_per_level *
 			(unsigned)(SLAT_LAST_LEVEL - level) + geo.granule_shift);
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
+		t->table_beyond[level] = ~0ull << level_shift(t, level - 1);
 	t->oa_mask = t->fmt->oa_mask(t);
 	t->linear = mm->linear_offset != NULL;
 	t->linear_offset = t->linear ? mm->linear_offset(mm_ctx) : 0;
 	t->refcounts_first_page = 0;
 	t->refcounts = mm->refcount_array
 		? mm->refcount_array(mm_ctx, &t->refcounts_first_page) : NULL;
+	t->fault_steps = tables_linear(t) &&
+			 SLAT_LAST_LEVEL - 1 > geo.start_level;
 	t->locked = t->fmt->locked;
 	t->normal_memattr = t->fmt->make_leaf(t, slat_pa(0), SLAT_R,
 					      SLAT_LAST_LEVEL) & t->fmt->memattr_mask;

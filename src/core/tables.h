@@ -23,13 +23,28 @@ static inline void *table_page_of(const struct slat_table *t,
 	return (void *)((uintptr_t)ptep & ~(uintptr_t)granule_mask(t));
 }
 
+/* The count word of a non-root table page in the table's own array of
+ * them (t->refcounts set). */
+static inline uint32_t *table_refcount_array(const struct slat_table *t,
+					     void *table)
+{
+	return &t->refcounts[((uintptr_t)table - t->refcounts_first_page) >>
+			     t->geo.granule_shift];
+}
+
 /* The count word of a non-root table page. */
 static inline uint32_t *table_refcount(const struct slat_table *t, void *table)
 {
 	if (t->refcounts)
-		return &t->refcounts[((uintptr_t)table - t->refcounts_first_page) >>
-				     t->geo.granule_shift];
+		return table_refcount_array(t, table);
 	return t->mm->refcount(t->mm_ctx, table);
+}
+
+/* Table addresses are pte & oa_mask in one linear map and their count
+ * words in the table's array: a descent needs no platform call. */
+static inline bool tables_linear(const struct slat_table *t)
+{
+	return t->linear && t->oa_mask && t->refcounts;
 }
 
 uint32_t core_count_entries(const struct slat_table *t,

@@ -208,6 +208,9 @@ static SLAT_ALWAYS_INLINE bool subtree_table_empty(const struct slat_table *t,
 #define DESCEND_FAST (1u << 1) /* stop at any table entry not written as
 				  make_table() writes them: the caller falls
 				  back to the walker then */
+#define DESCEND_LINEAR (1u << 2) /* the caller found tables_linear()
+				    (t->fault_steps): the copy without
+				    platform calls */
 
 /* Where a descent starts: a table, the level of its entries, and how an
  * IPA indexes it: ((ipa ^ base) >> shift) & index_mask. The root's mask
@@ -249,46 +252,77 @@ struct descent {
 	uint32_t *rc;
 };
 
+/* What a descent reads of the table once: the entries' acquire loads
+ * would reload it per level. */
+struct descend_consts {
+	slat_pte_t table_mask, table_match, oa_mask;
+	intptr_t linear_offset;
+};
+
+static SLAT_ALWAYS_INLINE struct descend_consts
+descend_consts(const struct slat_table *t)
+{
+	return (struct descend_consts){ t->table_mask, t->table_match,
+					t->oa_mask, t->linear_offset };
+}
+
 /*
- * The levels of descent @d below its first entry, up to @depth of them;
- * @linear is a constant at each call (two copies): table addresses are
- * then pte & oa_mask in one linear map. @path (a fault's memo, or NULL)
- * records each table the descent goes through, by the level of its
+ * One level of a descent: *@table, the table below the entry @pte (at
+ * @ptep, of @level) on the way to @ipa; false when @pte is not a table the
+ * way @how accepts. @linear is a constant at
+ * each call: table addresses are then pte & oa_mask in one linear map.
+ * @path (a fault's memo, or NULL) records the table by the level of its
  * entries, with the first IPA it translates and its count word.
+ */
+static SLAT_ALWAYS_INLINE bool
+descend_enter(const struct slat_table *t, const struct descend_consts *c,
+	      slat_pte_t *ptep, slat_pte_t pte, int level, uint64_t ipa,
+	      unsigned how, bool linear, struct slat_leaf_memo *path,
+	      slat_pte_t **table)
+{
+	/* The fast test first; the full one for tables libslat did not
+	 * write this way, unless a miss only costs the general path. */
+	if ((pte & c->table_mask) != c->table_match &&
+	    ((how & DESCEND_FAST) || !pte_table(t, pte, level)))
+		return false;
+	/* The CPU sets it with an atomic update of the entry it read;
+	 * if the entry changed meanwhile, it is not set. */
+	if ((how & DESCEND_CPU) && t->fmt->table_young_bit &&
+	    hw_updates_ptes(t) && !(pte & t->fmt->table_young_bit))
+		pte_cpu_update(t, ptep, pte, pte | t->fmt->table_young_bit);
+	*table = linear
+		? (slat_pte_t *)((intptr_t)(pte & c->oa_mask) + c->linear_offset)
+		: table_va(t, pte);
+	if (path) {
+		uint32_t *rc = (how & DESCEND_LINEAR)
+			? table_refcount_array(t, *table)
+			: table_refcount(t, *table);
+		path->path[level + 1].table = *table;
+		path->path[level + 1].ipa = ipa & t->table_beyond[level + 1];
+		path->path[level + 1].refcount = rc;
+	}
+	return true;
+}
+
+/*
+ * The levels of descent @d below its first entry, up to @depth of them,
+ * each entered by descend_enter() (@how, @linear and @path as there).
  */
 static SLAT_ALWAYS_INLINE struct descent
 descend_levels(const struct slat_table *t, struct descent d, int depth,
 	       uint64_t ipa, unsigned how, bool linear,
 	       struct slat_leaf_memo *path)
 {
-	/* Read once: the entries' acquire loads would reload them per level. */
+	const struct descend_consts c = descend_consts(t);
 	const uint64_t index_mask = t->geo.entries - 1;
-	const slat_pte_t table_mask = t->table_mask, table_match = t->table_match;
-	const slat_pte_t oa_mask = t->oa_mask;
-	const intptr_t linear_offset = t->linear_offset;
 	const unsigned bits = t->geo.bits_per_level;
 	unsigned shift = level_shift(t, d.level);
 
 	for (int n = 0; n < depth; n++, d.level++, d.pte = pte_read(d.ptep)) {
-		/* The fast test first; the full one for tables libslat did not
-		 * write this way, unless a miss only costs the general path. */
-		if ((d.pte & table_mask) != table_match &&
-		    ((how & DESCEND_FAST) || !pte_table(t, d.pte, d.level)))
+		slat_pte_t *table;
+		if (!descend_enter(t, &c, d.ptep, d.pte, d.level, ipa, how,
+				   linear, path, &table))
 			break;
-		/* The CPU sets it with an atomic update of the entry it read;
-		 * if the entry changed meanwhile, it is not set. */
-		if ((how & DESCEND_CPU) && t->fmt->table_young_bit &&
-		    hw_updates_ptes(t) && !(d.pte & t->fmt->table_young_bit))
-			pte_cpu_update(t, d.ptep, d.pte,
-				       d.pte | t->fmt->table_young_bit);
-		slat_pte_t *table = linear
-			? (slat_pte_t *)((intptr_t)(d.pte & oa_mask) + linear_offset)
-			: table_va(t, d.pte);
-		if (path) {
-			path->path[d.level + 1].table = table;
-			path->path[d.level + 1].ipa = ipa & ~((1ull << shift) - 1);
-			path->path[d.level + 1].refcount = table_refcount(t, table);
-		}
 		shift -= bits;
 		d.ptep = &table[(ipa >> shift) & index_mask];
 	}
@@ -350,7 +384,7 @@ static SLAT_ALWAYS_INLINE bool memo_path_holds(const struct slat_table *t,
 					       const struct slat_leaf_memo *m,
 					       int level, uint64_t ipa)
 {
-	return !((ipa ^ m->path[level].ipa) >> level_shift(t, level - 1));
+	return !((ipa ^ m->path[level].ipa) & t->table_beyond[level]);
 }
 
 /* The descent of a fault from the path's table of @level, the path
