@@ -294,8 +294,10 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 		struct slat_vm_vtime *vt = &cfg->vtime;
 
 		vt->dsb = 0;
-		vt->tlbi_ipa = vt->tlbi_ipa_local = vt->tlbi_range =
-			vt->tlbi_vmid = perf_x86_vcpu_flush_ns(cost, table->format);
+		vt->tlbi_ipa = vt->tlbi_range = vt->tlbi_vmid =
+			perf_x86_vcpu_flush_ns(cost, table->format, false);
+		vt->tlbi_ipa_local = perf_x86_vcpu_flush_ns(cost, table->format,
+							    true);
 	}
 }
 
@@ -318,6 +320,7 @@ void perf_cost_default(struct perf_cost *c)
 	c->ipi_exit = 1500;
 	c->mem_bw = 204.8;
 	c->invept_single = 500;
+	c->invept_all = 500;
 	c->tlb_request = 20;
 	c->pml_full = 12000;
 	c->asid_flush = 500;
@@ -347,6 +350,7 @@ const struct perf_cost_key perf_cost_keys[] = {
 	K(mem_bw, "bytes/ns", "Ampere Altra product brief: 8 channels of "
 			      "DDR4-3200, 204.8 GB/s"),
 	K(invept_single, "ns", NULL),
+	K(invept_all, "ns", NULL),
 	K(tlb_request, "ns", NULL),
 	K(pml_full, "ns", NULL),
 	K(asid_flush, "ns", NULL),
@@ -473,15 +477,17 @@ void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x)
 		x->vcpu_flushes = x->flushes ? n : 0;
 	}
 	/* A local invalidation is the faulting vCPU's own flush. */
-	x->vcpu_flushes += t->tlbi[SLAT_TLBI_IPA_LOCAL];
+	x->local_flushes = t->tlbi[SLAT_TLBI_IPA_LOCAL];
 }
 
 double perf_x86_vcpu_flush_ns(const struct perf_cost *c,
-			      enum slat_format_id fmt)
+			      enum slat_format_id fmt, bool local)
 {
 	/* KVM on SVM has no INVEPT: a flush request sets TLB_CONTROL to
 	 * flush the vCPU's ASID (or takes a new ASID) at its next VMRUN. */
-	return fmt == SLAT_FMT_NPT ? c->asid_flush : c->invept_single;
+	if (fmt == SLAT_FMT_NPT)
+		return c->asid_flush;
+	return local ? c->invept_single : c->invept_all;
 }
 
 const char *perf_fmt_name(enum slat_format_id fmt)
@@ -516,7 +522,10 @@ static double x86_flush_ns(const struct perf_opts *o, const struct perf_phase *p
 	perf_x86_flush(p, &x);
 	return c->tlb_request * (double)x.requests +
 	       (c->ipi_send + c->ipi_exit) * (double)x.kicks +
-	       perf_x86_vcpu_flush_ns(c, o->x86_fmt) * (double)x.vcpu_flushes;
+	       perf_x86_vcpu_flush_ns(c, o->x86_fmt, false) *
+		       (double)x.vcpu_flushes +
+	       perf_x86_vcpu_flush_ns(c, o->x86_fmt, true) *
+		       (double)x.local_flushes;
 }
 
 double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)

@@ -164,7 +164,7 @@ static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *
 	const struct perf_cost *c = &o->cost;
 	const struct slat_stats *t = &st->table;
 	double local = o->arch == PERF_ARCH_X86 ?
-		       perf_x86_vcpu_flush_ns(c, o->x86_fmt) :
+		       perf_x86_vcpu_flush_ns(c, o->x86_fmt, true) :
 		       c->tlbi_ipa_local + c->dsb;
 	uint64_t written = 0;
 
@@ -241,7 +241,8 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 				/* x86: the kicked vCPU's exit, and the
 				 * INVEPT or ASID flush of its next entry */
 				.ipi_exit_ns = c->ipi_exit + (x86 ?
-					perf_x86_vcpu_flush_ns(c, o->x86_fmt) : 0),
+					perf_x86_vcpu_flush_ns(c, o->x86_fmt,
+							       false) : 0),
 				.clean_share = c->mem_bw * c->clean_line /
 					       c->cache_line,
 				.next = gen_next, .arg = &g };

@@ -88,7 +88,10 @@ struct perf_cost {
 				 re-entry; the initiator waits for it */
 	double mem_bw;        /* bytes per ns (GB/s) the memory takes from
 				 D-cache cleans of all CPUs together */
-	double invept_single; /* ns of one single-context INVEPT (x86) */
+	double invept_single; /* ns of one single-context INVEPT: a vCPU's
+				 flush of its own context (x86) */
+	double invept_all;    /* ns of one all-context INVEPT: a vCPU's
+				 answer to a flush request (x86) */
 	double tlb_request;   /* ns the initiator of kvm_flush_remote_tlbs()
 				 spends per vCPU: its request bit (x86) */
 	double pml_full;      /* ns of a PML-full exit: the exit, the drain
@@ -178,23 +181,29 @@ struct perf_opts;
  * x86's TLB flushes of a phase (KVM x86 has no invalidation by guest
  * physical address with EPT or NPT): each invalidation the counts hold is
  * one kvm_flush_remote_tlbs(), a request to every vCPU that it flushes
- * before it next enters the guest (EPT: a single-context INVEPT; NPT: a
- * flush of its ASID by the VMRUN, TLB_CONTROL), and an IPI to each vCPU
- * then in the guest.
+ * before it next enters the guest (EPT: an all-context INVEPT,
+ * vmx_flush_tlb_all(); NPT: a flush of its ASID by the VMRUN,
+ * TLB_CONTROL), and an IPI to each vCPU then in the guest. A local
+ * invalidation is the faulting vCPU's flush of its own context (EPT: a
+ * single-context INVEPT, vmx_flush_tlb_current()).
  */
 struct perf_x86_flush {
 	uint64_t flushes;  /* kvm_flush_remote_tlbs() calls */
 	uint64_t requests; /* request bits set: flushes x vCPUs */
 	uint64_t kicks;    /* IPIs: vCPUs in the guest at a flush */
-	uint64_t vcpu_flushes; /* INVEPTs or ASID flushes done (requests
-				  coalesce while a vCPU is out of the guest) */
+	uint64_t vcpu_flushes; /* flush requests honoured: all-context
+				  INVEPTs or ASID flushes (requests coalesce
+				  while a vCPU is out of the guest) */
+	uint64_t local_flushes; /* a vCPU's flushes of its own context:
+				   single-context INVEPTs or ASID flushes */
 };
 /* The flushes of phase @p (its counts and vCPUs) on x86. */
 void perf_x86_flush(const struct perf_phase *p, struct perf_x86_flush *x);
 /* The cost of one flush a vCPU does for itself on x86 table format @fmt:
- * a single-context INVEPT (EPT) or an ASID flush at VMRUN (NPT). */
+ * an all-context INVEPT for a flush request or, @local, a single-context
+ * one (EPT); an ASID flush at VMRUN either way (NPT). */
 double perf_x86_vcpu_flush_ns(const struct perf_cost *c,
-			      enum slat_format_id fmt);
+			      enum slat_format_id fmt, bool local);
 /* Whether @fmt is an x86 table (EPT or NPT). */
 static inline bool perf_fmt_x86(enum slat_format_id fmt)
 {

@@ -669,7 +669,8 @@ static void json_counts(FILE *f, const struct slat_vm_stats *s)
 }
 
 /* x86: the phase's invalidations as KVM x86 does them (perf_x86_flush);
- * the vCPUs' own flushes are INVEPTs on EPT, ASID flushes on NPT. */
+ * the vCPUs' own flushes are INVEPTs on EPT (all-context for a request,
+ * single-context for a local one), ASID flushes on NPT. */
 static void json_x86_flush(FILE *f, const struct perf_opts *o,
 			   const struct perf_phase *p)
 {
@@ -677,11 +678,15 @@ static void json_x86_flush(FILE *f, const struct perf_opts *o,
 
 	perf_x86_flush(p, &x);
 	fprintf(f, ",\n        \"x86_flush\": {\"flushes\": %llu, \"requests\": "
-		"%llu, \"kicks\": %llu, \"%s\": %llu}",
-		(unsigned long long)x.flushes, (unsigned long long)x.requests,
-		(unsigned long long)x.kicks,
-		o->x86_fmt == SLAT_FMT_NPT ? "asid_flush" : "invept",
-		(unsigned long long)x.vcpu_flushes);
+		"%llu, \"kicks\": %llu, ", (unsigned long long)x.flushes,
+		(unsigned long long)x.requests, (unsigned long long)x.kicks);
+	if (o->x86_fmt == SLAT_FMT_NPT)
+		fprintf(f, "\"asid_flush\": %llu}",
+			(unsigned long long)(x.vcpu_flushes + x.local_flushes));
+	else
+		fprintf(f, "\"invept\": %llu, \"invept_single\": %llu}",
+			(unsigned long long)x.vcpu_flushes,
+			(unsigned long long)x.local_flushes);
 }
 
 /* One phase: times, what a guest feels, counts. */
