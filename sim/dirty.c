@@ -193,9 +193,16 @@ static void harvest_hw(struct slat_vm *vm, struct sim_slot *s, bool clear)
 	free(tmp);
 }
 
+/* Where the dirty bits are the log: hardware dirty state without PML
+ * (with PML, the CPU's log fills the bitmap: the bits are not read). */
+static bool log_in_dirty_bits(const struct slat_vm *vm)
+{
+	return vm->cfg.hw_dirty && !vm->cfg.pml;
+}
+
 void sim_dirty_save(struct slat_vm *vm, struct sim_slot *s)
 {
-	if (vm->cfg.hw_dirty)
+	if (log_in_dirty_bits(vm))
 		harvest_hw(vm, s, false);
 }
 
@@ -353,7 +360,7 @@ int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap)
 		goto out;
 	words = (s->npages + 63) / 64;
 	pthread_rwlock_wrlock(&vm->mmu_lock);
-	if (vm->cfg.hw_dirty)
+	if (log_in_dirty_bits(vm))
 		harvest_hw(vm, s, !manual);
 	for (uint64_t i = 0; i < words; i++) {
 		if (manual) {
@@ -364,14 +371,21 @@ int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap)
 		if (!bitmap[i])
 			continue;
 		changed = true;
-		if (!vm->cfg.hw_dirty)
-			protect_mask(vm, s, i * 64, bitmap[i]);
-		else
+		if (!log_in_dirty_bits(vm)) {
+			/* PML: the logged pages made clean, as KVM's
+			 * kvm_arch_mmu_enable_log_dirty_pt_masked() does;
+			 * pages found dirty beside them stay logged. */
+			uint64_t keep = protect_mask(vm, s, i * 64, bitmap[i]);
+			if (keep)
+				__atomic_fetch_or(&s->dirty[i], keep,
+						  __ATOMIC_RELAXED);
+		} else {
 			__atomic_fetch_add(&vm->wrprotected_pages,
 					   (uint64_t)__builtin_popcountll(bitmap[i]),
 					   __ATOMIC_RELAXED);
+		}
 	}
-	if (changed || (vm->cfg.hw_dirty && !manual))
+	if (changed || (log_in_dirty_bits(vm) && !manual))
 		sim_flush_range(vm, s->gpa, s->size);
 	pthread_rwlock_unlock(&vm->mmu_lock);
 out:
@@ -491,7 +505,8 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 		struct slat_op op = { .flags = SLAT_SHARED,
 				      .flush = SLAT_FLUSH_NONE,
 				      .cache = c };
-		if (slat_dirty_read(&vm->table, slat_ipa(s->gpa), s->size, tmp,
+		if (!log_in_dirty_bits(vm) ||
+		    slat_dirty_read(&vm->table, slat_ipa(s->gpa), s->size, tmp,
 				    words, false, &op) < 0)
 			memset(tmp, 0, words * sizeof(uint64_t));
 		for (uint64_t w = 0; w < words; w++) {

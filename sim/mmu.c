@@ -126,20 +126,22 @@ static void access_end(struct slat_vcpu *v)
 #define TRY_PML_FULL 3
 
 /*
- * PML: whether a write to @gpa sets the dirty bit of a writable leaf of a
- * logging slot, the event the CPU logs; only then is a page logged (a
- * write fault marks its page itself, a dirty leaf is not logged again).
- * Called under the RCU read lock (access_begin).
+ * PML: the logging slot of @gpa when a write to it sets the dirty bit of a
+ * writable leaf, the event the CPU logs, else NULL; only then is a page
+ * logged (a write fault marks its page itself, a dirty leaf is not logged
+ * again). Called under the RCU read lock (access_begin).
  */
-static bool pml_logs(struct slat_vm *vm, uint64_t gpa)
+static struct sim_slot *pml_logs(struct slat_vm *vm, uint64_t gpa)
 {
 	struct sim_slot *s = sim_slot_by_gpa(sim_slots_get(vm), gpa);
 	struct slat_leaf leaf;
 
 	/* KVM turns PML on only while a slot logs. */
-	return s && s->logging &&
-	       slat_lookup(&vm->table, slat_ipa(gpa), &leaf) == SLAT_OK &&
-	       (leaf.attrs & SLAT_W) && !(leaf.attrs & SLAT_DIRTY);
+	if (s && s->logging &&
+	    slat_lookup(&vm->table, slat_ipa(gpa), &leaf) == SLAT_OK &&
+	    (leaf.attrs & SLAT_W) && !(leaf.attrs & SLAT_DIRTY))
+		return s;
+	return NULL;
 }
 
 /* A PML-full exit: KVM empties the buffer into the log, then re-enters. */
@@ -160,6 +162,7 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 {
 	struct slat_vm *vm = v->vm;
 	struct tlb_entry *e = tlb_lookup(v, gpa);
+	struct sim_slot *logs;
 	unsigned flags;
 	int64_t delta = 0;
 	uint64_t hpa;
@@ -173,11 +176,16 @@ static int try_access(struct slat_vcpu *v, uint64_t gpa, void *buf,
 		struct sim_slot *s;
 
 		v->st.tlb_misses++;
-		if (write && vm->cfg.pml && pml_logs(vm, gpa)) {
+		if (write && vm->cfg.pml && (logs = pml_logs(vm, gpa))) {
 			if (v->pml_used == SIM_PML_ENTRIES)
 				return TRY_PML_FULL;
 			v->pml_used++;
 			v->st.pml_logged++;
+			/* The log: KVM drains the buffer into it at the
+			 * vCPU's next exit, and kicks every vCPU out before
+			 * a GET_DIRTY_LOG reads it (kvm_arch_sync_dirty_log),
+			 * so no reader sees it before the page is there. */
+			sim_mark_dirty(vm, v, logs, gpa);
 		}
 		if (slat_hw_access(&vm->table, slat_ipa(gpa),
 				   write ? SLAT_ACCESS_WRITE : SLAT_ACCESS_READ,

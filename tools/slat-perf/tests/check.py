@@ -887,8 +887,9 @@ def t_x86_pml(exe):
     guest's writes logged by the CPU (a PML-full exit when a write finds
     the 512 entries used; every exit, the end of a pass included, empties
     the buffer), no write faults; flushes as kvm_flush_remote_tlbs():
-    a request per vCPU, one INVEPT each at its next entry. Every figure
-    is derived from the command line: V vCPUs of P pages, I iterations."""
+    a request per vCPU, one INVEPT each at its next entry; GET_DIRTY_LOG
+    copies the CPU's log (no walk of the dirty bits). Every figure is
+    derived from the command line: V vCPUs of P pages, I iterations."""
     V, I = 2, 3
     for backing, P in (("synthetic_2mb", 1024), ("synthetic", 1025)):
         args = ["-v", str(V), "-b", f"{P * 4}K", "-s", backing, "-i", str(I)]
@@ -911,6 +912,12 @@ def t_x86_pml(exe):
             # the exits are the pass's only work, each vCPU its own: in
             # parallel, V times over in total work
             each = (full // V) * PML_FULL_NS
+            # GET_DIRTY_LOG copies the CPU's log: no dirty bit is read
+            g = ph[("get", it)]["counts"]
+            if g["visited"] or sum(g["written"].values()):
+                sys.exit(f"FAIL: x86 {backing} get {it} walked the table: "
+                         f"{g['visited']} entries visited, written "
+                         f"{g['written']} (want none)")
             d = ph[("dirty", it)]
             if abs(d["modeled_ns"] - each) > 1e-6 or \
                     abs(d["total_work_ns"] - V * each) > 1e-6:
@@ -947,6 +954,16 @@ def t_x86_pml(exe):
                  f"invept_single +1: {single['total_work_ns']}, with Arm's "
                  f"costs doubled {arm['total_work_ns']} (both want the "
                  f"same)")
+    # Without manual protect (-g), GET_DIRTY_LOG makes the logged pages
+    # clean, each 64-page word of the log one masked clean: every page
+    # written, nothing else, 64 leaves read per word plus its descent
+    g = x86_phases(exe, args + ["-g"])[("get", 2)]["counts"]
+    P = 1024
+    if (g["written"]["attr"], g["wrprotected_pages"]) != (V * P, V * P) or \
+            g["visited"] % (V * P // 64) or g["visited"] < V * P:
+        sys.exit(f"FAIL: x86 -g get 2: {g['written']}, "
+                 f"{g['wrprotected_pages']} pages, {g['visited']} visited "
+                 f"(want {V * P} made clean, {V * P // 64} masks)")
     # --x86-dirty=wp: write protection, one write fault per page of a pass
     # (the blocks split when the first clear protects them: eager split)
     ph = x86_phases(exe, args + ["--x86-dirty=wp"])
