@@ -269,10 +269,10 @@ descend_consts(const struct slat_table *t)
 /*
  * One level of a descent: *@table, the table below the entry @pte (at
  * @ptep, of @level) on the way to @ipa; false when @pte is not a table the
- * way @how accepts. @linear is a constant at
- * each call: table addresses are then pte & oa_mask in one linear map.
- * @path (a fault's memo, or NULL) records the table by the level of its
- * entries, with the first IPA it translates and its count word.
+ * way @how accepts. @linear is a constant at each call: table addresses
+ * are then pte & oa_mask in one linear map. @path (a fault's memo, or
+ * NULL) records the table by the level of its entries, with the first IPA
+ * it translates and its count word.
  */
 static SLAT_ALWAYS_INLINE bool
 descend_enter(const struct slat_table *t, const struct descend_consts *c,
