@@ -172,7 +172,8 @@ struct slat_table {
 	/* By level + 1 (levels -1..3): log2 of the bytes an entry maps. */
 	uint8_t level_shift[SLAT_LAST_LEVEL + 2];
 	/* By the level of its entries (0..3): the IPA bits outside a table's
-	 * span, ~0 << level_shift(level - 1): one test of a path's table. */
+	 * span, ~0 << level_shift(level - 1) (0 when that is 64 or more): one
+	 * test of a path's table. */
 	uint64_t table_beyond[SLAT_LAST_LEVEL + 1];
 	/* Unique per slat_table_init(): keys the page caches' leaf memos. */
 	uint64_t id;

@@ -149,8 +149,12 @@ int slat_table_init(struct slat_table *t, const struct slat_config *cfg,
 	for (int level = -1; level <= SLAT_LAST_LEVEL; level++)
 		t->level_shift[level + 1] = (uint8_t)(geo.bits_per_level *
 			(unsigned)(SLAT_LAST_LEVEL - level) + geo.granule_shift);
-	for (int level = 0; level <= SLAT_LAST_LEVEL; level++)
-		t->table_beyond[level] = ~0ull << level_shift(t, level - 1);
+	/* A level above the geometry's spans more than 64 bits: no IPA
+	 * bit lies beyond it. */
+	for (int level = 0; level <= SLAT_LAST_LEVEL; level++) {
+		unsigned span = level_shift(t, level - 1);
+		t->table_beyond[level] = span < 64 ? ~0ull << span : 0;
+	}
 	t->oa_mask = t->fmt->oa_mask(t);
 	t->linear = mm->linear_offset != NULL;
 	t->linear_offset = t->linear ? mm->linear_offset(mm_ctx) : 0;
