@@ -167,6 +167,17 @@ static uint64_t protect_mask(struct slat_vm *vm, struct sim_slot *s,
 	return 0;
 }
 
+/* protect_mask() on log word @w (pages 64 w ..), keeping in the log the
+ * pages the hardware found dirty beside the mask. */
+static void protect_word(struct slat_vm *vm, struct sim_slot *s, uint64_t w,
+			 uint64_t mask)
+{
+	uint64_t keep = protect_mask(vm, s, w * 64, mask);
+
+	if (keep)
+		__atomic_fetch_or(&s->dirty[w], keep, __ATOMIC_RELAXED);
+}
+
 /* Merge the hardware dirty state of the slot into its bitmap. */
 static void harvest_hw(struct slat_vm *vm, struct sim_slot *s, bool clear)
 {
@@ -373,12 +384,8 @@ int slat_vm_get_dirty_log(struct slat_vm *vm, uint32_t slot, uint64_t *bitmap)
 		changed = true;
 		if (!log_in_dirty_bits(vm)) {
 			/* PML: the logged pages made clean, as KVM's
-			 * kvm_arch_mmu_enable_log_dirty_pt_masked() does;
-			 * pages found dirty beside them stay logged. */
-			uint64_t keep = protect_mask(vm, s, i * 64, bitmap[i]);
-			if (keep)
-				__atomic_fetch_or(&s->dirty[i], keep,
-						  __ATOMIC_RELAXED);
+			 * kvm_arch_mmu_enable_log_dirty_pt_masked() does. */
+			protect_word(vm, s, i, bitmap[i]);
 		} else {
 			__atomic_fetch_add(&vm->wrprotected_pages,
 					   (uint64_t)__builtin_popcountll(bitmap[i]),
@@ -434,7 +441,7 @@ int slat_vm_clear_dirty_log(struct slat_vm *vm, uint32_t slot,
 	}
 	pthread_rwlock_wrlock(&vm->mmu_lock);
 	for (uint64_t i = 0; i < (num_pages + 63) / 64; i++) {
-		uint64_t w = first_page / 64 + i, m = bitmap[i], cleared, keep;
+		uint64_t w = first_page / 64 + i, m = bitmap[i], cleared;
 
 		if (num_pages - i * 64 < 64)
 			m &= (1ull << (num_pages - i * 64)) - 1;
@@ -451,9 +458,7 @@ int slat_vm_clear_dirty_log(struct slat_vm *vm, uint32_t slot,
 			split_range(vm, s->gpa + (w * 64 + lo) * vm->granule,
 				    (uint64_t)(hi - lo + 1) * vm->granule, false);
 		}
-		keep = protect_mask(vm, s, w * 64, cleared);
-		if (keep)
-			__atomic_fetch_or(&s->dirty[w], keep, __ATOMIC_RELAXED);
+		protect_word(vm, s, w, cleared);
 	}
 	if (changed)
 		sim_flush_range(vm, s->gpa + first_page * vm->granule,
@@ -478,7 +483,6 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 {
 	struct sim_ring *r = &v->ring;
 	struct sim_slots *ss;
-	uint64_t *tmp = NULL, tmp_words = 0;
 
 	pthread_mutex_lock(&vm->slots_lock);
 	pthread_rwlock_wrlock(&vm->mmu_lock);
@@ -486,32 +490,14 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 	for (uint32_t i = 0; ss && i < ss->nr; i++) {
 		struct sim_slot *s = ss->s[i];
 		uint64_t words = (s->npages + 63) / 64;
-		struct slat_page_cache *c;
 
 		if (s->device || !s->logging)
 			continue;
-		if (words > tmp_words) {
-			free(tmp);
-			tmp = malloc(words * sizeof(uint64_t));
-			if (!tmp)
-				abort();
-			tmp_words = words;
-		}
-		memset(tmp, 0, words * sizeof(uint64_t));
-		c = sim_host_cache(vm, slat_pages_needed(&vm->table, SLAT_NEED(
-				.kind = SLAT_OP_DIRTY_CLEAR,
-				.ipa = slat_ipa(s->gpa), .size = s->size,
-				.flags = SLAT_SHARED)));
-		struct slat_op op = { .flags = SLAT_SHARED,
-				      .flush = SLAT_FLUSH_NONE,
-				      .cache = c };
-		if (!log_in_dirty_bits(vm) ||
-		    slat_dirty_read(&vm->table, slat_ipa(s->gpa), s->size, tmp,
-				    words, false, &op) < 0)
-			memset(tmp, 0, words * sizeof(uint64_t));
+		if (log_in_dirty_bits(vm))
+			harvest_hw(vm, s, false);
 		for (uint64_t w = 0; w < words; w++) {
-			uint64_t m = (tmp[w] | __atomic_exchange_n(&s->dirty[w], 0,
-								   __ATOMIC_ACQ_REL)) &
+			uint64_t m = __atomic_exchange_n(&s->dirty[w], 0,
+							 __ATOMIC_ACQ_REL) &
 				     ~s->ring_pending[w];
 
 			while (m) {
@@ -536,7 +522,6 @@ static void ring_reap(struct slat_vm *vm, struct slat_vcpu *v)
 	}
 	pthread_rwlock_unlock(&vm->mmu_lock);
 	pthread_mutex_unlock(&vm->slots_lock);
-	free(tmp);
 }
 
 int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *v,
@@ -563,13 +548,9 @@ int slat_vcpu_dirty_ring_harvest(struct slat_vcpu *v,
 static void ring_reset_mask(struct slat_vm *vm, struct sim_slot *s,
 			    uint64_t base, uint64_t mask)
 {
-	uint64_t keep = protect_mask(vm, s, base, mask);
-
-	if (!vm->cfg.hw_dirty)
-		return;
-	if (keep)
-		__atomic_fetch_or(&s->dirty[base / 64], keep, __ATOMIC_RELAXED);
-	s->ring_pending[base / 64] &= ~mask;
+	protect_word(vm, s, base / 64, mask);
+	if (vm->cfg.hw_dirty)
+		s->ring_pending[base / 64] &= ~mask;
 }
 
 int64_t slat_vm_reset_dirty_rings(struct slat_vm *vm)
