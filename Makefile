@@ -131,6 +131,7 @@ check:
 		dirty-log -m 6 -v 1 -b 16M -i 2 -s synthetic >$(KVM_BUILD)/costs.txt
 	grep -Eq 'entry_visit [0-9.]+ ns \(file\)' $(KVM_BUILD)/costs.txt
 	grep -Eq 'entry_write [0-9.]+ ns \(file\)' $(KVM_BUILD)/costs.txt
+	grep -Eq 'leaf_install [0-9.]+ ns \(file\)' $(KVM_BUILD)/costs.txt
 	for g in "" -16k -64k; do for seed in 1 2 3; do \
 		./$(KVM_BUILD)/bench/slat-kvm-diff$$g --seed $$seed --ops 3000 || exit 1; \
 	done; done

@@ -2082,8 +2082,9 @@ static const char usage[] =
 "  --count-kvm     with --kvm, under callgrind: count KVM's last run\n"
 "  --cost-out FILE with --kvm: write slat-perf's software costs of KVM's\n"
 "                  code measured in this run (entry_visit from scenario 7,\n"
-"                  entry_write from 8, CPU-time medians) with the machine\n"
-"                  and the date, for slat-perf --cost FILE\n"
+"                  entry_write from 8, leaf_install from 5, CPU-time\n"
+"                  medians) with the machine and the date, for slat-perf\n"
+"                  --cost FILE\n"
 "  -h, --help      this text\n"
 "  --version       print slat-bench's version and exit\n"
 "The exit status is 1 when a check of what a scenario did fails (never for\n"
@@ -2429,35 +2430,46 @@ static void cpu_name(char *buf, size_t n)
 		snprintf(buf, n, "an unknown CPU");
 }
 
+/* KVM's CPU time per leaf of @r beyond reading each leaf and the entries
+ * above them at @visit ns each; never below 0 (a write cheaper than the
+ * noise of the visits). */
+static double beyond_visits(const struct result *r, double visit)
+{
+	double ns = r->kvm_cpu.median - visit *
+		    (double)(r->leaves + r->min_walk) / (double)r->leaves;
+
+	return ns < 0 ? 0 : ns;
+}
+
 /*
  * The software costs slat-perf charges per entry, from KVM's own code in
  * this run: a visit is what KVM's walk of memory already split costs per
  * entry (7: every leaf and every entry above them); a write is what
- * write-protecting a leaf costs beyond its visits (8). Returns 0, or the
- * exit status after a message.
+ * write-protecting a leaf costs beyond its visits (8); an install is what
+ * a split costs per leaf it makes beyond its visits (5: a table page per
+ * block and its 512 leaves, each reached by KVM's map walker). Returns 0,
+ * or the exit status after a message.
  */
 static int write_kvm_costs(const struct result *res, const char *path)
 {
 	int iw = kvm_index(res, "7"), ip = kvm_index(res, "8");
+	int is = kvm_index(res, "5");
 	char cpu[160], date[32];
 	time_t now = time(NULL);
 	FILE *f;
 
-	if (iw < 0 || ip < 0) {
+	if (iw < 0 || ip < 0 || is < 0) {
 		fprintf(stderr, "slat-bench: --cost-out needs KVM's runs of "
-			"scenarios 7 and 8: run with --kvm in the default "
+			"scenarios 5, 7 and 8: run with --kvm in the default "
 			"configuration (arm-s2, 4k), without --only or with "
-			"--only 7,8\n");
+			"--only 5,7,8\n");
 		return 2;
 	}
-	const struct result *walk = &res[iw], *wp = &res[ip];
+	const struct result *walk = &res[iw], *wp = &res[ip], *sp = &res[is];
 	double visit = walk->kvm_cpu.median * (double)walk->leaves /
 		       (double)(walk->leaves + walk->min_walk);
-	double write = wp->kvm_cpu.median -
-		       visit * (double)(wp->leaves + wp->min_walk) /
-		       (double)wp->leaves;
-	if (write < 0)
-		write = 0;  /* a write cheaper than the noise of the visits */
+	double write = beyond_visits(wp, visit);
+	double install = beyond_visits(sp, visit);
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "slat-bench: %s: %s\n", path, strerror(errno));
@@ -2479,6 +2491,9 @@ static int write_kvm_costs(const struct result *res, const char *path)
 	fprintf(f, "# 8 %s: %.3f ns per leaf, less its visits\n"
 		"entry_write = %.3f\n", scenarios[ip].key, wp->kvm_cpu.median,
 		write);
+	fprintf(f, "# 5 %s: %.3f ns per leaf, less its visits\n"
+		"leaf_install = %.3f\n", scenarios[is].key, sp->kvm_cpu.median,
+		install);
 	if (fclose(f)) {
 		fprintf(stderr, "slat-bench: %s: %s\n", path, strerror(errno));
 		return 2;

@@ -316,6 +316,7 @@ void perf_cost_default(struct perf_cost *c)
 	c->fault_exit = 1500;
 	c->entry_visit = 4.765;  /* KVM's pgtable.c measured here */
 	c->entry_write = 2.272;
+	c->leaf_install = 21.606;
 	c->ipi_send = 200;
 	c->ipi_exit = 1500;
 	c->mem_bw = 204.8;
@@ -345,6 +346,9 @@ const struct perf_cost_key perf_cost_keys[] = {
 			     "load 3.4-3.9, median of 9 runs"),
 	K(entry_write, "ns", "the same runs: KVM's write-protect (scenario 8) "
 			     "per leaf beyond its visits, median of 9 runs"),
+	K(leaf_install, "ns", "the same runs: KVM's split of 2M blocks "
+			      "(scenario 5) per leaf beyond its visits, "
+			      "median of 9 runs"),
 	K(ipi_send, "ns", NULL),
 	K(ipi_exit, "ns", NULL),
 	K(mem_bw, "bytes/ns", "Ampere Altra product brief: 8 channels of "
@@ -532,12 +536,9 @@ double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)
 {
 	const struct perf_cost *c = &o->cost;
 	const struct slat_vm_stats *s = &p->st;
-	const struct slat_stats *t = &s->table;
-	uint64_t written = 0, faults = 0;
+	uint64_t faults = 0;
 	double lines = (double)s->cmo_bytes / c->cache_line;
 
-	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
-		written += t->written[i];
 	for (int i = 0; i < SLAT_VM_FAULT_KINDS; i++)
 		faults += s->faults[i];
 	return (o->arch == PERF_ARCH_X86 ? x86_flush_ns(o, p)
@@ -546,7 +547,18 @@ double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p)
 	       c->clean_line * lines +
 	       c->fault_exit * (double)faults +
 	       c->pml_full * (double)s->pml_full_exits +
-	       c->entry_visit * (double)t->visited +
+	       perf_entry_ns(c, &s->table);
+}
+
+double perf_entry_ns(const struct perf_cost *c, const struct slat_stats *t)
+{
+	uint64_t written = 0;
+
+	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
+		if (i != SLAT_WRITE_LEAF)
+			written += t->written[i];
+	return c->entry_visit * (double)t->visited +
+	       c->leaf_install * (double)t->written[SLAT_WRITE_LEAF] +
 	       c->entry_write * (double)written;
 }
 

@@ -166,12 +166,8 @@ static double plain_work(const struct perf_opts *o, const struct slat_vm_stats *
 	double local = o->arch == PERF_ARCH_X86 ?
 		       perf_x86_vcpu_flush_ns(c, o->x86_fmt, true) :
 		       c->tlbi_ipa_local + c->dsb;
-	uint64_t written = 0;
 
-	for (int i = 0; i < SLAT_WRITE_KINDS; i++)
-		written += t->written[i];
-	return c->entry_visit * (double)t->visited +
-	       c->entry_write * (double)written +
+	return perf_entry_ns(c, t) +
 	       local * (double)t->tlbi[SLAT_TLBI_IPA_LOCAL] +
 	       c->dsb * (double)st->cmo_calls;
 }

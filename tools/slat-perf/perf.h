@@ -81,7 +81,9 @@ struct perf_cost {
 	double cache_line;    /* bytes per line */
 	double fault_exit;    /* ns per stage-2 fault: exit, handler entry, return */
 	double entry_visit;   /* ns per descriptor read by a walk */
-	double entry_write;   /* ns per descriptor store */
+	double entry_write;   /* ns per descriptor store but a leaf's */
+	double leaf_install;  /* ns per leaf installed (map, split, fault):
+				 a store and what a map walker does for it */
 	double ipi_send;      /* ns the initiator of an IPI shootdown spends
 				 per vCPU it interrupts (x86) */
 	double ipi_exit;      /* ns an interrupted vCPU loses: exit, ack,
@@ -215,6 +217,9 @@ const char *perf_fmt_name(enum slat_format_id fmt);
 /* Modeled hardware time (total work) of phase @p's counts, in ns, with the
  * cost table and architecture of @o. */
 double perf_modeled_ns(const struct perf_opts *o, const struct perf_phase *p);
+/* The software cost of the table work counted in @t, in ns: entries
+ * visited, leaves installed, other descriptor stores. */
+double perf_entry_ns(const struct perf_cost *c, const struct slat_stats *t);
 /* The modeled time of phase @p: its own model or the cost table's. */
 double perf_phase_model(const struct perf_opts *o, const struct perf_phase *p);
 
