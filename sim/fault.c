@@ -225,6 +225,12 @@ static int fault_exclusive(struct slat_vcpu *v, uint64_t ipa, int what)
 		       : 0;
 }
 
+/* SLAT_SHARED where faults share mmu_lock, 0 where each holds it alone. */
+static uint32_t fault_shared(const struct slat_vm *vm)
+{
+	return vm->cfg.fault_lock == SLAT_VM_FAULT_LOCK_WRITE ? 0 : SLAT_SHARED;
+}
+
 static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 		     bool write, const struct slat_hw_result *res)
 {
@@ -269,11 +275,11 @@ static int map_fault(struct slat_vcpu *v, struct sim_slot *s, uint64_t ipa,
 			base = ipa & ~(size - 1);
 		}
 		ret = slat_relax(t, slat_ipa(base), size, SLAT_R | SLAT_W,
-				 SLAT_OP(.flags = SLAT_SHARED | SLAT_NO_HOLES,
+				 SLAT_OP(.flags = fault_shared(vm) | SLAT_NO_HOLES,
 					 .cache = &v->cache));
 		v->st.relaxes++;
 	} else {
-		uint32_t flags = SLAT_SHARED | SLAT_MAP_NO_REPLACE;
+		uint32_t flags = fault_shared(vm) | SLAT_MAP_NO_REPLACE;
 
 		if (level != SLAT_LAST_LEVEL && size > vm->granule &&
 		    table_at(t, base, size, level))
@@ -361,7 +367,10 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 	if (res->fault != SLAT_FAULT_PERMISSION || write)
 		topup(v);
 
-	sim_mmu_read_lock(vm);
+	if (fault_shared(vm))
+		sim_mmu_read_lock(vm);
+	else
+		sim_mmu_write_lock(vm);
 	slat_hosted_rcu_read_lock();
 	s = sim_slot_by_gpa(sim_slots_get(vm), ipa);
 	if (!s || (write && (s->flags & SLAT_VM_MEM_READONLY))) {
@@ -371,7 +380,7 @@ int sim_handle_fault(struct slat_vcpu *v, uint64_t ipa, bool write,
 		 * is an access racing with their removal. */
 		ret = SLAT_VM_EXIT_MMIO;
 	} else if (res->fault == SLAT_FAULT_ACCESS_FLAG) {
-		ret = slat_mkyoung(&vm->table, slat_ipa(ipa), SLAT_SHARED);
+		ret = slat_mkyoung(&vm->table, slat_ipa(ipa), fault_shared(vm));
 		v->st.mkyoungs++;
 		v->co.lost = ret == SLAT_E_AGAIN;
 		ret = ret == SLAT_E_AGAIN || ret >= 0 || ret == SLAT_E_NOENT

@@ -386,6 +386,8 @@ struct slat_vm *slat_vm_create(const struct slat_vm_config *cfg, int *err)
 		goto fail;
 	if (vm->cfg.hw_dirty && !(vm->cfg.table.features & SLAT_FEAT_HWDIRTY))
 		goto fail;
+	if (vm->cfg.fault_lock > SLAT_VM_FAULT_LOCK_WRITE)
+		goto fail;
 	/* PML is Intel's, and logs what the dirty bits record. */
 	if (vm->cfg.pml && (!vm->cfg.hw_dirty ||
 			    vm->cfg.table.format != SLAT_FMT_EPT))

@@ -83,6 +83,18 @@ enum slat_vm_block_fault {
 	SLAT_VM_BLOCK_FAULT_SPLIT,
 };
 
+/* How a vCPU's stage-2 fault takes mmu_lock. */
+enum slat_vm_fault_lock {
+	/* For reading (arm64 since Linux 6.2, the x86 TDP MMU): faults run
+	 * in parallel, a fault that finds an entry locked by another
+	 * returns to the guest and faults again. */
+	SLAT_VM_FAULT_LOCK_READ = 0,
+	/* For writing (arm64 before 6.2: user_mem_abort() took it as a
+	 * spinlock): faults run one after another, the cleans done in the
+	 * walker inside the lock, the others spinning meanwhile. */
+	SLAT_VM_FAULT_LOCK_WRITE,
+};
+
 /* TLB invalidation policy of the VM's range operations. The default (0)
  * is KVM's: one invalidation by range after the walk. */
 enum slat_vm_flush {
@@ -186,6 +198,7 @@ struct slat_vm_config {
 	 * block is mapped again. false: memory is there from the start.
 	 */
 	bool host_zero_page;
+	enum slat_vm_fault_lock fault_lock;
 	struct slat_vm_vtime vtime;       /* deterministic mode, if on */
 };
 

@@ -21,7 +21,7 @@
 static const char *const switch_names[] = {
 	"cmo", "recover", "flush", "split-skip", "eager-split", "mmio-map",
 	"dirty", "clean-time", "block-fault", "wp-partial", "x86-dirty",
-	"host-memory", NULL,
+	"host-memory", "fault-lock", NULL,
 };
 
 const struct perf_seed perf_seeds[] = {
@@ -203,10 +203,17 @@ int perf_switch_set(struct perf_switches *sw, const char *name,
 			sw->host_linux = true;
 		else
 			BAD("--host-memory=%s: use populated or linux", v);
+	} else if (!strcmp(name, "fault-lock")) {
+		if (!strcmp(v, "read"))
+			sw->fault_lock = SLAT_VM_FAULT_LOCK_READ;
+		else if (!strcmp(v, "write"))
+			sw->fault_lock = SLAT_VM_FAULT_LOCK_WRITE;
+		else
+			BAD("--fault-lock=%s: use read or write", v);
 	} else {
 		BAD("unknown switch '%s': use cmo, recover, flush, split-skip, "
 		    "eager-split, mmio-map, dirty, clean-time, block-fault, "
-		    "wp-partial, x86-dirty or host-memory", name);
+		    "wp-partial, x86-dirty, host-memory or fault-lock", name);
 	}
 	return 0;
 }
@@ -251,6 +258,9 @@ const char *perf_switch_get(const struct perf_switches *sw, const char *name,
 		snprintf(buf, len, "%s", sw->x86_wp ? "wp" : "pml");
 	else if (!strcmp(name, "host-memory"))
 		snprintf(buf, len, "%s", sw->host_linux ? "linux" : "populated");
+	else if (!strcmp(name, "fault-lock"))
+		snprintf(buf, len, "%s", sw->fault_lock == SLAT_VM_FAULT_LOCK_WRITE
+					 ? "write" : "read");
 	else
 		snprintf(buf, len, "?");
 	return buf;
@@ -267,6 +277,7 @@ void perf_vm_config(const struct perf_switches *sw, const struct perf_cost *cost
 	cfg->block_fault = sw->block_fault;
 	cfg->wrprotect_split = sw->wp_split;
 	cfg->host_zero_page = sw->host_linux;
+	cfg->fault_lock = sw->fault_lock;
 	cfg->arena_bytes = 4ull << 30;
 	if (sw->clean_slept)
 		cfg->synthetic_clean_ns_per_line = cost->clean_line;

@@ -3,8 +3,8 @@
  * slat-perf: a phase's modeled elapsed time. The phase's exact counts
  * become programs for the virtual-time scheduler (vtime.h): in a phase
  * where the guest faults, the vCPUs share the faults and the work done in
- * them evenly (each fault: an exit, mmu_lock for read, its walk and
- * stores, its TLB invalidations, its cleans); otherwise one host actor
+ * them evenly (each fault: an exit, mmu_lock as --fault-lock takes it, its
+ * walk and stores, its TLB invalidations, its cleans); otherwise one host actor
  * does the work under mmu_lock as the modeled KVM takes it. The counts
  * come from the simulator's run in virtual time, the same on any host; the
  * even share is this model's simplification (a phase keeps no count per
@@ -17,7 +17,7 @@
 #include <string.h>
 
 enum {
-	F_BEGIN, F_EXIT, F_CLEAN_BEFORE, F_LOCK, F_WORK, F_SHOOT, F_CLEAN,
+	F_BEGIN, F_EXIT, F_LOCK, F_CLEAN_BEFORE, F_WORK, F_SHOOT, F_CLEAN,
 	F_UNLOCK, F_END,
 };
 
@@ -31,7 +31,9 @@ struct gen_actor {
 
 struct gen {
 	const struct perf_cost *c;
-	bool before_map;         /* cleans before mmu_lock (--cmo=before-map) */
+	bool before_map;         /* cleans before the map, under mmu_lock as
+				    user_mem_abort() did (--cmo=before-map) */
+	enum vt_kind fault_lock; /* how a fault takes mmu_lock (--fault-lock) */
 	enum vt_kind host_lock;
 	double work;             /* per fault, or the host's whole work */
 	double shoot_ns;         /* the issuer's part of one invalidation: a
@@ -96,11 +98,11 @@ static void fault_next(struct gen *g, struct gen_actor *x, struct vt_step *s)
 		s->kind = VT_FAULT_BEGIN;
 		return;
 	case F_EXIT: s->ns = g->c->fault_exit; return;
+	case F_LOCK: s->kind = g->fault_lock; return;
 	case F_CLEAN_BEFORE:
 		s->kind = VT_CLEAN;
 		s->ns = g->before_map ? clean : 0;
 		return;
-	case F_LOCK: s->kind = VT_LOCK_READ; return;
 	case F_WORK: s->ns = g->work; return;
 	case F_SHOOT:
 		if (x->shot < x->fault_tlbis) {
@@ -230,6 +232,8 @@ int perf_phase_elapsed(const struct perf_opts *o, const struct perf_switches *sw
 						       c->cache_line);
 	bool x86 = o->arch == PERF_ARCH_X86;
 	struct gen g = { .c = c, .before_map = sw->cmo == SLAT_VM_CMO_BEFORE_MAP,
+			 .fault_lock = sw->fault_lock == SLAT_VM_FAULT_LOCK_WRITE
+				       ? VT_LOCK_WRITE : VT_LOCK_READ,
 			 .host_lock = host_lock(o, p->name), .nv = nv };
 	struct vt_config vc = { .nactors = nv + 1, .nvcpus = nv,
 				.ipi = x86,

@@ -88,6 +88,10 @@ static void help(FILE *f)
 "                                 zero page read-only, a write copies it, the\n"
 "                                 MMU notifier unmapping it at stage 2; a huge\n"
 "                                 zero page split by a copy stays small pages\n"
+"  --fault-lock=read|write        how a vCPU's fault takes mmu_lock: for reading,\n"
+"                                 faults in parallel (arm64 since Linux 6.2, x86),\n"
+"                                 or for writing, one after another (arm64 before\n"
+"                                 6.2, seed 000's Linux 5.12)\n"
 "\n"
 "Output and runs:\n"
 "  --compare SWITCH=A,B[,...]     run the same experiment once per value (up to\n"
@@ -221,12 +225,11 @@ static void parse_compare(struct perf_opts *o, const char *val)
 		perf_usage_error("--compare %s: use SWITCH=A,B (e.g. "
 				 "recover=zap-leaf,promote)", val);
 	*eq = 0;
-	if (!perf_switch_known(cmpdup))
-		perf_usage_error("--compare: unknown switch '%s' (cmo, recover, flush, "
-				 "split-skip, eager-split, mmio-map, dirty, "
-				 "clean-time, block-fault, wp-partial, x86-dirty, "
-				 "host-memory)",
-				 cmpdup);
+	if (!perf_switch_known(cmpdup)) {
+		/* the switches' own message names every switch */
+		perf_switch_set(&probe, cmpdup, "", err, sizeof(err));
+		perf_usage_error("--compare: %s", err);
+	}
 	o->cmp_name = cmpdup;
 	for (tok = strtok_r(eq + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		probe = o->sw;

@@ -38,6 +38,7 @@ struct perf_switches {
 	bool wp_split;                       /* --wp-partial=split */
 	bool x86_wp;                         /* --x86-dirty=wp (else pml) */
 	bool host_linux;                     /* --host-memory=linux */
+	enum slat_vm_fault_lock fault_lock;  /* --fault-lock (000's kernel) */
 };
 
 /*

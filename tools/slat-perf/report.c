@@ -625,7 +625,7 @@ static void json_switches(FILE *f, const struct perf_switches *sw)
 {
 	static const char *const names[] = { "cmo", "recover", "flush",
 		"split-skip", "eager-split", "mmio-map", "dirty", "block-fault",
-		"wp-partial", "x86-dirty", "host-memory" };
+		"wp-partial", "x86-dirty", "host-memory", "fault-lock" };
 	char b[48];
 
 	fprintf(f, "{");

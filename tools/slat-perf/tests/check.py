@@ -1017,6 +1017,54 @@ def t_host_memory(exe):
         sys.exit(f"FAIL: one writer: linux {lin} against populated {pop}")
 
 
+def t_fault_lock(exe):
+    """--fault-lock=write (arm64 before Linux 6.2, seed 000's kernel): V
+    vCPUs fault on each of B blocks at once and take mmu_lock one after
+    another, so none retries: V faults a block with either placement.
+    Before the map every fault cleans the block, inside the lock as
+    user_mem_abort() did, so the V x B cleans of 2 MiB follow one another
+    in modeled time; in the walker only the fault that installs it does.
+    With the lock for reading, the walker's losers retry while the winner
+    cleans."""
+    V, B, block = 4, 16, 2 << 20
+    clean_ns = block / 64 * 5.0  # clean_line's default per 64-byte line
+    args = ["page-table", "-m", "6", "-s", "synthetic_2mb", "-b",
+            f"{B * 2}M", "-v", str(V), "--clean-time=slept"]
+
+    def create(extra):
+        d = tempfile.mkdtemp()
+        j = os.path.join(d, "o.json")
+        run(exe, args + extra + ["--json", j])
+        r = json.load(open(j))["runs"][0]
+        return r["switches"], r["phases"][0]
+
+    for cmo, cleans in (("before-map", V * B), ("in-walker", B)):
+        sw, p = create([f"--cmo={cmo}", "--fault-lock=write"])
+        c = p["counts"]
+        if sw["fault-lock"] != "write" or \
+                c["faults"]["translation"] != V * B or \
+                c["dcache_clean"]["calls"] != cleans or \
+                c["dcache_clean"]["bytes"] != cleans * block:
+            sys.exit(f"FAIL: --fault-lock=write --cmo={cmo}: switches {sw}, "
+                     f"faults {c['faults']}, cleans {c['dcache_clean']} "
+                     f"(want {V * B} faults, {cleans} cleans)")
+        if p["modeled_ns"] < cleans * clean_ns:
+            sys.exit(f"FAIL: --fault-lock=write --cmo={cmo}: modeled "
+                     f"{p['modeled_ns']} ns, less than its {cleans} cleans "
+                     f"one after another ({cleans * clean_ns} ns)")
+    sw, p = create(["--cmo=in-walker"])
+    if sw["fault-lock"] != "read" or \
+            p["counts"]["faults"]["translation"] <= V * B:
+        sys.exit(f"FAIL: --fault-lock=read: switches {sw}, faults "
+                 f"{p['counts']['faults']} (want more than {V * B}: retries)")
+    _, p = create(["--cmo=before-map"])
+    if p["modeled_ns"] >= V * B * clean_ns:
+        sys.exit(f"FAIL: --fault-lock=read --cmo=before-map: modeled "
+                 f"{p['modeled_ns']} ns, the cleans were not overlapped")
+    fails(exe, args + ["--fault-lock=both"], 2,
+          r"--fault-lock=both: use read or write")
+
+
 def seed001_want(fmt, V, B):
     """Seed 001's counts, small: V vCPUs of B 2M blocks each (P = 512 B
     pages), -i 2, recover zap-leaf (before) and promote (after), derived
