@@ -3,12 +3,12 @@
  * slat-perf: a phase's modeled elapsed time. The phase's exact counts
  * become programs for the virtual-time scheduler (vtime.h): in a phase
  * where the guest faults, the vCPUs share the faults and the work done in
- * them evenly (each fault: an exit, mmu_lock as --fault-lock takes it, its
- * walk and stores, its TLB invalidations, its cleans); otherwise one host actor
- * does the work under mmu_lock as the modeled KVM takes it. The counts
- * come from the simulator's run in virtual time, the same on any host; the
- * even share is this model's simplification (a phase keeps no count per
- * vCPU).
+ * them evenly (each fault: an exit, mmu_lock as --fault-lock takes it,
+ * its walk and stores, its TLB invalidations, its cleans); otherwise one
+ * host actor does the work under mmu_lock as the modeled KVM takes it. The
+ * counts come from the simulator's run in virtual time, the same on any
+ * host; the even share is this model's simplification (a phase keeps no
+ * count per vCPU).
  */
 #include "perf.h"
 #include "vtime.h"
